@@ -1,0 +1,179 @@
+//! The bounding volume hierarchy: a binary tree of boxes over the mesh's triangles.
+//!
+//! Layout: one flat array of 32-byte [`Node`]s, the root first and the two children of a node
+//! side by side, so a node stores one index. Triangles are copied into leaf order and
+//! precomputed for the Cramer test ([`LeafTriangle`]), with a `u32` map back to the mesh's
+//! triangle number that is read only when a hit is reported.
+
+mod build;
+mod stats;
+mod traverse;
+mod validate;
+
+pub use stats::Stats;
+pub use traverse::{Hit, QueryOptions};
+
+use crate::triangle::LeafTriangle;
+use crate::{Aabb, Mesh};
+use nalgebra::Point3;
+
+/// How the SAH builder trades tree quality against build time.
+///
+/// ```
+/// let options = meshray::BuildOptions { bins: 32, ..Default::default() };
+/// assert_eq!(options.max_leaf_size, 8);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BuildOptions {
+    /// Bins per axis for the SAH sweep (clamped to 2..=256). More bins find better planes
+    /// and cost build time.
+    pub bins: usize,
+    /// The most triangles a leaf may hold; the SAH decides below this (clamped to
+    /// 1..=65536).
+    pub max_leaf_size: usize,
+    /// The SAH's cost of visiting a node, relative to [`intersection_cost`](Self::intersection_cost).
+    pub traversal_cost: f32,
+    /// The SAH's cost of one ray–triangle test.
+    pub intersection_cost: f32,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            bins: 16,
+            max_leaf_size: 8,
+            traversal_cost: 1.0,
+            intersection_cost: 1.0,
+        }
+    }
+}
+
+/// A node: a box, and either two children (at `first` and `first + 1`, `count == 0`) or a
+/// leaf's `count` triangles starting at `first` in leaf order. 32 bytes, aligned so a node
+/// never straddles a cache line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(32))]
+pub(crate) struct Node {
+    pub min: [f32; 3],
+    pub first: u32,
+    pub max: [f32; 3],
+    pub count: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Node>() == 32);
+
+impl Node {
+    const EMPTY: Node = Node {
+        min: [0.0; 3],
+        first: 0,
+        max: [0.0; 3],
+        count: 0,
+    };
+
+    fn leaf(bounds: &Aabb, first: u32, count: u32) -> Node {
+        Node {
+            min: bounds.min.coords.into(),
+            first,
+            max: bounds.max.coords.into(),
+            count,
+        }
+    }
+
+    fn interior(bounds: &Aabb, first_child: u32) -> Node {
+        Node {
+            min: bounds.min.coords.into(),
+            first: first_child,
+            max: bounds.max.coords.into(),
+            count: 0,
+        }
+    }
+
+    pub fn is_leaf(&self) -> bool {
+        self.count > 0
+    }
+
+    pub fn bounds(&self) -> Aabb {
+        Aabb::new(Point3::from(self.min), Point3::from(self.max))
+    }
+}
+
+/// A mesh with its BVH: build it once, then cast rays.
+///
+/// ```
+/// use meshray::{Bvh, Mesh, QueryOptions, Ray};
+/// use nalgebra::{Point3, Vector3};
+///
+/// let mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+/// let bvh = Bvh::build(mesh);
+/// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), Vector3::new(0.0, 0.0, -1.0));
+/// let hit = bvh.closest_hit(&ray, &QueryOptions::default()).expect("the sphere is there");
+/// let mesh = bvh.mesh();
+/// assert_eq!(mesh.objects()[hit.object as usize], "sphere");
+/// assert!((hit.t - 9.0).abs() < 1e-2);
+/// # Ok::<(), meshray::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Bvh {
+    mesh: Mesh,
+    nodes: Vec<Node>,
+    leaf_triangles: Vec<LeafTriangle>,
+    /// Leaf slot → the mesh's triangle number.
+    triangle_index: Vec<u32>,
+    options: BuildOptions,
+}
+
+impl Bvh {
+    /// Builds the BVH with the default [`BuildOptions`]. The BVH owns the mesh; get it back
+    /// with [`mesh`](Bvh::mesh) or [`into_mesh`](Bvh::into_mesh).
+    pub fn build(mesh: Mesh) -> Bvh {
+        Bvh::build_with(mesh, &BuildOptions::default())
+    }
+
+    /// Builds the BVH with the given options.
+    pub fn build_with(mesh: Mesh, options: &BuildOptions) -> Bvh {
+        let boxes: Vec<Aabb> = (0..mesh.triangle_count())
+            .map(|i| Aabb::from_points(&mesh.triangle(i)))
+            .collect();
+        let centroids: Vec<Point3<f32>> = boxes.iter().map(Aabb::centroid).collect();
+        let (nodes, order) = build::build(&boxes, &centroids, options);
+        let leaf_triangles = order
+            .iter()
+            .map(|&t| {
+                let [a, b, c] = mesh.triangle(t as usize);
+                LeafTriangle::new(&a, &b, &c)
+            })
+            .collect();
+        let bvh = Bvh {
+            mesh,
+            nodes,
+            leaf_triangles,
+            triangle_index: order,
+            options: *options,
+        };
+        #[cfg(debug_assertions)]
+        if let Err(e) = bvh.validate() {
+            panic!("meshray built an invalid BVH (a bug): {e}");
+        }
+        bvh
+    }
+
+    /// The mesh the BVH was built over.
+    pub fn mesh(&self) -> &Mesh {
+        &self.mesh
+    }
+
+    /// Gives the mesh back.
+    pub fn into_mesh(self) -> Mesh {
+        self.mesh
+    }
+
+    /// The options it was built with.
+    pub fn options(&self) -> &BuildOptions {
+        &self.options
+    }
+
+    /// The box around the whole mesh.
+    pub fn bounds(&self) -> Aabb {
+        self.nodes[0].bounds()
+    }
+}

@@ -1,0 +1,90 @@
+//! Figures that describe a built tree.
+
+use super::Bvh;
+use std::fmt;
+
+/// Size and quality of a BVH (see [`Bvh::stats`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stats {
+    /// Triangles in the mesh.
+    pub triangles: usize,
+    /// Nodes, interior and leaves.
+    pub nodes: usize,
+    /// Leaves.
+    pub leaves: usize,
+    /// Edges from the root to the deepest leaf.
+    pub depth: usize,
+    /// The most triangles in one leaf.
+    pub max_leaf_size: usize,
+    /// The tree's SAH cost: the expected cost of a ray through the root box,
+    /// `Σ_interior C_trav·A(n)/A(root) + Σ_leaves C_isect·N·A(n)/A(root)` with the build's
+    /// cost constants. Lower is better; compare between builds of the same mesh.
+    pub sah_cost: f32,
+    /// Bytes of nodes, leaf triangles and the leaf-to-mesh map per triangle (the mesh
+    /// itself not counted).
+    pub bytes_per_triangle: f32,
+}
+
+impl Bvh {
+    /// Measures the tree.
+    ///
+    /// ```
+    /// let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let stats = meshray::Bvh::build(mesh).stats();
+    /// assert!(stats.leaves * 2 - 1 == stats.nodes);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn stats(&self) -> Stats {
+        let root_area = self.nodes[0].bounds().half_area();
+        let (mut leaves, mut depth, mut max_leaf, mut cost) = (0, 0, 0, 0.0f64);
+        let mut stack = vec![(0usize, 0usize)];
+        while let Some((i, d)) = stack.pop() {
+            let node = &self.nodes[i];
+            depth = depth.max(d);
+            let relative = if root_area > 0.0 {
+                f64::from(node.bounds().half_area()) / f64::from(root_area)
+            } else {
+                1.0
+            };
+            if node.is_leaf() {
+                leaves += 1;
+                max_leaf = max_leaf.max(node.count as usize);
+                cost +=
+                    f64::from(self.options.intersection_cost) * f64::from(node.count) * relative;
+            } else {
+                cost += f64::from(self.options.traversal_cost) * relative;
+                stack.push((node.first as usize, d + 1));
+                stack.push((node.first as usize + 1, d + 1));
+            }
+        }
+        let n = self.triangle_index.len();
+        let bytes = std::mem::size_of_val(&self.nodes[..])
+            + std::mem::size_of_val(&self.leaf_triangles[..])
+            + std::mem::size_of_val(&self.triangle_index[..]);
+        Stats {
+            triangles: n,
+            nodes: self.nodes.len(),
+            leaves,
+            depth,
+            max_leaf_size: max_leaf,
+            sah_cost: cost as f32,
+            bytes_per_triangle: bytes as f32 / n as f32,
+        }
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} triangles, {} nodes, {} leaves (max {} triangles), depth {}, SAH cost {:.2}, {:.1} bytes/triangle",
+            self.triangles,
+            self.nodes,
+            self.leaves,
+            self.max_leaf_size,
+            self.depth,
+            self.sah_cost,
+            self.bytes_per_triangle
+        )
+    }
+}

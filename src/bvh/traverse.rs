@@ -1,0 +1,253 @@
+//! Queries: closest hit, any hit, all hits.
+//!
+//! All three walk the tree the same way: test both children's boxes, descend into the nearer
+//! one and push the other with its entry distance, and drop a popped node whose entry lies
+//! beyond the current `t_max` (which the closest-hit query shrinks to the best hit so far).
+//! The stack lives on the call's stack frame: closest and any hit allocate nothing.
+
+use super::Bvh;
+use super::build::MAX_DEPTH;
+use crate::aabb::{RaySlabs, slab_interval};
+use crate::triangle::TriangleHit;
+use crate::{Culling, Ray};
+use nalgebra::{Point2, Point3, Unit, Vector3};
+use smallvec::SmallVec;
+use std::ops::Range;
+
+/// Options of a query. The ray's own `[t_min, t_max]` is the range searched.
+///
+/// ```
+/// use meshray::{Culling, QueryOptions};
+/// let front_only = QueryOptions { culling: Culling::Back, ..Default::default() };
+/// assert_ne!(front_only, QueryOptions::default());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryOptions {
+    /// Which faces may be hit; both by default.
+    pub culling: Culling,
+}
+
+/// Everything a ray hit tells about the mesh at that point.
+///
+/// Barycentrics follow `P = (1 − u − v)·A + u·B + v·C` for the triangle's corners `A, B, C`
+/// in the order the file or buffer gave them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit {
+    /// The ray parameter: the hit is at `origin + t·direction`.
+    pub t: f32,
+    /// The triangle's number in the mesh (file order).
+    pub triangle: u32,
+    /// Weight of corner `B`.
+    pub u: f32,
+    /// Weight of corner `C`.
+    pub v: f32,
+    /// The point, `(1 − u − v)·A + u·B + v·C`.
+    pub point: Point3<f32>,
+    /// The unit geometric normal `(B − A) × (C − A)`, normalized: it points out of the front
+    /// face whichever side the ray came from.
+    pub normal: Unit<Vector3<f32>>,
+    /// Whether the ray hit the front face (the side the normal points to).
+    pub front_face: bool,
+    /// The corner normals interpolated with the barycentrics and normalized, when the mesh
+    /// has normals for this triangle (and they do not cancel out).
+    pub shading_normal: Option<Unit<Vector3<f32>>>,
+    /// The corner texture coordinates interpolated with the barycentrics, when present.
+    pub uv: Option<Point2<f32>>,
+    /// The triangle's object, an index into [`Mesh::objects`](crate::Mesh::objects).
+    pub object: u32,
+    /// The triangle's material, an index into [`Mesh::materials`](crate::Mesh::materials).
+    pub material: Option<u32>,
+}
+
+/// One stack entry: a node and the ray's entry distance into its box.
+type Stack = SmallVec<[(u32, f32); 64]>;
+const _: () = assert!(
+    MAX_DEPTH <= 64,
+    "the stack must hold a path of the deepest tree"
+);
+
+impl Bvh {
+    /// The first triangle along the ray within its range: the smallest `t`, as a test of
+    /// every triangle would find. `None` for a miss and for an invalid ray
+    /// ([`Ray::is_valid`]). Allocates nothing.
+    pub fn closest_hit(&self, ray: &Ray, options: &QueryOptions) -> Option<Hit> {
+        if !ray.is_valid() {
+            return None;
+        }
+        let origin: [f32; 3] = ray.origin().coords.into();
+        let direction: [f32; 3] = ray.direction().into();
+        let mut best: Option<(u32, TriangleHit)> = None;
+        self.walk(ray, |range, t_max| {
+            for slot in range {
+                let tri = &self.leaf_triangles[slot];
+                if let Some(h) =
+                    tri.intersect(&origin, &direction, ray.t_min(), *t_max, options.culling)
+                {
+                    *t_max = h.t;
+                    best = Some((slot as u32, h));
+                }
+            }
+            false
+        });
+        best.map(|(slot, h)| self.hit(ray, slot, h))
+    }
+
+    /// Some hit within the ray's range, the first the walk meets (not necessarily the
+    /// closest): the cheap question "is anything there?", for shadows and lines of sight.
+    /// Allocates nothing.
+    pub fn any_hit(&self, ray: &Ray, options: &QueryOptions) -> Option<Hit> {
+        if !ray.is_valid() {
+            return None;
+        }
+        let origin: [f32; 3] = ray.origin().coords.into();
+        let direction: [f32; 3] = ray.direction().into();
+        let mut found = None;
+        self.walk(ray, |range, t_max| {
+            for slot in range {
+                let tri = &self.leaf_triangles[slot];
+                if let Some(h) =
+                    tri.intersect(&origin, &direction, ray.t_min(), *t_max, options.culling)
+                {
+                    found = Some((slot as u32, h));
+                    return true;
+                }
+            }
+            false
+        });
+        found.map(|(slot, h)| self.hit(ray, slot, h))
+    }
+
+    /// Every hit within the ray's range, sorted by `t` (ties by triangle number).
+    pub fn all_hits(&self, ray: &Ray, options: &QueryOptions) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        self.all_hits_into(ray, options, &mut hits);
+        hits
+    }
+
+    /// [`all_hits`](Bvh::all_hits) into a vector the caller reuses (cleared first), so a loop
+    /// over many rays allocates only while the vector grows.
+    pub fn all_hits_into(&self, ray: &Ray, options: &QueryOptions, hits: &mut Vec<Hit>) {
+        hits.clear();
+        if !ray.is_valid() {
+            return;
+        }
+        let origin: [f32; 3] = ray.origin().coords.into();
+        let direction: [f32; 3] = ray.direction().into();
+        self.walk(ray, |range, t_max| {
+            for slot in range {
+                let tri = &self.leaf_triangles[slot];
+                if let Some(h) =
+                    tri.intersect(&origin, &direction, ray.t_min(), *t_max, options.culling)
+                {
+                    hits.push(self.hit(ray, slot as u32, h));
+                }
+            }
+            false
+        });
+        hits.sort_by(|a, b| a.t.total_cmp(&b.t).then(a.triangle.cmp(&b.triangle)));
+    }
+
+    /// Walks the tree near child first, calling `leaf` with each reached leaf's slots and the
+    /// current `t_max` (which it may lower); `leaf` returns `true` to stop.
+    #[inline(always)]
+    fn walk(&self, ray: &Ray, mut leaf: impl FnMut(Range<usize>, &mut f32) -> bool) {
+        let slabs = RaySlabs::new(ray);
+        let t_min = ray.t_min();
+        let mut t_max = ray.t_max();
+        let nodes = &self.nodes[..];
+        let root = &nodes[0];
+        let (near, far) = slab_interval(&root.min, &root.max, &slabs, t_min, t_max);
+        if !(near <= far) {
+            return;
+        }
+        let mut stack = Stack::new();
+        let mut index = 0usize;
+        loop {
+            let node = &nodes[index];
+            if node.is_leaf() {
+                let first = node.first as usize;
+                if leaf(first..first + node.count as usize, &mut t_max) {
+                    return;
+                }
+            } else {
+                let left = node.first as usize;
+                let (l, r) = (&nodes[left], &nodes[left + 1]);
+                let (l_near, l_far) = slab_interval(&l.min, &l.max, &slabs, t_min, t_max);
+                let (r_near, r_far) = slab_interval(&r.min, &r.max, &slabs, t_min, t_max);
+                match (l_near <= l_far, r_near <= r_far) {
+                    (true, true) => {
+                        let (near, far, far_entry) = if l_near <= r_near {
+                            (left, left + 1, r_near)
+                        } else {
+                            (left + 1, left, l_near)
+                        };
+                        stack.push((far as u32, far_entry));
+                        index = near;
+                        continue;
+                    }
+                    (true, false) => {
+                        index = left;
+                        continue;
+                    }
+                    (false, true) => {
+                        index = left + 1;
+                        continue;
+                    }
+                    (false, false) => {}
+                }
+            }
+            // Pop the next node the ray can still reach before t_max.
+            loop {
+                match stack.pop() {
+                    Some((i, entry)) if entry <= t_max => {
+                        index = i as usize;
+                        break;
+                    }
+                    Some(_) => {}
+                    None => return,
+                }
+            }
+        }
+    }
+
+    /// Fills in a hit's details from the mesh.
+    fn hit(&self, ray: &Ray, slot: u32, h: TriangleHit) -> Hit {
+        let triangle = self.triangle_index[slot as usize];
+        let i = triangle as usize;
+        let mesh = &self.mesh;
+        let [a, b, c] = mesh.triangle(i);
+        let w = 1.0 - h.u - h.v;
+        let point = Point3::from(a.coords * w + b.coords * h.u + c.coords * h.v);
+        let n = self.leaf_triangles[slot as usize].normal();
+        let normal = unit(&n).unwrap_or_else(|| Unit::new_unchecked(Vector3::z()));
+        let shading_normal = mesh
+            .corner_normals(i)
+            .and_then(|[na, nb, nc]| unit(&(na * w + nb * h.u + nc * h.v)));
+        let uv = mesh
+            .corner_uvs(i)
+            .map(|[ta, tb, tc]| Point2::from(ta.coords * w + tb.coords * h.u + tc.coords * h.v));
+        Hit {
+            t: h.t,
+            triangle,
+            u: h.u,
+            v: h.v,
+            point,
+            normal,
+            front_face: n.dot(&ray.direction()) < 0.0,
+            shading_normal,
+            uv,
+            object: mesh.object_id(i),
+            material: mesh.material_id(i),
+        }
+    }
+}
+
+/// Normalizes without overflow or underflow (scaling by the largest component first);
+/// `None` for a zero or non-finite vector.
+fn unit(v: &Vector3<f32>) -> Option<Unit<Vector3<f32>>> {
+    let m = v.amax();
+    if !(m > 0.0 && m.is_finite()) {
+        return None;
+    }
+    Some(Unit::new_normalize(v / m))
+}

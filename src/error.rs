@@ -1,0 +1,196 @@
+//! The crate's one error type.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Everything that can go wrong while loading a mesh or building a structure.
+///
+/// Queries never fail: a ray that cannot hit gives `None`. Variants that come from a file
+/// name it, and the 1-based line where the loader could tell.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be opened or read (missing, a directory, no permission...).
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The file is not valid OBJ (or MTL): an unreadable number, a face with fewer than three
+    /// vertices, bytes that are not UTF-8...
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The offending line, 1-based, where known.
+        line: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+    /// A face refers to a vertex (or normal, or texture coordinate) that does not exist.
+    IndexOutOfRange {
+        /// The file, when the mesh came from one.
+        path: Option<PathBuf>,
+        /// The offending line, 1-based, where known.
+        line: Option<usize>,
+        /// What the index refers to: `"vertex"`, `"normal"` or `"texture coordinate"`.
+        what: &'static str,
+        /// The index as written (OBJ: 1-based or negative) or as given (buffers: 0-based).
+        index: i64,
+        /// How many elements there were.
+        count: usize,
+    },
+    /// A vertex coordinate is NaN or infinite.
+    NonFiniteCoordinate {
+        /// The file, when the mesh came from one.
+        path: Option<PathBuf>,
+        /// The offending line, 1-based, where known.
+        line: Option<usize>,
+        /// The vertex, 0-based, in the order of the file or buffer.
+        vertex: usize,
+    },
+    /// The mesh has no triangles.
+    NoTriangles {
+        /// The file, when the mesh came from one.
+        path: Option<PathBuf>,
+    },
+    /// A material library could not be loaded. The geometry was kept: this error is reported
+    /// beside a loaded mesh (see [`Mesh::load_warnings`](crate::Mesh::load_warnings)).
+    Material {
+        /// The material file.
+        path: PathBuf,
+        /// The offending line, 1-based, where known.
+        line: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+    /// Camera matrices that cannot turn a pixel into a ray (singular or not finite).
+    InvalidCamera {
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A BVH broke one of its invariants (see [`Bvh::validate`](crate::Bvh::validate)).
+    InvalidBvh {
+        /// Which invariant, and where.
+        reason: String,
+    },
+}
+
+impl Clone for Error {
+    /// Clones; an I/O error keeps its kind and message (`std::io::Error` is not `Clone`).
+    fn clone(&self) -> Self {
+        match self {
+            Error::Io { path, source } => Error::Io {
+                path: path.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::Parse {
+                path,
+                line,
+                message,
+            } => Error::Parse {
+                path: path.clone(),
+                line: *line,
+                message: message.clone(),
+            },
+            Error::IndexOutOfRange {
+                path,
+                line,
+                what,
+                index,
+                count,
+            } => Error::IndexOutOfRange {
+                path: path.clone(),
+                line: *line,
+                what,
+                index: *index,
+                count: *count,
+            },
+            Error::NonFiniteCoordinate { path, line, vertex } => Error::NonFiniteCoordinate {
+                path: path.clone(),
+                line: *line,
+                vertex: *vertex,
+            },
+            Error::NoTriangles { path } => Error::NoTriangles { path: path.clone() },
+            Error::Material {
+                path,
+                line,
+                message,
+            } => Error::Material {
+                path: path.clone(),
+                line: *line,
+                message: message.clone(),
+            },
+            Error::InvalidCamera { reason } => Error::InvalidCamera { reason },
+            Error::InvalidBvh { reason } => Error::InvalidBvh {
+                reason: reason.clone(),
+            },
+        }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn at(path: &Option<PathBuf>, line: &Option<usize>) -> String {
+    match (path, line) {
+        (Some(p), Some(l)) => format!("{}:{l}: ", p.display()),
+        (Some(p), None) => format!("{}: ", p.display()),
+        (None, Some(l)) => format!("line {l}: "),
+        (None, None) => String::new(),
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::Parse {
+                path,
+                line,
+                message,
+            } => {
+                write!(f, "{}{message}", at(&Some(path.clone()), line))
+            }
+            Error::IndexOutOfRange {
+                path,
+                line,
+                what,
+                index,
+                count,
+            } => write!(
+                f,
+                "{}{what} index {index} is out of range ({count} defined)",
+                at(path, line)
+            ),
+            Error::NonFiniteCoordinate { path, line, vertex } => write!(
+                f,
+                "{}vertex {vertex} has a NaN or infinite coordinate",
+                at(path, line)
+            ),
+            Error::NoTriangles { path } => {
+                write!(f, "{}the mesh has no triangles", at(path, &None))
+            }
+            Error::Material {
+                path,
+                line,
+                message,
+            } => write!(
+                f,
+                "{}material library not loaded: {message}",
+                at(&Some(path.clone()), line)
+            ),
+            Error::InvalidCamera { reason } => write!(f, "invalid camera: {reason}"),
+            Error::InvalidBvh { reason } => write!(f, "invalid BVH: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,607 @@
+//! Loading Wavefront OBJ files through `tobj`, with errors that name the file and line.
+//!
+//! `tobj` parses and fans polygons into triangles; this module adds what a user needs
+//! around it: the line of a syntax error (read off a line-counting reader), the line of an
+//! out-of-range index or a non-finite coordinate (found by a second look at the text, paid
+//! only on the error path), and a material library that fails without losing the geometry.
+
+use crate::mesh::{CornerAttribute, NO_INDEX};
+use crate::{Error, Mesh, Result};
+use nalgebra::{Point2, Point3, Vector3};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::{BufRead, Cursor, Read};
+use std::path::{Path, PathBuf};
+
+/// Why the checking reader stopped `tobj`.
+enum Refusal {
+    Parse(String),
+    Index {
+        what: &'static str,
+        index: i64,
+        count: usize,
+    },
+}
+
+/// Per triangle, in file order: whether its face gave texture coordinates / normals.
+const HAS_UV: u8 = 1;
+const HAS_NORMAL: u8 = 2;
+
+/// What the checking reader learns while `tobj` reads.
+#[derive(Default)]
+struct Scan {
+    line: usize,
+    /// `v`, `vt`, `vn` lines so far.
+    counts: [usize; 3],
+    refusal: Option<Refusal>,
+    /// One entry per triangle (a face of k corners gives k − 2), `HAS_UV | HAS_NORMAL`.
+    triangle_flags: Vec<u8>,
+}
+
+/// Which syntax the checking reader checks.
+#[derive(Clone, Copy, PartialEq)]
+enum Syntax {
+    Obj,
+    Mtl,
+}
+
+/// A reader that checks each line before `tobj` parses it, counting lines so errors can
+/// name one. It catches what `tobj` lets through or panics on: faces with fewer than three
+/// corners, face indices out of range (which `tobj` reports late, or not at all for a `vt`
+/// or `vn` index), colour lines with fewer than three numbers in a material file. It blanks
+/// `l` (polyline) lines, which are not surfaces, and records which faces really carry
+/// texture coordinates and normals, since `tobj` invents them for faces that have none.
+struct CheckingReader<'a> {
+    inner: Cursor<&'a [u8]>,
+    syntax: Syntax,
+    scan: &'a RefCell<Scan>,
+}
+
+impl Read for CheckingReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
+impl BufRead for CheckingReader<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.inner.consume(amt)
+    }
+
+    fn read_line(&mut self, buf: &mut String) -> std::io::Result<usize> {
+        let start = buf.len();
+        let mut scan = self.scan.borrow_mut();
+        scan.line += 1;
+        let n = match self.inner.read_line(buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                scan.refusal = Some(Refusal::Parse("the line is not valid UTF-8".into()));
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
+        let checked = match self.syntax {
+            Syntax::Obj => check_obj_line(&buf[start..], &mut scan),
+            Syntax::Mtl => check_mtl_line(&buf[start..]),
+        };
+        match checked {
+            Ok(keep) => {
+                if !keep {
+                    buf.truncate(start);
+                    buf.push('\n');
+                }
+                Ok(n)
+            }
+            Err(refusal) => {
+                scan.refusal = Some(refusal);
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "refused",
+                ))
+            }
+        }
+    }
+}
+
+/// Checks one OBJ line; `Ok(false)` to hide it from `tobj`.
+fn check_obj_line(line: &str, scan: &mut Scan) -> Result<bool, Refusal> {
+    let mut words = line.split_whitespace();
+    match words.next() {
+        Some("v") => scan.counts[0] += 1,
+        Some("vt") => scan.counts[1] += 1,
+        Some("vn") => scan.counts[2] += 1,
+        Some("l") => return Ok(false),
+        Some("f") => {
+            let mut corners = 0;
+            let mut flags = HAS_UV | HAS_NORMAL;
+            for corner in words {
+                corners += 1;
+                let mut fields = corner.split('/');
+                for (k, what) in ["vertex", "texture coordinate", "normal"]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let field = fields.next().unwrap_or("");
+                    if field.is_empty() {
+                        if k == 0 {
+                            return Err(Refusal::Parse(format!(
+                                "face corner {corner:?} has no vertex index"
+                            )));
+                        }
+                        flags &= ![0, HAS_UV, HAS_NORMAL][k];
+                        continue;
+                    }
+                    let index: i64 = field
+                        .parse()
+                        .map_err(|_| Refusal::Parse(format!("bad face index {field:?}")))?;
+                    let count = scan.counts[k];
+                    let in_range = if index > 0 {
+                        index as u64 <= count as u64
+                    } else {
+                        index < 0 && index.unsigned_abs() <= count as u64
+                    };
+                    if !in_range {
+                        return Err(Refusal::Index { what, index, count });
+                    }
+                }
+                if fields.next().is_some() {
+                    return Err(Refusal::Parse(format!(
+                        "face corner {corner:?} has more than 3 indices"
+                    )));
+                }
+            }
+            if corners < 3 {
+                return Err(Refusal::Parse(format!(
+                    "a face needs at least 3 corners, this one has {corners}"
+                )));
+            }
+            scan.triangle_flags
+                .extend(std::iter::repeat_n(flags, corners - 2));
+        }
+        _ => {}
+    }
+    Ok(true)
+}
+
+/// Checks one MTL line: colour statements need three numbers (`tobj` 4.0.5 panics on fewer).
+fn check_mtl_line(line: &str) -> Result<bool, Refusal> {
+    let mut words = line.split_whitespace();
+    if let Some(key @ ("Ka" | "Kd" | "Ks" | "Ke")) = words.next()
+        && words.count() < 3
+    {
+        return Err(Refusal::Parse(format!("{key} needs 3 numbers")));
+    }
+    Ok(true)
+}
+
+impl Mesh {
+    /// Loads a Wavefront OBJ file. Polygons are fanned into triangles from their first
+    /// corner; triangles are numbered in file order. Each `o`/`g` name becomes an object, and
+    /// materials come from the `mtllib` files beside the OBJ.
+    ///
+    /// A material library that is missing or malformed does not fail the load: the geometry
+    /// is kept, material names are recovered from its `newmtl` lines where possible, and the
+    /// problem is listed in [`load_warnings`](Mesh::load_warnings).
+    ///
+    /// ```
+    /// let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// assert!(mesh.triangle_count() > 1000);
+    /// assert!(mesh.objects().iter().any(|name| name == "sphere"));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be read, [`Error::Parse`] for malformed text,
+    /// [`Error::IndexOutOfRange`] for a face index past the data, [`Error::NonFiniteCoordinate`]
+    /// for a NaN or infinite vertex used by a face, [`Error::NoTriangles`] when no face is left.
+    /// All name the file, and the line where it is known.
+    pub fn load_obj(path: impl AsRef<Path>) -> Result<Mesh> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.into(),
+            source,
+        })?;
+        load_obj_bytes(path, &bytes)
+    }
+}
+
+fn load_obj_bytes(path: &Path, bytes: &[u8]) -> Result<Mesh> {
+    let scan = RefCell::new(Scan::default());
+    let warnings = RefCell::new(Vec::new());
+    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let options = tobj::LoadOptions {
+        triangulate: true,
+        single_index: false,
+        ignore_points: true,
+        ignore_lines: true,
+    };
+    let mut reader = CheckingReader {
+        inner: Cursor::new(bytes),
+        syntax: Syntax::Obj,
+        scan: &scan,
+    };
+    let loaded = tobj::load_obj_buf(&mut reader, &options, |mtl| {
+        load_materials(&dir.join(mtl), &mut warnings.borrow_mut())
+    });
+    let scan = scan.into_inner();
+    let (models, materials) = match loaded {
+        Ok(ok) => ok,
+        Err(e) => return Err(obj_error(path, e, scan)),
+    };
+    // The material loader above never fails, so this is always Ok.
+    let materials = materials.unwrap_or_default();
+    let mut mesh =
+        assemble(models, materials, &scan.triangle_flags).map_err(|e| with_path(e, path, bytes))?;
+    mesh.load_warnings = warnings.into_inner();
+    Ok(mesh)
+}
+
+/// Turns tobj's models (one per object and material run) into one mesh.
+fn assemble(
+    models: Vec<tobj::Model>,
+    materials: Vec<tobj::Material>,
+    triangle_flags: &[u8],
+) -> Result<Mesh> {
+    let mut mesh = Mesh {
+        positions: Vec::new(),
+        triangles: Vec::new(),
+        normals: None,
+        uvs: None,
+        object_ids: Vec::new(),
+        objects: Vec::new(),
+        material_ids: Vec::new(),
+        materials: materials.into_iter().map(|m| m.name).collect(),
+        load_warnings: Vec::new(),
+    };
+    let mut normals = CornerAttribute {
+        values: Vec::new(),
+        corners: Vec::new(),
+    };
+    let mut uvs = CornerAttribute {
+        values: Vec::new(),
+        corners: Vec::new(),
+    };
+    let mut object_of_name: HashMap<String, u32> = HashMap::new();
+    for model in models {
+        let m = model.mesh;
+        let object = *object_of_name.entry(model.name.clone()).or_insert_with(|| {
+            mesh.objects.push(model.name);
+            mesh.objects.len() as u32 - 1
+        });
+        let material = m
+            .material_id
+            .filter(|&id| id < mesh.materials.len())
+            .map_or(NO_INDEX, |id| id as u32);
+        let base = mesh.positions.len() as u32;
+        mesh.positions.extend(
+            m.positions
+                .chunks_exact(3)
+                .map(|p| Point3::new(p[0], p[1], p[2])),
+        );
+        let n = m.indices.len() / 3;
+        mesh.triangles.extend(
+            m.indices
+                .chunks_exact(3)
+                .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
+        );
+        mesh.object_ids.extend(std::iter::repeat_n(object, n));
+        mesh.material_ids.extend(std::iter::repeat_n(material, n));
+        push_corners(
+            &mut normals,
+            &m.normals,
+            &m.normal_indices,
+            n,
+            |v| Vector3::new(v[0], v[1], v[2]),
+            3,
+        );
+        push_corners(
+            &mut uvs,
+            &m.texcoords,
+            &m.texcoord_indices,
+            n,
+            |v| Point2::new(v[0], v[1]),
+            2,
+        );
+    }
+    // tobj invents texture coordinates and normals for faces without them; drop those.
+    if triangle_flags.len() == mesh.triangles.len() {
+        for (t, &flags) in triangle_flags.iter().enumerate() {
+            if flags & HAS_UV == 0 {
+                uvs.corners[t] = [NO_INDEX; 3];
+            }
+            if flags & HAS_NORMAL == 0 {
+                normals.corners[t] = [NO_INDEX; 3];
+            }
+        }
+    }
+    mesh.normals = has_any(&normals).then_some(normals);
+    mesh.uvs = has_any(&uvs).then_some(uvs);
+    mesh.check()?;
+    Ok(mesh)
+}
+
+fn has_any<T>(a: &CornerAttribute<T>) -> bool {
+    a.corners.iter().any(|c| c[0] != NO_INDEX)
+}
+
+fn push_corners<T>(
+    attribute: &mut CornerAttribute<T>,
+    flat: &[f32],
+    indices: &[u32],
+    triangles: usize,
+    make: impl Fn(&[f32]) -> T,
+    width: usize,
+) {
+    let base = attribute.values.len() as u32;
+    if indices.len() == triangles * 3 && !flat.is_empty() {
+        attribute.values.extend(flat.chunks_exact(width).map(make));
+        attribute.corners.extend(
+            indices
+                .chunks_exact(3)
+                .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
+        );
+    } else {
+        attribute
+            .corners
+            .extend(std::iter::repeat_n([NO_INDEX; 3], triangles));
+    }
+}
+
+/// Loads one material library for tobj, never failing: problems become warnings, and the
+/// material names are recovered from `newmtl` lines so `usemtl` still resolves.
+fn load_materials(path: &Path, warnings: &mut Vec<Error>) -> tobj::MTLLoadResult {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            warnings.push(Error::Material {
+                path: path.into(),
+                line: None,
+                message: e.to_string(),
+            });
+            return Ok(Default::default());
+        }
+    };
+    let scan = RefCell::new(Scan::default());
+    let mut reader = CheckingReader {
+        inner: Cursor::new(&bytes),
+        syntax: Syntax::Mtl,
+        scan: &scan,
+    };
+    match tobj::load_mtl_buf(&mut reader) {
+        Ok(ok) => Ok(ok),
+        Err(e) => {
+            let scan = scan.into_inner();
+            let message = match scan.refusal {
+                Some(Refusal::Parse(m)) => m,
+                _ => e.to_string(),
+            };
+            warnings.push(Error::Material {
+                path: path.into(),
+                line: Some(scan.line),
+                message,
+            });
+            let names: Vec<String> = String::from_utf8_lossy(&bytes)
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("newmtl"))
+                .map(|name| name.trim().to_owned())
+                .filter(|name| !name.is_empty())
+                .collect();
+            let map = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), i))
+                .collect();
+            let materials = names
+                .into_iter()
+                .map(|name| tobj::Material {
+                    name,
+                    ..Default::default()
+                })
+                .collect();
+            Ok((materials, map))
+        }
+    }
+}
+
+/// Maps a tobj error to ours, with the line the checking reader stopped at.
+fn obj_error(path: &Path, e: tobj::LoadError, scan: Scan) -> Error {
+    let path = path.to_path_buf();
+    let line = Some(scan.line);
+    match scan.refusal {
+        Some(Refusal::Parse(message)) => Error::Parse {
+            path,
+            line,
+            message,
+        },
+        Some(Refusal::Index { what, index, count }) => Error::IndexOutOfRange {
+            path: Some(path),
+            line,
+            what,
+            index,
+            count,
+        },
+        None => Error::Parse {
+            path,
+            line,
+            message: e.to_string(),
+        },
+    }
+}
+
+/// Adds the file to an error from [`Mesh::check`], and the line where it can be found.
+fn with_path(e: Error, path: &Path, bytes: &[u8]) -> Error {
+    let path: Option<PathBuf> = Some(path.into());
+    match e {
+        Error::NonFiniteCoordinate { .. } => match find_non_finite(bytes) {
+            Some((line, vertex)) => Error::NonFiniteCoordinate {
+                path,
+                line: Some(line),
+                vertex,
+            },
+            None => Error::NonFiniteCoordinate {
+                path,
+                line: None,
+                vertex: 0,
+            },
+        },
+        Error::NoTriangles { .. } => Error::NoTriangles { path },
+        Error::IndexOutOfRange {
+            line,
+            what,
+            index,
+            count,
+            ..
+        } => Error::IndexOutOfRange {
+            path,
+            line,
+            what,
+            index,
+            count,
+        },
+        other => other,
+    }
+}
+
+/// The lines of a file with their 1-based numbers and first word.
+fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &str, std::str::SplitWhitespace<'_>)> {
+    bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let text = std::str::from_utf8(l).ok()?;
+            let mut words = text.split_whitespace();
+            let first = words.next()?;
+            Some((i + 1, first, words))
+        })
+}
+
+/// The first `v` line with a NaN or infinite coordinate: (line, vertex number from 0).
+fn find_non_finite(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut vertex = 0;
+    for (line, first, words) in lines(bytes) {
+        if first == "v" {
+            if words
+                .take(3)
+                .any(|w| w.parse::<f32>().is_ok_and(|x| !x.is_finite()))
+            {
+                return Some((line, vertex));
+            }
+            vertex += 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Mesh> {
+        load_obj_bytes(Path::new("mem.obj"), text.as_bytes())
+    }
+
+    const TRI: &str = "v 0 0 0\nv 1 0 0\nv 0 1 0\n";
+
+    #[test]
+    fn loads_a_triangle() {
+        let m = load(&format!("{TRI}f 1 2 3\n")).unwrap();
+        assert_eq!(m.triangle_count(), 1);
+        assert_eq!(m.triangle(0)[1], Point3::new(1.0, 0.0, 0.0));
+        assert!(m.corner_normals(0).is_none());
+    }
+
+    #[test]
+    fn fans_polygons_and_numbers_in_file_order() {
+        let text = "o first\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0.5 2 0\nf 1 2 3 5 4\no second\nf 1 2 3\n";
+        let m = load(text).unwrap();
+        assert_eq!(m.triangle_count(), 4);
+        assert_eq!(m.objects(), ["first", "second"]);
+        assert_eq!(
+            (0..4).map(|i| m.object_id(i)).collect::<Vec<_>>(),
+            [0, 0, 0, 1]
+        );
+        // the fan: (1 2 3), (1 3 5), (1 5 4)
+        let p = |i: usize| m.triangle(i).map(|p| (p.x, p.y));
+        assert_eq!(p(0), [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0)]);
+        assert_eq!(p(1), [(0.0, 0.0), (1.0, 1.0), (0.5, 2.0)]);
+        assert_eq!(p(2), [(0.0, 0.0), (0.5, 2.0), (0.0, 1.0)]);
+    }
+
+    #[test]
+    fn keeps_normals_and_uvs() {
+        let text = format!("{TRI}vn 0 0 1\nvt 0.5 0.25\nf 1/1/1 2/1/1 3/1/1\n");
+        let m = load(&text).unwrap();
+        assert_eq!(m.corner_normals(0).unwrap()[2], Vector3::z());
+        assert_eq!(m.corner_uvs(0).unwrap()[0], Point2::new(0.5, 0.25));
+    }
+
+    #[test]
+    fn syntax_errors_name_the_line() {
+        for (text, want) in [
+            (format!("{TRI}v 1 x 2\nf 1 2 3\n"), 4),
+            (format!("{TRI}f 1 2\n"), 4),
+            (format!("{TRI}f 1 a 3\n"), 4),
+            (format!("v 0 0 0\nv 1 0\n{TRI}f 1 2 3\n"), 2),
+        ] {
+            match load(&text) {
+                Err(Error::Parse { line, .. }) => assert_eq!(line, Some(want), "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn non_utf8_is_a_parse_error() {
+        let mut bytes = TRI.as_bytes().to_vec();
+        bytes.extend_from_slice(b"f 1 2 \xff\n");
+        match load_obj_bytes(Path::new("x.obj"), &bytes) {
+            Err(Error::Parse { line: Some(4), .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn out_of_range_indices_name_the_line() {
+        for (face, index) in [
+            ("f 1 2 4", 4),
+            ("f 0 1 2", 0),
+            ("f -4 1 2", -4),
+            ("f 1/2 2/1 3/1", 2),
+        ] {
+            let text = format!("{TRI}vt 0 0\n\n{face}\n");
+            match load(&text) {
+                Err(Error::IndexOutOfRange { line, index: i, .. }) => {
+                    assert_eq!((line, i), (Some(6), index), "{face}");
+                }
+                other => panic!("{face}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn non_finite_vertex_names_the_line() {
+        for bad in ["nan", "inf", "-inf", "1e39"] {
+            let text = format!("v 0 0 0\nv 1 {bad} 0\nv 0 1 0\nf 1 2 3\n");
+            match load(&text) {
+                Err(Error::NonFiniteCoordinate { line, vertex, .. }) => {
+                    assert_eq!((line, vertex), (Some(2), 1), "{bad}")
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn no_triangles() {
+        for text in ["", "# nothing\n", TRI, "v 0 0 0\nv 1 1 1\nl 1 2\n"] {
+            assert!(
+                matches!(load(text), Err(Error::NoTriangles { path: Some(_) })),
+                "{text:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! # meshray
+//!
+//! Exact, fast ray casting against triangle meshes: load a model, build a bounding volume
+//! hierarchy once, and ask which triangle a ray (a mouse click, a laser, a line of sight) hits
+//! first. Every query answers what a test of every triangle would, thousands of times
+//! faster.
+//!
+//! The pipeline: an OBJ file ([`Mesh::load_obj`], through `tobj`) or raw buffers
+//! ([`Mesh::from_buffers`]) become a [`Mesh`]; [`Bvh::build`] builds a binned-SAH tree over
+//! it; queries ([`Bvh::closest_hit`], [`Bvh::any_hit`], [`Bvh::all_hits`]) walk the tree,
+//! culling boxes with the slab test ([`Aabb::intersect_ray`]), and test the triangles of the
+//! leaves that survive by Cramer's rule ([`intersect_triangle`]).
+//!
+//! ```
+//! use meshray::{pixel_ray, Bvh, Mesh, QueryOptions};
+//! use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
+//!
+//! let mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+//! let bvh = Bvh::build(mesh);
+//!
+//! // A click in the middle of an 800×600 window, the camera looking at the sphere.
+//! let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y());
+//! let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0);
+//! let ray = pixel_ray(&view.to_homogeneous(), &projection.to_homogeneous(), Vector2::new(800.0, 600.0), Point2::new(400.0, 300.0))?;
+//!
+//! let hit = bvh.closest_hit(&ray, &QueryOptions::default()).expect("the sphere is under the cursor");
+//! let mesh = bvh.mesh();
+//! println!("triangle {} of {} at t = {}", hit.triangle, mesh.objects()[hit.object as usize], hit.t);
+//! assert_eq!(mesh.objects()[hit.object as usize], "sphere");
+//! # Ok::<(), meshray::Error>(())
+//! ```
+//!
+//! Conventions: rays are not normalized (`t` is parametric); barycentrics follow
+//! `P = (1 − u − v)·A + u·B + v·C`; a miss is `None`, never a sentinel; loading and
+//! building return [`Result`] with one [`Error`] enum that names the file and line.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+// `!(a <= b)` is how this crate makes a NaN fail a test; it is deliberate everywhere.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+mod aabb;
+mod bvh;
+mod camera;
+mod error;
+mod io;
+mod mesh;
+mod plane2d;
+mod ray;
+mod triangle;
+
+pub use aabb::Aabb;
+pub use bvh::{BuildOptions, Bvh, Hit, QueryOptions, Stats};
+pub use camera::{pixel_ray, pixel_ray_from_inverse};
+pub use error::{Error, Result};
+pub use mesh::Mesh;
+pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
+pub use ray::Ray;
+pub use triangle::{Culling, TriangleHit, intersect_triangle};

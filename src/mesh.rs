@@ -1,0 +1,203 @@
+//! Triangle meshes: positions, triangles, and what a hit reports about them.
+//!
+//! Triangles are numbered `0..n` in the order they were given (for an OBJ file: objects in
+//! order, faces in order, polygons fanned from their first corner); every hit names that
+//! number, whatever order the BVH keeps them in.
+
+use crate::{Aabb, Error, Result};
+use nalgebra::{Point2, Point3, Vector3};
+
+/// Marks "this triangle has no value of the attribute" in [`CornerAttribute::corners`].
+pub(crate) const NO_INDEX: u32 = u32::MAX;
+
+/// A per-corner attribute (normals or uvs) indexed like OBJ: values, and per triangle the
+/// three indices of its corners' values, so shared values are stored once.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CornerAttribute<T> {
+    pub values: Vec<T>,
+    /// Per triangle; `[NO_INDEX; 3]` where the triangle has no value.
+    pub corners: Vec<[u32; 3]>,
+}
+
+impl<T: Copy> CornerAttribute<T> {
+    fn get(&self, triangle: usize) -> Option<[T; 3]> {
+        let c = self.corners[triangle];
+        (c[0] != NO_INDEX).then(|| c.map(|i| self.values[i as usize]))
+    }
+}
+
+/// A triangle mesh.
+///
+/// ```
+/// use meshray::Mesh;
+/// use nalgebra::Point3;
+///
+/// let positions = vec![
+///     Point3::new(0.0, 0.0, 0.0),
+///     Point3::new(1.0, 0.0, 0.0),
+///     Point3::new(0.0, 1.0, 0.0),
+/// ];
+/// let mesh = Mesh::from_buffers(positions, vec![[0, 1, 2]])?;
+/// assert_eq!(mesh.triangle_count(), 1);
+/// assert!(Mesh::from_buffers(vec![], vec![[0, 1, 2]]).is_err());
+/// # Ok::<(), meshray::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Mesh {
+    pub(crate) positions: Vec<Point3<f32>>,
+    pub(crate) triangles: Vec<[u32; 3]>,
+    pub(crate) normals: Option<CornerAttribute<Vector3<f32>>>,
+    pub(crate) uvs: Option<CornerAttribute<Point2<f32>>>,
+    pub(crate) object_ids: Vec<u32>,
+    pub(crate) objects: Vec<String>,
+    pub(crate) material_ids: Vec<u32>,
+    pub(crate) materials: Vec<String>,
+    pub(crate) load_warnings: Vec<Error>,
+}
+
+impl Mesh {
+    /// A mesh from vertex positions and triangles of 0-based indices into them. All
+    /// triangles belong to one object named `""` and have no material.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] for an index `>= positions.len()`,
+    /// [`Error::NonFiniteCoordinate`] for a NaN or infinite coordinate, and
+    /// [`Error::NoTriangles`] for an empty triangle list.
+    pub fn from_buffers(positions: Vec<Point3<f32>>, triangles: Vec<[u32; 3]>) -> Result<Mesh> {
+        let n = triangles.len();
+        let mesh = Mesh {
+            positions,
+            triangles,
+            normals: None,
+            uvs: None,
+            object_ids: vec![0; n],
+            objects: vec![String::new()],
+            material_ids: vec![NO_INDEX; n],
+            materials: Vec::new(),
+            load_warnings: Vec::new(),
+        };
+        mesh.check()?;
+        Ok(mesh)
+    }
+
+    /// Checks what every mesh promises: triangles exist, indices are in range, coordinates
+    /// are finite, attributes are consistent. Errors carry no path; loaders add theirs.
+    pub(crate) fn check(&self) -> Result<()> {
+        if let Some(vertex) = self
+            .positions
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return Err(Error::NonFiniteCoordinate {
+                path: None,
+                line: None,
+                vertex,
+            });
+        }
+        if self.triangles.is_empty() {
+            return Err(Error::NoTriangles { path: None });
+        }
+        if self.triangles.len() >= NO_INDEX as usize {
+            return Err(Error::IndexOutOfRange {
+                path: None,
+                line: None,
+                what: "triangle",
+                index: self.triangles.len() as i64,
+                count: NO_INDEX as usize - 1,
+            });
+        }
+        let count = self.positions.len();
+        if let Some(&index) = self
+            .triangles
+            .iter()
+            .flatten()
+            .find(|&&i| i as usize >= count)
+        {
+            return Err(Error::IndexOutOfRange {
+                path: None,
+                line: None,
+                what: "vertex",
+                index: index.into(),
+                count,
+            });
+        }
+        Ok(())
+    }
+
+    /// Number of triangles.
+    pub fn triangle_count(&self) -> usize {
+        self.triangles.len()
+    }
+
+    /// Vertex positions.
+    pub fn positions(&self) -> &[Point3<f32>] {
+        &self.positions
+    }
+
+    /// Triangles as indices into [`positions`](Mesh::positions).
+    pub fn triangles(&self) -> &[[u32; 3]] {
+        &self.triangles
+    }
+
+    /// The corners `A, B, C` of triangle `i`.
+    ///
+    /// # Panics
+    /// When `i >= triangle_count()`.
+    pub fn triangle(&self, i: usize) -> [Point3<f32>; 3] {
+        self.triangles[i].map(|v| self.positions[v as usize])
+    }
+
+    /// The normals given for triangle `i`'s corners (OBJ `vn`), if the file had them.
+    ///
+    /// # Panics
+    /// When `i >= triangle_count()`.
+    pub fn corner_normals(&self, i: usize) -> Option<[Vector3<f32>; 3]> {
+        self.normals.as_ref()?.get(i)
+    }
+
+    /// The texture coordinates given for triangle `i`'s corners (OBJ `vt`), if any.
+    ///
+    /// # Panics
+    /// When `i >= triangle_count()`.
+    pub fn corner_uvs(&self, i: usize) -> Option<[Point2<f32>; 3]> {
+        self.uvs.as_ref()?.get(i)
+    }
+
+    /// The object (OBJ `o` or `g` name) triangle `i` belongs to, as an index into
+    /// [`objects`](Mesh::objects).
+    pub fn object_id(&self, i: usize) -> u32 {
+        self.object_ids[i]
+    }
+
+    /// Object names, in order of first appearance; objects with the same name share an id.
+    pub fn objects(&self) -> &[String] {
+        &self.objects
+    }
+
+    /// The material of triangle `i`, as an index into [`materials`](Mesh::materials).
+    pub fn material_id(&self, i: usize) -> Option<u32> {
+        let m = self.material_ids[i];
+        (m != NO_INDEX).then_some(m)
+    }
+
+    /// Material names, in the order of the material libraries.
+    pub fn materials(&self) -> &[String] {
+        &self.materials
+    }
+
+    /// Problems met while loading that did not cost geometry, such as a material library that
+    /// is missing or malformed ([`Error::Material`]). Empty for a clean load.
+    pub fn load_warnings(&self) -> &[Error] {
+        &self.load_warnings
+    }
+
+    /// The box around all vertices that triangles use.
+    pub fn bounds(&self) -> Aabb {
+        Aabb::from_points(
+            self.triangles
+                .iter()
+                .flatten()
+                .map(|&v| &self.positions[v as usize]),
+        )
+    }
+}

@@ -1,0 +1,144 @@
+//! Rays: an origin, a direction and a parametric range.
+//!
+//! A ray is the set of points `origin + t·direction` for `t` in `[t_min, t_max]`. The
+//! direction is **not** normalized: `t` is parametric, so a transform applied to origin and
+//! direction keeps `t` (and with a unit direction `t` is a distance).
+//!
+//! The slab test divides by the direction on every box; the ray caches `1/direction` and the
+//! sign of each component once, so traversal only multiplies. A component of `+0.0` or `-0.0`
+//! gives an inverse of `+inf` or `-inf`, which the slab test handles (see [`crate::Aabb`]).
+
+use nalgebra::{Point3, Vector3};
+
+/// A ray `origin + t·direction`, `t` in `[t_min, t_max]`, with its inverse direction cached.
+///
+/// ```
+/// use meshray::Ray;
+/// use nalgebra::{Point3, Vector3};
+///
+/// let ray = Ray::new(Point3::new(0.0, 0.0, -5.0), Vector3::new(0.0, 0.0, 2.0));
+/// assert_eq!(ray.at(2.0), Point3::new(0.0, 0.0, -1.0));
+/// assert!(ray.is_valid());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ray {
+    origin: Point3<f32>,
+    direction: Vector3<f32>,
+    t_min: f32,
+    t_max: f32,
+    inv_direction: Vector3<f32>,
+    negative: [bool; 3],
+}
+
+impl Ray {
+    /// A ray over `t` in `[0, +inf)`.
+    pub fn new(origin: Point3<f32>, direction: Vector3<f32>) -> Ray {
+        Ray::with_range(origin, direction, 0.0, f32::INFINITY)
+    }
+
+    /// A ray over `t` in `[t_min, t_max]` (`t_max` may be `+inf`).
+    ///
+    /// Never fails: a ray that cannot hit anything (NaN or infinite origin or direction,
+    /// zero direction, NaN range, `t_min > t_max`) is kept as given, reports
+    /// [`is_valid`](Ray::is_valid) `false`, and every query answers "no hit" for it.
+    pub fn with_range(origin: Point3<f32>, direction: Vector3<f32>, t_min: f32, t_max: f32) -> Ray {
+        Ray {
+            origin,
+            direction,
+            t_min,
+            t_max,
+            inv_direction: direction.map(|d| 1.0 / d),
+            negative: [
+                direction.x.is_sign_negative(),
+                direction.y.is_sign_negative(),
+                direction.z.is_sign_negative(),
+            ],
+        }
+    }
+
+    /// The same ray with another range.
+    pub fn with_t_range(&self, t_min: f32, t_max: f32) -> Ray {
+        Ray {
+            t_min,
+            t_max,
+            ..*self
+        }
+    }
+
+    /// Where the ray starts at `t = 0`.
+    pub fn origin(&self) -> Point3<f32> {
+        self.origin
+    }
+
+    /// The direction, as given (not normalized).
+    pub fn direction(&self) -> Vector3<f32> {
+        self.direction
+    }
+
+    /// `1 / direction`, per component; `±inf` where a component is `±0`.
+    pub fn inv_direction(&self) -> Vector3<f32> {
+        self.inv_direction
+    }
+
+    /// Per axis, whether the direction's sign bit is set (true for `-0.0` too), which
+    /// decides which slab plane the ray meets first.
+    pub fn negative(&self) -> [bool; 3] {
+        self.negative
+    }
+
+    /// The start of the range.
+    pub fn t_min(&self) -> f32 {
+        self.t_min
+    }
+
+    /// The end of the range (may be `+inf`).
+    pub fn t_max(&self) -> f32 {
+        self.t_max
+    }
+
+    /// The point at parameter `t`.
+    pub fn at(&self, t: f32) -> Point3<f32> {
+        self.origin + self.direction * t
+    }
+
+    /// Whether the ray can hit anything: finite origin and direction, a non-zero direction,
+    /// and a range with `t_min <= t_max` and no NaN. Queries check this once per ray, so an
+    /// invalid ray costs no traversal.
+    pub fn is_valid(&self) -> bool {
+        self.origin.iter().all(|c| c.is_finite())
+            && self.direction.iter().all(|c| c.is_finite())
+            && self.direction.iter().any(|&c| c != 0.0)
+            && self.t_min <= self.t_max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caches_inverse_and_signs() {
+        let r = Ray::new(Point3::origin(), Vector3::new(2.0, -0.0, 0.0));
+        assert_eq!(r.inv_direction().x, 0.5);
+        assert_eq!(r.inv_direction().y, f32::NEG_INFINITY);
+        assert_eq!(r.inv_direction().z, f32::INFINITY);
+        assert_eq!(r.negative(), [false, true, false]);
+        assert!(r.is_valid());
+    }
+
+    #[test]
+    fn invalid_rays() {
+        let o = Point3::origin();
+        let d = Vector3::x();
+        assert!(!Ray::new(o, Vector3::zeros()).is_valid());
+        assert!(!Ray::new(o, Vector3::new(f32::NAN, 1.0, 0.0)).is_valid());
+        assert!(!Ray::new(o, Vector3::new(f32::INFINITY, 1.0, 0.0)).is_valid());
+        assert!(!Ray::new(Point3::new(f32::NAN, 0.0, 0.0), d).is_valid());
+        assert!(!Ray::new(Point3::new(0.0, f32::NEG_INFINITY, 0.0), d).is_valid());
+        assert!(!Ray::with_range(o, d, 2.0, 1.0).is_valid());
+        assert!(!Ray::with_range(o, d, f32::NAN, 1.0).is_valid());
+        assert!(!Ray::with_range(o, d, 0.0, f32::NAN).is_valid());
+        assert!(Ray::with_range(o, d, 1.0, 1.0).is_valid());
+        assert!(Ray::with_range(o, d, -1.0, f32::INFINITY).is_valid());
+    }
+}

@@ -1,0 +1,347 @@
+//! The ray–triangle test by Cramer's rule (the narrow phase).
+//!
+//! A point of the triangle `A, B, C` is `A + u·(B − A) + v·(C − A)` with `u, v >= 0` and
+//! `u + v <= 1`; a point of the ray is `O + t·d`. Equating them gives the 3×3 system
+//!
+//! ```text
+//! [e1  e2  −d] · (u, v, t)ᵀ = s        e1 = B − A,  e2 = C − A,  s = O − A
+//! ```
+//!
+//! solved by Cramer's rule: `D = det[e1, e2, −d]`, `u = D1/D`, `v = D2/D`, `t = D3/D`, where
+//! `Dk` is `D` with column `k` replaced by `s`. Each determinant is a scalar triple product;
+//! with `n = e1 × e2` and `w = d × s` they are
+//!
+//! ```text
+//! D = −n·d     D1 = −e2·w     D2 = e1·w     D3 = n·s
+//! ```
+//!
+//! so a test costs two cross products and four dot products. The barycentric conditions are
+//! checked on the **signs** of `D1`, `D2` and `D1 + D2` against `D` before anything is
+//! divided; only an accepted hit pays for the single division `1/D`.
+//!
+//! `D > 0` exactly when the ray meets the side from which `A, B, C` turn counter-clockwise
+//! (the front face, whose normal `n` points against the ray). A ray parallel to the plane has
+//! `D = 0`, and so does every ray against a degenerate (zero-area) triangle whose cross product
+//! rounds to zero: both never hit. A NaN anywhere fails every comparison and never hits.
+//!
+//! The hit's barycentrics follow the convention `P = (1 − u − v)·A + u·B + v·C`.
+
+use crate::Ray;
+use nalgebra::{Point3, Vector3};
+
+/// Which faces a query may hit. The front face is the side from which the triangle's
+/// corners `A, B, C` appear counter-clockwise (OBJ's convention for outward faces).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Culling {
+    /// Both faces hit (two-sided): the default, right for picking.
+    #[default]
+    None,
+    /// Back faces are culled: only front faces hit.
+    Back,
+    /// Front faces are culled: only back faces hit.
+    Front,
+}
+
+/// Where a ray meets a triangle: the ray parameter and the barycentrics of the point,
+/// `P = (1 − u − v)·A + u·B + v·C`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriangleHit {
+    /// The ray parameter of the hit, in the ray's range.
+    pub t: f32,
+    /// Weight of the second corner `B`.
+    pub u: f32,
+    /// Weight of the third corner `C`.
+    pub v: f32,
+}
+
+/// Intersects a ray with the triangle `a, b, c` by Cramer's rule (see the [module
+/// docs](self)); `None` for a miss, a hit outside the ray's range, a culled face, a ray
+/// parallel to the plane, a degenerate triangle or an invalid ray.
+///
+/// ```
+/// use meshray::{intersect_triangle, Culling, Ray};
+/// use nalgebra::{Point3, Vector3};
+///
+/// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0));
+/// let ray = Ray::new(Point3::new(0.25, 0.5, 2.0), Vector3::new(0.0, 0.0, -1.0));
+/// let hit = intersect_triangle(&ray, &a, &b, &c, Culling::None).unwrap();
+/// assert_eq!((hit.t, hit.u, hit.v), (2.0, 0.25, 0.5));
+/// // seen from below the triangle is a back face
+/// let up = Ray::new(Point3::new(0.25, 0.5, -2.0), Vector3::new(0.0, 0.0, 1.0));
+/// assert!(intersect_triangle(&up, &a, &b, &c, Culling::Back).is_none());
+/// ```
+pub fn intersect_triangle(
+    ray: &Ray,
+    a: &Point3<f32>,
+    b: &Point3<f32>,
+    c: &Point3<f32>,
+    culling: Culling,
+) -> Option<TriangleHit> {
+    if !ray.is_valid() {
+        return None;
+    }
+    let tri = LeafTriangle::new(a, b, c);
+    tri.intersect(
+        ray.origin().coords.as_ref(),
+        ray.direction().as_ref(),
+        ray.t_min(),
+        ray.t_max(),
+        culling,
+    )
+}
+
+/// A triangle precomputed for the Cramer test: a corner and two edges, 36 bytes, stored in
+/// leaf order so a leaf's triangles are read in one sweep.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub(crate) struct LeafTriangle {
+    pub a: [f32; 3],
+    pub e1: [f32; 3],
+    pub e2: [f32; 3],
+}
+
+#[inline(always)]
+fn sub(a: &[f32; 3], b: &[f32; 3]) -> [f32; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+#[inline(always)]
+fn cross(a: &[f32; 3], b: &[f32; 3]) -> [f32; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+#[inline(always)]
+fn dot(a: &[f32; 3], b: &[f32; 3]) -> f32 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+impl LeafTriangle {
+    pub fn new(a: &Point3<f32>, b: &Point3<f32>, c: &Point3<f32>) -> LeafTriangle {
+        let a: [f32; 3] = a.coords.into();
+        LeafTriangle {
+            a,
+            e1: sub(&b.coords.into(), &a),
+            e2: sub(&c.coords.into(), &a),
+        }
+    }
+
+    /// The Cramer test; `t` must land in `[t_min, t_max]`.
+    #[inline(always)]
+    pub fn intersect(
+        &self,
+        origin: &[f32; 3],
+        direction: &[f32; 3],
+        t_min: f32,
+        t_max: f32,
+        culling: Culling,
+    ) -> Option<TriangleHit> {
+        let n = cross(&self.e1, &self.e2);
+        let det = -dot(&n, direction);
+        match culling {
+            Culling::None => {}
+            Culling::Back if det > 0.0 => {}
+            Culling::Front if det < 0.0 => {}
+            _ => return None,
+        }
+        let s = sub(origin, &self.a);
+        let w = cross(direction, &s);
+        // Flip every numerator by the sign of D, so the tests below read as for D > 0.
+        let sign = det.to_bits() & 0x8000_0000;
+        let flip = |x: f32| f32::from_bits(x.to_bits() ^ sign);
+        let abs_det = flip(det);
+        let d1 = flip(-dot(&self.e2, &w));
+        let d2 = flip(dot(&self.e1, &w));
+        // `!(x >= 0)` rather than `x < 0`, so that NaN rejects.
+        if !(abs_det > 0.0 && d1 >= 0.0 && d2 >= 0.0 && d1 + d2 <= abs_det) {
+            return None;
+        }
+        let d3 = flip(dot(&n, &s));
+        let inv = 1.0 / abs_det;
+        let t = d3 * inv;
+        if !(t >= t_min && t <= t_max) {
+            return None;
+        }
+        Some(TriangleHit {
+            t,
+            u: d1 * inv,
+            v: d2 * inv,
+        })
+    }
+
+    /// The unnormalized geometric normal `e1 × e2`.
+    pub fn normal(&self) -> Vector3<f32> {
+        Vector3::from(cross(&self.e1, &self.e2))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(x: f32, y: f32, z: f32) -> Point3<f32> {
+        Point3::new(x, y, z)
+    }
+
+    fn tri() -> [Point3<f32>; 3] {
+        [p(0.0, 0.0, 0.0), p(1.0, 0.0, 0.0), p(0.0, 1.0, 0.0)]
+    }
+
+    fn cast(o: Point3<f32>, d: Vector3<f32>, culling: Culling) -> Option<TriangleHit> {
+        let [a, b, c] = tri();
+        intersect_triangle(&Ray::new(o, d), &a, &b, &c, culling)
+    }
+
+    #[test]
+    fn hit_gives_t_and_barycentrics() {
+        let h = cast(
+            p(0.25, 0.25, 3.0),
+            Vector3::new(0.0, 0.0, -2.0),
+            Culling::None,
+        )
+        .unwrap();
+        assert_eq!((h.t, h.u, h.v), (1.5, 0.25, 0.25));
+        let [a, b, c] = tri();
+        let point = a.coords * (1.0 - h.u - h.v) + b.coords * h.u + c.coords * h.v;
+        assert_eq!(point, Vector3::new(0.25, 0.25, 0.0));
+    }
+
+    #[test]
+    fn misses_outside_each_edge() {
+        let d = Vector3::new(0.0, 0.0, -1.0);
+        assert!(cast(p(-0.1, 0.5, 1.0), d, Culling::None).is_none()); // u < 0
+        assert!(cast(p(0.5, -0.1, 1.0), d, Culling::None).is_none()); // v < 0
+        assert!(cast(p(0.6, 0.6, 1.0), d, Culling::None).is_none()); // u + v > 1
+    }
+
+    #[test]
+    fn edges_and_corners_are_inside() {
+        let d = Vector3::new(0.0, 0.0, -1.0);
+        for o in [
+            p(0.0, 0.5, 1.0),
+            p(0.5, 0.0, 1.0),
+            p(0.5, 0.5, 1.0),
+            p(0.0, 0.0, 1.0),
+            p(1.0, 0.0, 1.0),
+        ] {
+            assert!(cast(o, d, Culling::None).is_some(), "{o}");
+        }
+    }
+
+    #[test]
+    fn culling_modes() {
+        let down = (p(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0)); // sees the front
+        let up = (p(0.2, 0.2, -1.0), Vector3::new(0.0, 0.0, 1.0)); // sees the back
+        assert!(cast(down.0, down.1, Culling::None).is_some());
+        assert!(cast(up.0, up.1, Culling::None).is_some());
+        assert!(cast(down.0, down.1, Culling::Back).is_some());
+        assert!(cast(up.0, up.1, Culling::Back).is_none());
+        assert!(cast(down.0, down.1, Culling::Front).is_none());
+        assert!(cast(up.0, up.1, Culling::Front).is_some());
+    }
+
+    #[test]
+    fn parallel_and_in_plane_rays_never_hit() {
+        assert!(cast(p(0.2, 0.2, 1.0), Vector3::new(1.0, 0.0, 0.0), Culling::None).is_none());
+        // lying in the triangle's plane, through its interior
+        assert!(
+            cast(
+                p(-1.0, 0.2, 0.0),
+                Vector3::new(1.0, 0.0, 0.0),
+                Culling::None
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn degenerate_triangles_never_hit() {
+        let r = Ray::new(p(0.5, 0.0, 1.0), Vector3::new(0.0, 0.0, -1.0));
+        let c = Culling::None;
+        // collinear
+        assert!(
+            intersect_triangle(
+                &r,
+                &p(0.0, 0.0, 0.0),
+                &p(1.0, 0.0, 0.0),
+                &p(2.0, 0.0, 0.0),
+                c
+            )
+            .is_none()
+        );
+        // repeated vertex
+        assert!(
+            intersect_triangle(
+                &r,
+                &p(0.0, 0.0, 0.0),
+                &p(0.0, 0.0, 0.0),
+                &p(1.0, 0.0, 0.0),
+                c
+            )
+            .is_none()
+        );
+        // a point
+        let q = p(0.5, 0.0, 0.0);
+        assert!(intersect_triangle(&r, &q, &q, &q, c).is_none());
+    }
+
+    #[test]
+    fn range_is_respected() {
+        let r = Ray::new(p(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0));
+        let [a, b, c] = tri();
+        assert!(
+            intersect_triangle(&r.with_t_range(0.0, 0.99), &a, &b, &c, Culling::None).is_none()
+        );
+        assert!(
+            intersect_triangle(&r.with_t_range(1.01, 5.0), &a, &b, &c, Culling::None).is_none()
+        );
+        assert_eq!(
+            intersect_triangle(&r.with_t_range(1.0, 1.0), &a, &b, &c, Culling::None)
+                .unwrap()
+                .t,
+            1.0
+        );
+        // behind the origin
+        let back = Ray::new(p(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, 1.0));
+        assert!(intersect_triangle(&back, &a, &b, &c, Culling::None).is_none());
+    }
+
+    #[test]
+    fn nan_never_hits() {
+        let nan = f32::NAN;
+        let d = Vector3::new(0.0, 0.0, -1.0);
+        assert!(cast(p(nan, 0.2, 1.0), d, Culling::None).is_none());
+        assert!(
+            cast(
+                p(0.2, 0.2, 1.0),
+                Vector3::new(nan, 0.0, -1.0),
+                Culling::None
+            )
+            .is_none()
+        );
+        let r = Ray::new(p(0.2, 0.2, 1.0), d);
+        let t = LeafTriangle::new(&p(nan, 0.0, 0.0), &p(1.0, 0.0, 0.0), &p(0.0, 1.0, 0.0));
+        let o = r.origin().coords.into();
+        assert!(
+            t.intersect(&o, &d.into(), 0.0, f32::INFINITY, Culling::None)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn division_happens_once_on_the_accepted_values() {
+        // t, u, v are the three numerators times one reciprocal of D
+        let h = cast(
+            p(0.1, 0.3, 7.0),
+            Vector3::new(0.0, 0.0, -3.0),
+            Culling::None,
+        )
+        .unwrap();
+        let inv = 1.0f32 / 3.0;
+        assert_eq!(h.t, 7.0 * inv);
+        assert_eq!(h.u, (0.1f32 * 3.0) * inv);
+    }
+}
