@@ -38,6 +38,11 @@
 // `!(a <= b)` is how this crate makes a NaN fail a test; it is deliberate everywhere.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 mod aabb;
 mod bvh;
 mod camera;

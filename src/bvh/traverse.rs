@@ -59,6 +59,22 @@ pub struct Hit {
     pub material: Option<u32>,
 }
 
+/// How far (relative) the walk widens each box's exit before comparing it with the entry.
+///
+/// The slab test's `t` values and the triangle test's `t` are rounded differently, so a
+/// triangle lying on its box's face can hit at a `t` a few ulps before the box's computed
+/// entry. With a closer hit already found at a `t` in between, the exact comparison would cull
+/// that box and lose the closer triangle (seen on the coplanar overlapping triangles of the
+/// conference room). Widening by 2^-20 (8 ulps), as conservative traversal does (Ize 2013),
+/// keeps such boxes; the triangle test still uses the exact range, so answers stay those of a
+/// brute force.
+const EXIT_SLACK: f32 = 1.0 / (1u32 << 20) as f32;
+
+#[inline(always)]
+fn widened(far: f32) -> f32 {
+    far + far.abs() * EXIT_SLACK
+}
+
 /// One stack entry: a node and the ray's entry distance into its box.
 type Stack = SmallVec<[(u32, f32); 64]>;
 const _: () = assert!(
@@ -157,7 +173,7 @@ impl Bvh {
         let nodes = &self.nodes[..];
         let root = &nodes[0];
         let (near, far) = slab_interval(&root.min, &root.max, &slabs, t_min, t_max);
-        if !(near <= far) {
+        if !(near <= widened(far)) {
             return;
         }
         let mut stack = Stack::new();
@@ -174,7 +190,7 @@ impl Bvh {
                 let (l, r) = (&nodes[left], &nodes[left + 1]);
                 let (l_near, l_far) = slab_interval(&l.min, &l.max, &slabs, t_min, t_max);
                 let (r_near, r_far) = slab_interval(&r.min, &r.max, &slabs, t_min, t_max);
-                match (l_near <= l_far, r_near <= r_far) {
+                match (l_near <= widened(l_far), r_near <= widened(r_far)) {
                     (true, true) => {
                         let (near, far, far_entry) = if l_near <= r_near {
                             (left, left + 1, r_near)
@@ -199,7 +215,7 @@ impl Bvh {
             // Pop the next node the ray can still reach before t_max.
             loop {
                 match stack.pop() {
-                    Some((i, entry)) if entry <= t_max => {
+                    Some((i, entry)) if entry <= widened(t_max) => {
                         index = i as usize;
                         break;
                     }

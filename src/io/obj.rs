@@ -479,18 +479,38 @@ fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &str, std::str::SplitWhit
         })
 }
 
-/// The first `v` line with a NaN or infinite coordinate: (line, vertex number from 0).
+/// The first vertex used by a face whose position is NaN or infinite (after the optional
+/// `w` divide, as tobj computes it): (line of its `v`, vertex number from 0). Unused vertices
+/// do not count, since the loader drops them.
 fn find_non_finite(bytes: &[u8]) -> Option<(usize, usize)> {
-    let mut vertex = 0;
+    // (line, finite) of every `v` so far
+    let mut vertices: Vec<(usize, bool)> = Vec::new();
     for (line, first, words) in lines(bytes) {
-        if first == "v" {
-            if words
-                .take(3)
-                .any(|w| w.parse::<f32>().is_ok_and(|x| !x.is_finite()))
-            {
-                return Some((line, vertex));
+        match first {
+            "v" => {
+                let x: Vec<f32> = words.take(4).map_while(|w| w.parse().ok()).collect();
+                let w = if x.len() == 4 { x[3] } else { 1.0 };
+                let finite = x.iter().take(3).all(|c| (c / w).is_finite());
+                vertices.push((line, finite));
             }
-            vertex += 1;
+            "f" => {
+                for corner in words {
+                    let Some(Ok(index)) = corner.split('/').next().map(str::parse::<i64>) else {
+                        continue;
+                    };
+                    let i = if index < 0 {
+                        vertices.len() as i64 + index
+                    } else {
+                        index - 1
+                    };
+                    if let Some(&(line, false)) =
+                        usize::try_from(i).ok().and_then(|i| vertices.get(i))
+                    {
+                        return Some((line, i as usize));
+                    }
+                }
+            }
+            _ => {}
         }
     }
     None
@@ -593,6 +613,22 @@ mod tests {
                 other => panic!("{bad}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn non_finite_blame_goes_to_a_used_vertex() {
+        let unused_first = "v nan 0 0\nv 0 0 0\nv 1 0 0\nv 0 inf 0\nf 2 3 4\n";
+        let w_overflow = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1e30 0 0 1e-30\nf 1 2 3\nf 2 3 4\n";
+        for (text, want) in [(unused_first, (4, 3)), (w_overflow, (4, 3))] {
+            match load(text) {
+                Err(Error::NonFiniteCoordinate { line, vertex, .. }) => {
+                    assert_eq!((line, vertex), (Some(want.0), want.1), "{text}")
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        // an unused bad vertex alone is dropped with the other unused ones
+        assert!(load("v nan 0 0\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 2 3 4\n").is_ok());
     }
 
     #[test]

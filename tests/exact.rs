@@ -1,0 +1,309 @@
+//! The promise of the crate: every BVH query answers what a test of every triangle answers.
+//!
+//! For each mesh (the project's scene and every shared mesh), three sets of 10,000 rays
+//! (camera rays, random rays into the bounds, short rays leaving the surface) are cast with
+//! closest, any and all hits, and compared with two brute forces over every triangle:
+//! - the crate's own f32 Cramer test: the BVH must give **the same bits** (same t; the same
+//!   triangle or another one at exactly that t), so the tree never loses a hit;
+//! - an independent f64 solve: hit/miss equal and t within 1e-5 relative (plus the f32
+//!   rounding bound), except on rays the f64 error bound calls borderline (within rounding of
+//!   an edge or the range's ends), which are counted and must stay rare.
+mod common;
+
+use common::*;
+use meshray::{Bvh, Culling, Hit, Mesh, QueryOptions, Ray, intersect_triangle};
+
+const RAYS_PER_SET: usize = 10_000;
+
+#[derive(Default, Debug)]
+struct Tally {
+    rays: usize,
+    hits: usize,
+    all_hits: usize,
+    ties: usize,
+    borderline: usize,
+    max_rel_t_error: f64,
+    failures: Vec<String>,
+}
+
+fn fail(tally: &mut Tally, set: &str, k: usize, ray: &Ray, what: String) {
+    if tally.failures.len() < 20 {
+        tally
+            .failures
+            .push(format!("{set} ray {k} {ray:?}: {what}"));
+    } else if tally.failures.len() == 20 {
+        tally.failures.push("...".into());
+    }
+}
+
+fn check_ray(
+    bvh: &Bvh,
+    exact: &ExactMesh,
+    chunks: &Chunks,
+    ray: &Ray,
+    culling: Culling,
+    (set, k): (&str, usize),
+    tally: &mut Tally,
+) {
+    let mesh = bvh.mesh();
+    let options = QueryOptions { culling };
+    let closest = bvh.closest_hit(ray, &options);
+    let brute = brute_all_f32(mesh, chunks, ray, culling);
+    tally.rays += 1;
+
+    // 1. the same bits as the f32 brute force
+    match (&closest, brute.first()) {
+        (None, None) => {}
+        (Some(h), Some(&(t, tri))) => {
+            tally.hits += 1;
+            if h.t.to_bits() != t.to_bits() {
+                fail(
+                    tally,
+                    set,
+                    k,
+                    ray,
+                    format!(
+                        "BVH t {} (tri {}) != brute t {t} (tri {tri})",
+                        h.t, h.triangle
+                    ),
+                );
+            } else if h.triangle != tri {
+                let [a, b, c] = mesh.triangle(h.triangle as usize);
+                match intersect_triangle(ray, &a, &b, &c, culling) {
+                    Some(x) if x.t == t => tally.ties += 1,
+                    other => fail(
+                        tally,
+                        set,
+                        k,
+                        ray,
+                        format!("BVH tri {} is no tie: {other:?}", h.triangle),
+                    ),
+                }
+            }
+        }
+        (c, b) => fail(
+            tally,
+            set,
+            k,
+            ray,
+            format!("BVH {:?} vs brute {b:?}", c.map(|h| (h.t, h.triangle))),
+        ),
+    }
+
+    // 2. any hit exists exactly when a closest hit does, and is a real hit
+    let any = bvh.any_hit(ray, &options);
+    if any.is_some() != closest.is_some() {
+        fail(
+            tally,
+            set,
+            k,
+            ray,
+            format!("any hit {any:?} but closest {:?}", closest.map(|h| h.t)),
+        );
+    }
+    if let Some(h) = any
+        && !brute.iter().any(|&(t, tri)| tri == h.triangle && t == h.t)
+    {
+        fail(
+            tally,
+            set,
+            k,
+            ray,
+            format!("any hit {} at {} is not a brute-force hit", h.triangle, h.t),
+        );
+    }
+
+    // 3. all hits: the brute-force list, in order
+    let all: Vec<(f32, u32)> = bvh
+        .all_hits(ray, &options)
+        .iter()
+        .map(|h: &Hit| (h.t, h.triangle))
+        .collect();
+    tally.all_hits += all.len();
+    if all != brute {
+        fail(
+            tally,
+            set,
+            k,
+            ray,
+            format!("all hits {all:?} != brute {brute:?}"),
+        );
+    }
+
+    // 4. against the f64 oracle
+    let exact_hits = exact.hits(chunks, ray, culling);
+    let definite = exact_hits
+        .iter()
+        .filter(|e| !e.borderline)
+        .min_by(|a, b| a.t.total_cmp(&b.t));
+    // Borderline triangles matter when they could change the closest answer.
+    let reach = closest.map_or(f64::INFINITY, |h| h.t as f64 * (1.0 + 1e-5));
+    let borderline_involved = exact_hits
+        .iter()
+        .any(|e| e.borderline && e.t - e.t_tolerance <= reach);
+    match &closest {
+        None => {
+            if let Some(e) = definite {
+                fail(
+                    tally,
+                    set,
+                    k,
+                    ray,
+                    format!("BVH misses, f64 hits tri {} at {}", e.triangle, e.t),
+                );
+            }
+        }
+        Some(h) => {
+            let Some(e) = exact_hits.iter().find(|e| e.triangle == h.triangle) else {
+                return fail(
+                    tally,
+                    set,
+                    k,
+                    ray,
+                    format!("BVH hit tri {} which f64 misses", h.triangle),
+                );
+            };
+            let tol = 1e-5 * e.t.abs() + e.t_tolerance;
+            let err = (h.t as f64 - e.t).abs();
+            if err > tol {
+                fail(
+                    tally,
+                    set,
+                    k,
+                    ray,
+                    format!("t {} vs f64 {} (tol {tol})", h.t, e.t),
+                );
+            }
+            if !e.borderline && e.t > 0.0 {
+                tally.max_rel_t_error = tally.max_rel_t_error.max(err / e.t);
+            }
+            if let Some(d) = definite
+                && (h.t as f64) > d.t + 1e-5 * d.t.abs() + d.t_tolerance
+            {
+                fail(
+                    tally,
+                    set,
+                    k,
+                    ray,
+                    format!(
+                        "BVH t {} beyond f64's certain hit {} at {}",
+                        h.t, d.triangle, d.t
+                    ),
+                );
+            }
+        }
+    }
+    if borderline_involved {
+        tally.borderline += 1;
+    }
+}
+
+fn check_mesh(name: &str, mesh: Mesh) {
+    let started = std::time::Instant::now();
+    let exact = ExactMesh::new(&mesh);
+    let chunks = Chunks::new(&mesh);
+    let bvh = Bvh::build(mesh);
+    bvh.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mesh = bvh.mesh();
+    let mut rng = Rng::new(
+        name.bytes()
+            .fold(0xC0FFEE, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)),
+    );
+    let side = (RAYS_PER_SET as f64).sqrt().ceil() as usize;
+    let sets = [
+        ("camera", camera_rays(mesh, side)),
+        ("random", random_rays(mesh, RAYS_PER_SET, &mut rng)),
+        ("surface", surface_rays(mesh, RAYS_PER_SET, &mut rng)),
+    ];
+    let mut failures = Vec::new();
+    for (set, rays) in &sets {
+        let mut tally = Tally::default();
+        for (k, ray) in rays.iter().enumerate() {
+            // a quarter of the rays with back faces culled, a quarter with front faces culled
+            let culling = [Culling::None, Culling::None, Culling::Back, Culling::Front][k % 4];
+            check_ray(&bvh, &exact, &chunks, ray, culling, (set, k), &mut tally);
+        }
+        println!(
+            "{name} {set}: {} rays, {} hits, {} all-hits, {} exact ties, {} borderline (f64), max rel t error {:.2e}",
+            tally.rays,
+            tally.hits,
+            tally.all_hits,
+            tally.ties,
+            tally.borderline,
+            tally.max_rel_t_error
+        );
+        assert!(
+            tally.hits > rays.len() / 20,
+            "{name} {set}: too few hits ({}) to test anything",
+            tally.hits
+        );
+        assert!(
+            tally.borderline * 100 <= tally.rays,
+            "{name} {set}: {} of {} rays borderline: the oracle's bound is too loose to test",
+            tally.borderline,
+            tally.rays
+        );
+        failures.extend(tally.failures);
+    }
+    println!(
+        "{name}: {} triangles, {:?}, {:.1} s",
+        mesh.triangle_count(),
+        bvh.stats(),
+        started.elapsed().as_secs_f32()
+    );
+    assert!(
+        failures.is_empty(),
+        "{name}: {} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn scene_asset() {
+    check_mesh("scene", Mesh::load_obj(asset("scene.obj")).unwrap());
+}
+
+macro_rules! shared {
+    ($($test:ident => $path:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            if let Some(mesh) = shared_mesh($path) {
+                check_mesh($path, mesh);
+            }
+        }
+    )*};
+}
+
+shared! {
+    cornell_box => "cornell-box/CornellBox-Original.obj",
+    suzanne => "suzanne/suzanne.obj",
+    spot => "spot/spot.obj",
+    teapot => "teapot/teapot.obj",
+    stanford_bunny => "stanford-bunny/stanford-bunny.obj",
+    happy_buddha => "happy-buddha/happy_vrip_res3.obj",
+    armadillo => "armadillo/armadillo.obj",
+    dabrovic_sponza => "dabrovic-sponza/sponza.obj",
+    sibenik => "sibenik/sibenik.obj",
+    lost_empire => "lost-empire/lost_empire.obj",
+    crytek_sponza => "crytek-sponza/sponza.obj",
+    sports_car => "sports-car/sportsCar.obj",
+    conference => "conference/conference.obj",
+}
+
+/// Every shared mesh in the manifest has a test above.
+#[test]
+fn every_shared_mesh_is_checked() {
+    let Some(dir) = meshes_dir() else { return };
+    let manifest = std::fs::read_to_string(dir.join("manifest.tsv")).unwrap();
+    let source = include_str!("exact.rs");
+    for row in manifest.lines().skip(1) {
+        let file = row.split('\t').next().unwrap();
+        if file.ends_with(".obj") {
+            assert!(
+                source.contains(&format!("\"{file}\"")),
+                "no exactness test for {file}"
+            );
+        }
+    }
+}
