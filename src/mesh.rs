@@ -80,6 +80,80 @@ impl Mesh {
         Ok(mesh)
     }
 
+    /// Adds per-corner normals: `values`, and for each triangle the indices of its three
+    /// corners' normals in `values` (normals need not be unit length; hits normalize the
+    /// interpolated one).
+    ///
+    /// ```
+    /// use meshray::Mesh;
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// let mesh = Mesh::from_buffers(p, vec![[0, 1, 2]])?.with_corner_normals(vec![Vector3::z()], vec![[0, 0, 0]])?;
+    /// assert_eq!(mesh.corner_normals(0), Some([Vector3::z(); 3]));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] when `corners` does not have one entry per triangle or an
+    /// index is past `values`.
+    pub fn with_corner_normals(
+        mut self,
+        values: Vec<Vector3<f32>>,
+        corners: Vec<[u32; 3]>,
+    ) -> Result<Mesh> {
+        check_corners("normal", values.len(), &corners, self.triangles.len())?;
+        self.normals = Some(CornerAttribute { values, corners });
+        Ok(self)
+    }
+
+    /// Adds per-corner texture coordinates, indexed like
+    /// [`with_corner_normals`](Mesh::with_corner_normals).
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] when `corners` does not have one entry per triangle or an
+    /// index is past `values`.
+    pub fn with_corner_uvs(
+        mut self,
+        values: Vec<Point2<f32>>,
+        corners: Vec<[u32; 3]>,
+    ) -> Result<Mesh> {
+        check_corners(
+            "texture coordinate",
+            values.len(),
+            &corners,
+            self.triangles.len(),
+        )?;
+        self.uvs = Some(CornerAttribute { values, corners });
+        Ok(self)
+    }
+
+    /// Names objects and assigns each triangle to one: `ids[i]` indexes `names`.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] when `ids` does not have one entry per triangle or an id is
+    /// past `names`.
+    pub fn with_objects(mut self, ids: Vec<u32>, names: Vec<String>) -> Result<Mesh> {
+        check_ids("object", &ids, names.len(), self.triangles.len())?;
+        self.object_ids = ids;
+        self.objects = names;
+        Ok(self)
+    }
+
+    /// Names materials and assigns them to triangles: `ids[i]` indexes `names`, `None` for
+    /// no material.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] when `ids` does not have one entry per triangle or an id is
+    /// past `names`.
+    pub fn with_materials(mut self, ids: Vec<Option<u32>>, names: Vec<String>) -> Result<Mesh> {
+        let ids: Vec<u32> = ids.into_iter().map(|m| m.unwrap_or(NO_INDEX)).collect();
+        check_ids("material", &ids, names.len(), self.triangles.len())?;
+        self.material_ids = ids;
+        self.materials = names;
+        Ok(self)
+    }
+
     /// Checks what every mesh promises: triangles exist, indices are in range, coordinates
     /// are finite, attributes are consistent. Errors carry no path; loaders add theirs.
     pub(crate) fn check(&self) -> Result<()> {
@@ -199,5 +273,133 @@ impl Mesh {
                 .flatten()
                 .map(|&v| &self.positions[v as usize]),
         )
+    }
+}
+
+fn out_of_range(what: &'static str, index: i64, count: usize) -> Error {
+    Error::IndexOutOfRange {
+        path: None,
+        line: None,
+        what,
+        index,
+        count,
+    }
+}
+
+/// One entry per triangle, each index below `count` (`NO_INDEX` rows mean "none").
+fn check_corners(
+    what: &'static str,
+    count: usize,
+    corners: &[[u32; 3]],
+    triangles: usize,
+) -> Result<()> {
+    if corners.len() != triangles {
+        return Err(out_of_range("triangle", corners.len() as i64, triangles));
+    }
+    for c in corners {
+        if *c == [NO_INDEX; 3] {
+            continue;
+        }
+        if let Some(&i) = c.iter().find(|&&i| i as usize >= count) {
+            return Err(out_of_range(what, i.into(), count));
+        }
+    }
+    Ok(())
+}
+
+fn check_ids(what: &'static str, ids: &[u32], count: usize, triangles: usize) -> Result<()> {
+    if ids.len() != triangles {
+        return Err(out_of_range("triangle", ids.len() as i64, triangles));
+    }
+    match ids.iter().find(|&&i| i != NO_INDEX && i as usize >= count) {
+        Some(&i) => Err(out_of_range(what, i.into(), count)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tri() -> Mesh {
+        let p = vec![
+            Point3::new(0.0, 0.0, 0.0),
+            Point3::new(1.0, 0.0, 0.0),
+            Point3::new(0.0, 1.0, 0.0),
+        ];
+        Mesh::from_buffers(p, vec![[0, 1, 2], [2, 1, 0]]).unwrap()
+    }
+
+    #[test]
+    fn buffers_are_checked() {
+        let p = vec![Point3::new(0.0, 0.0, 0.0); 3];
+        assert!(matches!(
+            Mesh::from_buffers(p.clone(), vec![]),
+            Err(Error::NoTriangles { .. })
+        ));
+        assert!(matches!(
+            Mesh::from_buffers(p.clone(), vec![[0, 1, 3]]),
+            Err(Error::IndexOutOfRange {
+                index: 3,
+                count: 3,
+                ..
+            })
+        ));
+        let mut bad = p;
+        bad[1].y = f32::NAN;
+        assert!(matches!(
+            Mesh::from_buffers(bad, vec![[0, 1, 2]]),
+            Err(Error::NonFiniteCoordinate { vertex: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn attributes_from_buffers() {
+        let m = tri()
+            .with_corner_normals(
+                vec![Vector3::z(), -Vector3::z()],
+                vec![[0, 0, 0], [1, 1, 1]],
+            )
+            .unwrap()
+            .with_corner_uvs(vec![Point2::new(0.5, 0.5)], vec![[0, 0, 0], [NO_INDEX; 3]])
+            .unwrap()
+            .with_objects(vec![0, 1], vec!["a".into(), "b".into()])
+            .unwrap()
+            .with_materials(vec![None, Some(0)], vec!["m".into()])
+            .unwrap();
+        assert_eq!(m.corner_normals(1), Some([-Vector3::z(); 3]));
+        assert_eq!(m.corner_uvs(0), Some([Point2::new(0.5, 0.5); 3]));
+        assert_eq!(m.corner_uvs(1), None);
+        assert_eq!((m.object_id(1), m.objects()[1].as_str()), (1, "b"));
+        assert_eq!((m.material_id(0), m.material_id(1)), (None, Some(0)));
+    }
+
+    #[test]
+    fn attribute_errors() {
+        assert!(
+            tri()
+                .with_corner_normals(vec![Vector3::z()], vec![[0, 0, 0]])
+                .is_err()
+        ); // one row short
+        assert!(
+            tri()
+                .with_corner_normals(vec![Vector3::z()], vec![[0, 0, 0], [0, 1, 0]])
+                .is_err()
+        );
+        assert!(
+            tri()
+                .with_corner_uvs(vec![], vec![[0, 0, 0], [0, 0, 0]])
+                .is_err()
+        );
+        assert!(
+            tri()
+                .with_objects(vec![0, 2], vec!["a".into(), "b".into()])
+                .is_err()
+        );
+        assert!(
+            tri()
+                .with_materials(vec![Some(1), None], vec!["m".into()])
+                .is_err()
+        );
     }
 }

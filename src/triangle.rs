@@ -165,10 +165,11 @@ impl LeafTriangle {
         if !(t >= t_min && t <= t_max) {
             return None;
         }
+        // `+ 0.0` turns a -0.0 (from the sign flip) into +0.0 for tidy output.
         Some(TriangleHit {
             t,
-            u: d1 * inv,
-            v: d2 * inv,
+            u: d1 * inv + 0.0,
+            v: d2 * inv + 0.0,
         })
     }
 
