@@ -83,18 +83,28 @@ impl Aabb {
     /// This box grown to hold `p`.
     #[inline]
     pub fn grow(&self, p: &Point3<f32>) -> Aabb {
-        Aabb {
-            min: self.min.inf(p),
-            max: self.max.sup(p),
-        }
+        self.union(&Aabb { min: *p, max: *p })
     }
 
     /// The smallest box holding both.
     #[inline]
     pub fn union(&self, other: &Aabb) -> Aabb {
+        // Written out per component as plain comparisons, which compile to single min/max
+        // instructions (the builder calls this for every primitive at every level).
+        let lo = |a: f32, b: f32| if b < a { b } else { a };
+        let hi = |a: f32, b: f32| if b > a { b } else { a };
+        let (a, b) = (self, other);
         Aabb {
-            min: self.min.inf(&other.min),
-            max: self.max.sup(&other.max),
+            min: Point3::new(
+                lo(a.min.x, b.min.x),
+                lo(a.min.y, b.min.y),
+                lo(a.min.z, b.min.z),
+            ),
+            max: Point3::new(
+                hi(a.max.x, b.max.x),
+                hi(a.max.y, b.max.y),
+                hi(a.max.z, b.max.z),
+            ),
         }
     }
 

@@ -46,6 +46,15 @@ const EMPTY_BIN: Bin = Bin {
     count: 0,
 };
 
+/// A primitive as the builder sees it. The builder partitions these records themselves
+/// (not indices into the inputs), so every sweep over a node reads memory in order.
+#[derive(Clone, Copy)]
+struct Item {
+    bounds: Aabb,
+    centroid: Point3<f32>,
+    index: u32,
+}
+
 /// Builds the tree over `boxes` (with their `centroids`); returns the nodes and the
 /// primitive order of the leaves.
 pub(crate) fn build(
@@ -54,7 +63,13 @@ pub(crate) fn build(
     options: &BuildOptions,
 ) -> (Vec<Node>, Vec<u32>) {
     let n = boxes.len();
-    let mut order: Vec<u32> = (0..n as u32).collect();
+    let mut items: Vec<Item> = (0..n)
+        .map(|i| Item {
+            bounds: boxes[i],
+            centroid: centroids[i],
+            index: i as u32,
+        })
+        .collect();
     let mut nodes = Vec::with_capacity((2 * n).saturating_sub(1).max(1));
     nodes.push(Node::EMPTY);
     let mut tasks = vec![Task {
@@ -75,31 +90,20 @@ pub(crate) fn build(
         depth,
     }) = tasks.pop()
     {
-        let prims = &mut order[begin..end];
-        let bounds = prims
-            .iter()
-            .fold(Aabb::EMPTY, |b, &p| b.union(&boxes[p as usize]));
+        let prims = &mut items[begin..end];
+        let bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(&p.bounds));
         let count = prims.len();
         let leaf = Node::leaf(&bounds, begin as u32, count as u32);
         if count == 1 {
             nodes[node] = leaf;
             continue;
         }
-        let centroid_bounds = prims
-            .iter()
-            .fold(Aabb::EMPTY, |b, &p| b.grow(&centroids[p as usize]));
+        let centroid_bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.grow(&p.centroid));
 
         let split = if depth >= MEDIAN_DEPTH {
             None
         } else {
-            best_sah_split(
-                prims,
-                boxes,
-                centroids,
-                &centroid_bounds,
-                &mut bin_buf,
-                &mut right_area,
-            )
+            best_sah_split(prims, &centroid_bounds, &mut bin_buf, &mut right_area)
         };
         let mid = match split {
             Some(s) => {
@@ -112,13 +116,13 @@ pub(crate) fn build(
                     nodes[node] = leaf;
                     continue;
                 }
-                partition(prims, |p| s.bin_of(&centroids[p as usize]) < s.plane)
+                partition(prims, |p| s.bin_of(&p.centroid) < s.plane)
             }
             None if count <= max_leaf => {
                 nodes[node] = leaf;
                 continue;
             }
-            None => median_split(prims, centroids, &centroid_bounds),
+            None => median_split(prims, &centroid_bounds),
         };
         let left = nodes.len();
         nodes.push(Node::EMPTY);
@@ -137,7 +141,7 @@ pub(crate) fn build(
             depth: depth + 1,
         });
     }
-    (nodes, order)
+    (nodes, items.iter().map(|p| p.index).collect())
 }
 
 /// A chosen plane: primitives whose centroid bins below `plane` on `axis` go left.
@@ -165,9 +169,7 @@ fn bin_index(x: f32, min: f32, scale: f32, bins: usize) -> usize {
 }
 
 fn best_sah_split(
-    prims: &[u32],
-    boxes: &[Aabb],
-    centroids: &[Point3<f32>],
+    prims: &[Item],
     centroid_bounds: &Aabb,
     bins: &mut [Bin],
     right_area: &mut [f32],
@@ -182,10 +184,10 @@ fn best_sah_split(
             continue;
         }
         bins.fill(EMPTY_BIN);
-        for &p in prims {
-            let b = &mut bins[bin_index(centroids[p as usize][axis], min, scale, nb)];
+        for p in prims.iter() {
+            let b = &mut bins[bin_index(p.centroid[axis], min, scale, nb)];
             b.count += 1;
-            b.bounds = b.bounds.union(&boxes[p as usize]);
+            b.bounds = b.bounds.union(&p.bounds);
         }
         // right_area[i] = A(bins i..) · N(bins i..)
         let (mut acc, mut n) = (Aabb::EMPTY, 0u32);
@@ -222,24 +224,22 @@ fn best_sah_split(
 
 /// Splits at the median centroid along the widest centroid axis (by index when all
 /// centroids coincide); returns the size of the left half.
-fn median_split(prims: &mut [u32], centroids: &[Point3<f32>], centroid_bounds: &Aabb) -> usize {
+fn median_split(prims: &mut [Item], centroid_bounds: &Aabb) -> usize {
     let mid = prims.len() / 2;
     let extent = centroid_bounds.extent();
     if extent.max() > 0.0 {
         let axis = extent.imax();
-        prims.select_nth_unstable_by(mid, |&a, &b| {
-            centroids[a as usize][axis].total_cmp(&centroids[b as usize][axis])
-        });
+        prims.select_nth_unstable_by(mid, |a, b| a.centroid[axis].total_cmp(&b.centroid[axis]));
     }
     mid
 }
 
 /// Moves the elements for which `left` holds to the front; returns how many there are.
-fn partition(prims: &mut [u32], left: impl Fn(u32) -> bool) -> usize {
+fn partition(prims: &mut [Item], left: impl Fn(&Item) -> bool) -> usize {
     let mut i = 0;
     let mut j = prims.len();
     while i < j {
-        if left(prims[i]) {
+        if left(&prims[i]) {
             i += 1;
         } else {
             j -= 1;
