@@ -1,34 +1,34 @@
 //! Axis-aligned bounding boxes and the ray–box slab test.
-//!
-//! # The slab test
-//! A box is the intersection of three slabs `min[a] <= x[a] <= max[a]`. Along the ray the slab
-//! of axis `a` is crossed between `t0 = (min[a] - o[a]) / d[a]` and `t1 = (max[a] - o[a]) /
-//! d[a]`, swapped when `d[a]` is negative. The ray is in the box where it is in all three slabs
-//! and in its own range, so it hits when `max(t0s, t_min) <= min(t1s, t_max)`; that interval is
-//! the answer (Kay & Kajiya 1986; Williams et al. 2005 for the sign trick). The division is a
-//! multiplication by the ray's cached `1/d`, and the swap uses the cached sign, not a
-//! comparison of `t0` and `t1`, so `-0.0` works like any negative number.
-//!
-//! # Policy for the edge cases
-//! - The box is **closed**: its faces belong to it. A ray that only touches a face, an edge
-//!   or a corner hits, with `t_near == t_far`.
-//! - A direction component of `±0` gives `1/d = ±inf`. With the origin strictly inside that
-//!   slab the bounds are `-inf` and `+inf` (no constraint); strictly outside, both have the same
-//!   sign of infinity and the test misses.
-//! - A ray lying in a face plane (`d[a] == 0` and `o[a] == min[a]` or `max[a]`) computes
-//!   `0 · inf = NaN` for that plane. Every update is written `if candidate > near { near =
-//!   candidate }` (and the mirror for `far`), which keeps the current bound when the candidate
-//!   is NaN: the plane adds no constraint, so a ray in a face plane is inside that slab and
-//!   touches the box (closed box, as above).
-//! - An origin inside the box gives `t_near = t_min`.
-//! - A ray with a NaN or an infinity in its origin or direction, a zero direction or a NaN
-//!   range ([`Ray::is_valid`] is false) never hits. An empty box (`min > max` on an axis, as
-//!   [`Aabb::empty`]) never hits.
 
 use crate::Ray;
 use nalgebra::{Point3, Vector3};
 
 /// An axis-aligned box `[min, max]` (closed).
+///
+/// # The slab test
+/// A box is the intersection of three slabs `min[a] <= x[a] <= max[a]`. Along the ray the slab
+/// of axis `a` is crossed between `t0 = (min[a] - o[a]) / d[a]` and `t1 = (max[a] - o[a]) /
+/// d[a]`, swapped when `d[a]` is negative. The ray is in the box where it is in all three slabs
+/// and in its own range, so it hits when `max(t0s, t_min) <= min(t1s, t_max)`; that interval is
+/// the answer (Kay & Kajiya 1986; Williams et al. 2005 for the sign trick). The division is a
+/// multiplication by the ray's cached `1/d`, and the swap uses the cached sign, not a
+/// comparison of `t0` and `t1`, so `-0.0` works like any negative number.
+///
+/// # Policy for the edge cases
+/// - The box is **closed**: its faces belong to it. A ray that only touches a face, an edge
+///   or a corner hits, with `t_near == t_far`.
+/// - A direction component of `±0` gives `1/d = ±inf`. With the origin strictly inside that
+///   slab the bounds are `-inf` and `+inf` (no constraint); strictly outside, both have the same
+///   sign of infinity and the test misses.
+/// - A ray lying in a face plane (`d[a] == 0` and `o[a] == min[a]` or `max[a]`) computes
+///   `0 · inf = NaN` for that plane. Every update is written `if candidate > near { near =
+///   candidate }` (and the mirror for `far`), which keeps the current bound when the candidate
+///   is NaN: the plane adds no constraint, so a ray in a face plane is inside that slab and
+///   touches the box (closed box, as above).
+/// - An origin inside the box gives `t_near = t_min`.
+/// - A ray with a NaN or an infinity in its origin or direction, a zero direction or a NaN
+///   range ([`Ray::is_valid`] is false) never hits. An empty box (`min > max` on an axis, as
+///   [`Aabb::empty`]) never hits.
 ///
 /// ```
 /// use meshray::{Aabb, Ray};
@@ -136,7 +136,7 @@ impl Aabb {
     }
 
     /// The slab test: the interval `(t_near, t_far)` of the ray's range inside the box, or
-    /// `None` when the ray misses it. See the [module docs](self) for the policy on zero
+    /// `None` when the ray misses it. See the [type docs](Aabb) for the policy on zero
     /// direction components, rays in a face plane, origins inside, and NaN.
     #[inline]
     pub fn intersect_ray(&self, ray: &Ray) -> Option<(f32, f32)> {

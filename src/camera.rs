@@ -1,22 +1,22 @@
 //! Picking: the ray through a pixel of a viewport.
-//!
-//! A pixel position `(x, y)` in a `width × height` viewport (origin at the top-left corner,
-//! `y` down, as mouse coordinates are; the centre of pixel `(i, j)` is `(i + 0.5, j + 0.5)`)
-//! maps to normalized device coordinates `x_ndc = 2x/width − 1`, `y_ndc = 1 − 2y/height`.
-//! Unprojecting `(x_ndc, y_ndc, −1)` and `(x_ndc, y_ndc, 1)` through the inverse of
-//! `projection · view` gives the points on the near and far planes under that pixel
-//! (OpenGL's clip space, which nalgebra's `Perspective3` and `Orthographic3` produce).
-//!
-//! The ray starts on the near plane and its direction is the unit vector towards the far
-//! point, so `t` is the distance from the near plane, and `t_max` is `+inf` (a far plane
-//! does not clip picking). The unprojection runs in `f64`, so a far-away camera loses no
-//! precision in the inverse.
 
 use crate::{Error, Ray, Result};
 use nalgebra::{Matrix4, Point2, Point3, Vector2, Vector4};
 
 /// The ray through `pixel` of a `viewport` (width, height) for a camera's `view` and
-/// `projection` matrices. See the [module docs](self) for the conventions.
+/// `projection` matrices. The conventions follow.
+///
+/// A pixel position `(x, y)` in a `width × height` viewport (origin at the top-left corner,
+/// `y` down, as mouse coordinates are; the centre of pixel `(i, j)` is `(i + 0.5, j + 0.5)`)
+/// maps to normalized device coordinates `x_ndc = 2x/width − 1`, `y_ndc = 1 − 2y/height`.
+/// Unprojecting `(x_ndc, y_ndc, −1)` and `(x_ndc, y_ndc, 1)` through the inverse of
+/// `projection · view` gives the points on the near and far planes under that pixel
+/// (OpenGL's clip space, which nalgebra's `Perspective3` and `Orthographic3` produce).
+///
+/// The ray starts on the near plane and its direction is the unit vector towards the far
+/// point, so `t` is the distance from the near plane, and `t_max` is `+inf` (a far plane
+/// does not clip picking). The unprojection runs in `f64`, so a far-away camera loses no
+/// precision in the inverse.
 ///
 /// ```
 /// use meshray::pixel_ray;

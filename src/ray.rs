@@ -1,16 +1,16 @@
 //! Rays: an origin, a direction and a parametric range.
-//!
-//! A ray is the set of points `origin + t·direction` for `t` in `[t_min, t_max]`. The
-//! direction is **not** normalized: `t` is parametric, so a transform applied to origin and
-//! direction keeps `t` (and with a unit direction `t` is a distance).
-//!
-//! The slab test divides by the direction on every box; the ray caches `1/direction` and the
-//! sign of each component once, so traversal only multiplies. A component of `+0.0` or `-0.0`
-//! gives an inverse of `+inf` or `-inf`, which the slab test handles (see [`crate::Aabb`]).
 
 use nalgebra::{Point3, Vector3};
 
 /// A ray `origin + t·direction`, `t` in `[t_min, t_max]`, with its inverse direction cached.
+///
+/// A ray is the set of points `origin + t·direction` for `t` in `[t_min, t_max]`. The
+/// direction is **not** normalized: `t` is parametric, so a transform applied to origin and
+/// direction keeps `t` (and with a unit direction `t` is a distance).
+///
+/// The slab test divides by the direction on every box; the ray caches `1/direction` and the
+/// sign of each component once, so traversal only multiplies. A component of `+0.0` or `-0.0`
+/// gives an inverse of `+inf` or `-inf`, which the slab test handles (see [`crate::Aabb`]).
 ///
 /// ```
 /// use meshray::Ray;

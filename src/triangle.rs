@@ -1,30 +1,4 @@
 //! The ray–triangle test by Cramer's rule (the narrow phase).
-//!
-//! A point of the triangle `A, B, C` is `A + u·(B − A) + v·(C − A)` with `u, v >= 0` and
-//! `u + v <= 1`; a point of the ray is `O + t·d`. Equating them gives the 3×3 system
-//!
-//! ```text
-//! [e1  e2  −d] · (u, v, t)ᵀ = s        e1 = B − A,  e2 = C − A,  s = O − A
-//! ```
-//!
-//! solved by Cramer's rule: `D = det[e1, e2, −d]`, `u = D1/D`, `v = D2/D`, `t = D3/D`, where
-//! `Dk` is `D` with column `k` replaced by `s`. Each determinant is a scalar triple product;
-//! with `n = e1 × e2` and `w = d × s` they are
-//!
-//! ```text
-//! D = −n·d     D1 = −e2·w     D2 = e1·w     D3 = n·s
-//! ```
-//!
-//! so a test costs two cross products and four dot products. The barycentric conditions are
-//! checked on the **signs** of `D1`, `D2` and `D1 + D2` against `D` before anything is
-//! divided; only an accepted hit pays for the single division `1/D`.
-//!
-//! `D > 0` exactly when the ray meets the side from which `A, B, C` turn counter-clockwise
-//! (the front face, whose normal `n` points against the ray). A ray parallel to the plane has
-//! `D = 0`, and so does every ray against a degenerate (zero-area) triangle whose cross product
-//! rounds to zero: both never hit. A NaN anywhere fails every comparison and never hits.
-//!
-//! The hit's barycentrics follow the convention `P = (1 − u − v)·A + u·B + v·C`.
 
 use crate::Ray;
 use nalgebra::{Point3, Vector3};
@@ -54,9 +28,35 @@ pub struct TriangleHit {
     pub v: f32,
 }
 
-/// Intersects a ray with the triangle `a, b, c` by Cramer's rule (see the [module
-/// docs](self)); `None` for a miss, a hit outside the ray's range, a culled face, a ray
+/// Intersects a ray with the triangle `a, b, c` by Cramer's rule (the method
+/// is described below); `None` for a miss, a hit outside the ray's range, a culled face, a ray
 /// parallel to the plane, a degenerate triangle or an invalid ray.
+///
+/// A point of the triangle `A, B, C` is `A + u·(B − A) + v·(C − A)` with `u, v >= 0` and
+/// `u + v <= 1`; a point of the ray is `O + t·d`. Equating them gives the 3×3 system
+///
+/// ```text
+/// [e1  e2  −d] · (u, v, t)ᵀ = s        e1 = B − A,  e2 = C − A,  s = O − A
+/// ```
+///
+/// solved by Cramer's rule: `D = det[e1, e2, −d]`, `u = D1/D`, `v = D2/D`, `t = D3/D`, where
+/// `Dk` is `D` with column `k` replaced by `s`. Each determinant is a scalar triple product;
+/// with `n = e1 × e2` and `w = d × s` they are
+///
+/// ```text
+/// D = −n·d     D1 = −e2·w     D2 = e1·w     D3 = n·s
+/// ```
+///
+/// so a test costs two cross products and four dot products. The barycentric conditions are
+/// checked on the **signs** of `D1`, `D2` and `D1 + D2` against `D` before anything is
+/// divided; only an accepted hit pays for the single division `1/D`.
+///
+/// `D > 0` exactly when the ray meets the side from which `A, B, C` turn counter-clockwise
+/// (the front face, whose normal `n` points against the ray). A ray parallel to the plane has
+/// `D = 0`, and so does every ray against a degenerate (zero-area) triangle whose cross product
+/// rounds to zero: both never hit. A NaN anywhere fails every comparison and never hits.
+///
+/// The hit's barycentrics follow the convention `P = (1 − u − v)·A + u·B + v·C`.
 ///
 /// ```
 /// use meshray::{intersect_triangle, Culling, Ray};

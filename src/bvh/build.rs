@@ -79,7 +79,7 @@ pub(crate) fn build(
         depth: 0,
     }];
     let bins = options.bins.clamp(2, 256);
-    let max_leaf = options.max_leaf_size.clamp(1, 1 << 16);
+    let max_leaf = options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
     let mut bin_buf = vec![EMPTY_BIN; bins];
     let mut right_area = vec![0.0f32; bins];
 

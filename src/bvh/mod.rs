@@ -17,6 +17,9 @@ use crate::triangle::LeafTriangle;
 use crate::{Aabb, Mesh};
 use nalgebra::Point3;
 
+/// The largest `max_leaf_size` the builder accepts.
+pub(crate) const MAX_LEAF_SIZE: usize = 1 << 16;
+
 /// How the SAH builder trades tree quality against build time.
 ///
 /// ```

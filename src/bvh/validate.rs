@@ -7,8 +7,8 @@ use crate::{Aabb, Error, Result};
 
 impl Bvh {
     /// Checks every invariant of the tree, in O(n): children lie in range and inside their
-    /// parent's box, every node is reached once, leaves hold 1 to `max_leaf_size` triangles
-    /// (more only where coincident centroids forced it), each leaf's box is exactly the box of
+    /// parent's box, every node is reached once, leaves hold 1 to `max_leaf_size` triangles,
+    /// each leaf's box is exactly the box of
     /// its triangles, every mesh triangle sits in exactly one leaf, the precomputed leaf
     /// triangles match the mesh, there are at most `2n − 1` nodes and the depth fits the
     /// traversal stack. Builds run it in debug builds; tests run it after every build.
@@ -49,6 +49,12 @@ impl Bvh {
             }
             if node.is_leaf() {
                 let (first, count) = (node.first as usize, node.count as usize);
+                let max_leaf = self.options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
+                if count > max_leaf {
+                    return fail(format!(
+                        "leaf {i} holds {count} triangles, more than {max_leaf}"
+                    ));
+                }
                 if first + count > n {
                     return fail(format!("leaf {i} holds slots {first}..{}", first + count));
                 }
