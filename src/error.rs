@@ -64,6 +64,17 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A file is larger than a [`LoadOptions`](crate::LoadOptions) limit allows.
+    LimitExceeded {
+        /// The file.
+        path: PathBuf,
+        /// The line where the limit was passed, where known.
+        line: Option<usize>,
+        /// What was counted: `"bytes"` or `"triangles"`.
+        what: &'static str,
+        /// The limit.
+        limit: u64,
+    },
     /// Camera matrices that cannot turn a pixel into a ray (singular or not finite).
     InvalidCamera {
         /// What is wrong.
@@ -120,6 +131,17 @@ impl Clone for Error {
                 path: path.clone(),
                 line: *line,
                 message: message.clone(),
+            },
+            Error::LimitExceeded {
+                path,
+                line,
+                what,
+                limit,
+            } => Error::LimitExceeded {
+                path: path.clone(),
+                line: *line,
+                what,
+                limit: *limit,
             },
             Error::InvalidCamera { reason } => Error::InvalidCamera { reason },
             Error::InvalidBvh { reason } => Error::InvalidBvh {
@@ -178,6 +200,16 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "{}material library not loaded: {message}",
+                at(&Some(path.clone()), line)
+            ),
+            Error::LimitExceeded {
+                path,
+                line,
+                what,
+                limit,
+            } => write!(
+                f,
+                "{}more than {limit} {what} (see LoadOptions)",
                 at(&Some(path.clone()), line)
             ),
             Error::InvalidCamera { reason } => write!(f, "invalid camera: {reason}"),

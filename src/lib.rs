@@ -57,6 +57,7 @@ pub use aabb::Aabb;
 pub use bvh::{BuildOptions, Bvh, Hit, QueryOptions, Stats};
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};
+pub use io::obj::LoadOptions;
 pub use mesh::Mesh;
 pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
 pub use ray::Ray;

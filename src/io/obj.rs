@@ -21,6 +21,10 @@ enum Refusal {
         index: i64,
         count: usize,
     },
+    Limit {
+        what: &'static str,
+        limit: u64,
+    },
 }
 
 /// Per triangle, in file order: whether its face gave texture coordinates / normals.
@@ -36,6 +40,8 @@ struct Scan {
     refusal: Option<Refusal>,
     /// One entry per triangle (a face of k corners gives k − 2), `HAS_UV | HAS_NORMAL`.
     triangle_flags: Vec<u8>,
+    /// The most triangles the file may give.
+    max_triangles: usize,
 }
 
 /// Which syntax the checking reader checks.
@@ -159,6 +165,12 @@ fn check_obj_line(line: &str, scan: &mut Scan) -> Result<bool, Refusal> {
                     "a face needs at least 3 corners, this one has {corners}"
                 )));
             }
+            if scan.triangle_flags.len() + (corners - 2) > scan.max_triangles {
+                return Err(Refusal::Limit {
+                    what: "triangles",
+                    limit: scan.max_triangles as u64,
+                });
+            }
             scan.triangle_flags
                 .extend(std::iter::repeat_n(flags, corners - 2));
         }
@@ -176,6 +188,81 @@ fn check_mtl_line(line: &str) -> Result<bool, Refusal> {
         return Err(Refusal::Parse(format!("{key} needs 3 numbers")));
     }
     Ok(true)
+}
+
+/// Limits and policies for loading files that may come from anyone.
+///
+/// The defaults accept any reasonable model and refuse what could exhaust memory or read
+/// files the model has no business reading.
+///
+/// ```
+/// use meshray::{LoadOptions, Mesh};
+///
+/// let strict = LoadOptions { max_file_bytes: 1 << 20, max_triangles: 10_000, ..Default::default() };
+/// let mesh = Mesh::load_obj_with(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"), &strict)?;
+/// assert_eq!(mesh.triangle_count(), 2090);
+/// # Ok::<(), meshray::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// The largest OBJ or MTL file read, in bytes (default 2 GiB). The file is never read
+    /// past this, whatever its size claims to be.
+    pub max_file_bytes: u64,
+    /// The most triangles a file may give, after fanning polygons (default 100 million,
+    /// about 7 GB of mesh and BVH). Checked while reading, before the triangles are stored.
+    pub max_triangles: usize,
+    /// Load material libraries only from the OBJ's own directory or below it (default
+    /// `true`): a `mtllib` with an absolute path, a `..` component, or a link leading out is
+    /// not read, and is reported in [`Mesh::load_warnings`].
+    pub confine_materials: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            max_file_bytes: 2 << 30,
+            max_triangles: 100_000_000,
+            confine_materials: true,
+        }
+    }
+}
+
+/// Reads at most `limit` bytes of a file; more is an error.
+fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let io = |source| Error::Io {
+        path: path.into(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::LimitExceeded {
+            path: path.into(),
+            line: None,
+            what: "bytes",
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Whether `mtl` (as written in the OBJ) stays inside `dir`, lexically and after links.
+fn inside(dir: &Path, mtl: &Path) -> bool {
+    use std::path::Component;
+    if mtl
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return false;
+    }
+    match (dir.join(mtl).canonicalize(), dir.canonicalize()) {
+        (Ok(file), Ok(dir)) => file.starts_with(dir),
+        // A file that does not exist cannot lead anywhere; reading it reports the problem.
+        _ => true,
+    }
 }
 
 impl Mesh {
@@ -200,17 +287,26 @@ impl Mesh {
     /// for a NaN or infinite vertex used by a face, [`Error::NoTriangles`] when no face is left.
     /// All name the file, and the line where it is known.
     pub fn load_obj(path: impl AsRef<Path>) -> Result<Mesh> {
+        Mesh::load_obj_with(path, &LoadOptions::default())
+    }
+
+    /// [`load_obj`](Mesh::load_obj) with explicit [`LoadOptions`].
+    ///
+    /// # Errors
+    /// As [`load_obj`](Mesh::load_obj), and [`Error::LimitExceeded`] when the file is larger
+    /// than `max_file_bytes` or gives more than `max_triangles` triangles.
+    pub fn load_obj_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
-            path: path.into(),
-            source,
-        })?;
-        load_obj_bytes(path, &bytes)
+        let bytes = read_limited(path, options.max_file_bytes)?;
+        load_obj_bytes(path, &bytes, options)
     }
 }
 
-fn load_obj_bytes(path: &Path, bytes: &[u8]) -> Result<Mesh> {
-    let scan = RefCell::new(Scan::default());
+fn load_obj_bytes(path: &Path, bytes: &[u8], limits: &LoadOptions) -> Result<Mesh> {
+    let scan = RefCell::new(Scan {
+        max_triangles: limits.max_triangles,
+        ..Scan::default()
+    });
     let warnings = RefCell::new(Vec::new());
     let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
     let options = tobj::LoadOptions {
@@ -225,7 +321,18 @@ fn load_obj_bytes(path: &Path, bytes: &[u8]) -> Result<Mesh> {
         scan: &scan,
     };
     let loaded = tobj::load_obj_buf(&mut reader, &options, |mtl| {
-        load_materials(&dir.join(mtl), &mut warnings.borrow_mut())
+        let mut warnings = warnings.borrow_mut();
+        if limits.confine_materials && !inside(&dir, mtl) {
+            warnings.push(Error::Material {
+                path: dir.join(mtl),
+                line: None,
+                message:
+                    "outside the OBJ's directory, not read (see LoadOptions::confine_materials)"
+                        .into(),
+            });
+            return Ok(Default::default());
+        }
+        load_materials(&dir.join(mtl), limits.max_file_bytes, &mut warnings)
     });
     let scan = scan.into_inner();
     let (models, materials) = match loaded {
@@ -353,14 +460,18 @@ fn push_corners<T>(
 
 /// Loads one material library for tobj, never failing: problems become warnings, and the
 /// material names are recovered from `newmtl` lines so `usemtl` still resolves.
-fn load_materials(path: &Path, warnings: &mut Vec<Error>) -> tobj::MTLLoadResult {
-    let bytes = match std::fs::read(path) {
+fn load_materials(path: &Path, max_bytes: u64, warnings: &mut Vec<Error>) -> tobj::MTLLoadResult {
+    let bytes = match read_limited(path, max_bytes) {
         Ok(b) => b,
         Err(e) => {
+            let message = match e {
+                Error::Io { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
             warnings.push(Error::Material {
                 path: path.into(),
                 line: None,
-                message: e.to_string(),
+                message,
             });
             return Ok(Default::default());
         }
@@ -416,6 +527,12 @@ fn obj_error(path: &Path, e: tobj::LoadError, scan: Scan) -> Error {
             path,
             line,
             message,
+        },
+        Some(Refusal::Limit { what, limit }) => Error::LimitExceeded {
+            path,
+            line,
+            what,
+            limit,
         },
         Some(Refusal::Index { what, index, count }) => Error::IndexOutOfRange {
             path: Some(path),
@@ -521,7 +638,11 @@ mod tests {
     use super::*;
 
     fn load(text: &str) -> Result<Mesh> {
-        load_obj_bytes(Path::new("mem.obj"), text.as_bytes())
+        load_obj_bytes(
+            Path::new("mem.obj"),
+            text.as_bytes(),
+            &LoadOptions::default(),
+        )
     }
 
     const TRI: &str = "v 0 0 0\nv 1 0 0\nv 0 1 0\n";
@@ -578,7 +699,7 @@ mod tests {
     fn non_utf8_is_a_parse_error() {
         let mut bytes = TRI.as_bytes().to_vec();
         bytes.extend_from_slice(b"f 1 2 \xff\n");
-        match load_obj_bytes(Path::new("x.obj"), &bytes) {
+        match load_obj_bytes(Path::new("x.obj"), &bytes, &LoadOptions::default()) {
             Err(Error::Parse { line: Some(4), .. }) => {}
             other => panic!("{other:?}"),
         }
