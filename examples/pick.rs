@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example pick -- [MESH.obj] [--pixel X Y]... [--size W H]
-//!     [--ray OX OY OZ DX DY DZ]... [--cull none|back|front] [--json]
+//!     [--ray OX OY OZ DX DY DZ]... [--cull none|back|front] [--watertight] [--json]
 //! ```
 //!
 //! With no arguments it loads `assets/scene.obj`, frames it with the default camera (from
@@ -11,7 +11,8 @@
 //! `--pixel` picks through a pixel of that camera's image (pixel coordinates, origin top
 //! left, so `--pixel 399.5 299.5` is the centre pixel's centre); `--ray` casts a ray of
 //! your own (direction as given, t from 0 to infinity). Rays are answered in the order given.
-//! `--json` prints one JSON object per ray and nothing else.
+//! `--watertight` uses the watertight triangle test; `--json` prints one JSON object per ray
+//! and nothing else.
 
 use meshray::{Bvh, Culling, Mesh, QueryOptions, Ray, pixel_ray};
 use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
@@ -23,6 +24,7 @@ struct Args {
     size: (f32, f32),
     picks: Vec<Pick>,
     culling: Culling,
+    watertight: bool,
     json: bool,
 }
 
@@ -54,6 +56,7 @@ fn parse_args() -> Result<Args, String> {
         size: (800.0, 600.0),
         picks: Vec::new(),
         culling: Culling::None,
+        watertight: false,
         json: false,
     };
     let mut mesh_given = false;
@@ -90,9 +93,10 @@ fn parse_args() -> Result<Args, String> {
                 }
             }
             "--json" => parsed.json = true,
+            "--watertight" => parsed.watertight = true,
             "-h" | "--help" => {
                 return Err("usage: pick [MESH.obj] [--pixel X Y]... [--size W H] \
-                            [--ray OX OY OZ DX DY DZ]... [--cull none|back|front] [--json]"
+                            [--ray OX OY OZ DX DY DZ]... [--cull none|back|front] [--watertight] [--json]"
                     .into());
             }
             flag if flag.starts_with("--") => {
@@ -179,6 +183,7 @@ fn run(args: Args) -> Result<(), String> {
     }
     let options = QueryOptions {
         culling: args.culling,
+        watertight: args.watertight,
     };
     for pick in &args.picks {
         let (label, ray) = match *pick {

@@ -52,6 +52,7 @@ mod mesh;
 mod plane2d;
 mod ray;
 mod triangle;
+mod watertight;
 
 pub use aabb::Aabb;
 pub use bvh::{BuildOptions, Bvh, Hit, QueryOptions, Stats};
@@ -62,3 +63,4 @@ pub use mesh::Mesh;
 pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
 pub use ray::Ray;
 pub use triangle::{Culling, TriangleHit, intersect_triangle};
+pub use watertight::intersect_triangle_watertight;

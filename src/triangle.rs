@@ -90,18 +90,20 @@ pub fn intersect_triangle(
     )
 }
 
-/// A triangle precomputed for the Cramer test: a corner and two edges, 36 bytes, stored in
-/// leaf order so a leaf's triangles are read in one sweep.
+/// A triangle as the leaves store it: its three corners, exactly as the mesh gives them,
+/// 36 bytes, in leaf order so a leaf's triangles are read in one sweep. Corners rather than
+/// a corner and two edges: the watertight test needs the shared vertices bit for bit (an
+/// edge `B − A` rounds), and recomputing the edges costs the Cramer test nothing measurable.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub(crate) struct LeafTriangle {
     pub a: [f32; 3],
-    pub e1: [f32; 3],
-    pub e2: [f32; 3],
+    pub b: [f32; 3],
+    pub c: [f32; 3],
 }
 
 #[inline(always)]
-fn sub(a: &[f32; 3], b: &[f32; 3]) -> [f32; 3] {
+pub(crate) fn sub(a: &[f32; 3], b: &[f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
@@ -121,11 +123,10 @@ fn dot(a: &[f32; 3], b: &[f32; 3]) -> f32 {
 
 impl LeafTriangle {
     pub fn new(a: &Point3<f32>, b: &Point3<f32>, c: &Point3<f32>) -> LeafTriangle {
-        let a: [f32; 3] = a.coords.into();
         LeafTriangle {
-            a,
-            e1: sub(&b.coords.into(), &a),
-            e2: sub(&c.coords.into(), &a),
+            a: a.coords.into(),
+            b: b.coords.into(),
+            c: c.coords.into(),
         }
     }
 
@@ -139,7 +140,9 @@ impl LeafTriangle {
         t_max: f32,
         culling: Culling,
     ) -> Option<TriangleHit> {
-        let n = cross(&self.e1, &self.e2);
+        let e1 = sub(&self.b, &self.a);
+        let e2 = sub(&self.c, &self.a);
+        let n = cross(&e1, &e2);
         let det = -dot(&n, direction);
         match culling {
             Culling::None => {}
@@ -153,8 +156,8 @@ impl LeafTriangle {
         let sign = det.to_bits() & 0x8000_0000;
         let flip = |x: f32| f32::from_bits(x.to_bits() ^ sign);
         let abs_det = flip(det);
-        let d1 = flip(-dot(&self.e2, &w));
-        let d2 = flip(dot(&self.e1, &w));
+        let d1 = flip(-dot(&e2, &w));
+        let d2 = flip(dot(&e1, &w));
         // `!(x >= 0)` rather than `x < 0`, so that NaN rejects.
         if !(abs_det > 0.0 && d1 >= 0.0 && d2 >= 0.0 && d1 + d2 <= abs_det) {
             return None;
@@ -173,9 +176,9 @@ impl LeafTriangle {
         })
     }
 
-    /// The unnormalized geometric normal `e1 × e2`.
+    /// The unnormalized geometric normal `(B − A) × (C − A)`.
     pub fn normal(&self) -> Vector3<f32> {
-        Vector3::from(cross(&self.e1, &self.e2))
+        Vector3::from(cross(&sub(&self.b, &self.a), &sub(&self.c, &self.a)))
     }
 }
 

@@ -78,11 +78,11 @@ proptest! {
 
     #[test]
     fn bvh_equals_brute_force(mesh in soup(), rays in prop::collection::vec(ray(), 1..40),
-                              culling in culling(), leaf in 1usize..10) {
+                              culling in culling(), leaf in 1usize..10, watertight in any::<bool>()) {
         let bvh = build(mesh, leaf);
-        let options = QueryOptions { culling };
+        let options = QueryOptions { culling, watertight };
         for ray in &rays {
-            let brute = brute_all_f32(bvh.mesh(), &Chunks::new(bvh.mesh()), ray, culling);
+            let brute = brute_all_f32(bvh.mesh(), &Chunks::new(bvh.mesh()), ray, &options);
             let closest = bvh.closest_hit(ray, &options);
             prop_assert_eq!(closest.map(|h| h.t), brute.first().map(|b| b.0));
             if let Some(h) = closest {

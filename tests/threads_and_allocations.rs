@@ -44,8 +44,16 @@ fn closest_and_any_hit_allocate_nothing() {
     let mut rays = common::random_rays(bvh.mesh(), 2000, &mut rng);
     rays.extend(common::camera_rays(bvh.mesh(), 40));
     let mut hits = 0;
-    for culling in [Culling::None, Culling::Back, Culling::Front] {
-        let options = QueryOptions { culling };
+    for (culling, watertight) in [
+        (Culling::None, false),
+        (Culling::Back, false),
+        (Culling::Front, false),
+        (Culling::None, true),
+    ] {
+        let options = QueryOptions {
+            culling,
+            watertight,
+        };
         let before = allocations();
         for ray in &rays {
             hits += bvh.closest_hit(ray, &options).is_some() as usize;

@@ -2,7 +2,7 @@
 //!
 //! Layout: one flat array of 32-byte [`Node`]s, the root first and the two children of a node
 //! side by side, so a node stores one index. Triangles are copied into leaf order and
-//! precomputed for the Cramer test ([`LeafTriangle`]), with a `u32` map back to the mesh's
+//! stored corner by corner for the triangle tests ([`LeafTriangle`]), with a `u32` map back to the mesh's
 //! triangle number that is read only when a hit is reported.
 
 mod build;

@@ -8,7 +8,8 @@
 use super::Bvh;
 use super::build::MAX_DEPTH;
 use crate::aabb::{RaySlabs, slab_interval};
-use crate::triangle::TriangleHit;
+use crate::triangle::{LeafTriangle, TriangleHit};
+use crate::watertight::WatertightRay;
 use crate::{Culling, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
 use smallvec::SmallVec;
@@ -25,6 +26,48 @@ use std::ops::Range;
 pub struct QueryOptions {
     /// Which faces may be hit; both by default.
     pub culling: Culling,
+    /// Use the watertight triangle test ([`intersect_triangle_watertight`]) instead of
+    /// Cramer's rule ([`intersect_triangle`]): no ray slips between triangles that share an
+    /// edge or a vertex, for a small cost per triangle. Off by default.
+    ///
+    /// [`intersect_triangle_watertight`]: crate::intersect_triangle_watertight
+    /// [`intersect_triangle`]: crate::intersect_triangle
+    pub watertight: bool,
+}
+
+/// The triangle test a query runs in the leaves, prepared once per ray.
+struct LeafTest {
+    origin: [f32; 3],
+    direction: [f32; 3],
+    watertight: Option<WatertightRay>,
+    culling: Culling,
+    t_min: f32,
+}
+
+impl LeafTest {
+    fn new(ray: &Ray, options: &QueryOptions) -> LeafTest {
+        LeafTest {
+            origin: ray.origin().coords.into(),
+            direction: ray.direction().into(),
+            watertight: options.watertight.then(|| WatertightRay::new(ray)),
+            culling: options.culling,
+            t_min: ray.t_min(),
+        }
+    }
+
+    #[inline(always)]
+    fn run(&self, tri: &LeafTriangle, t_max: f32) -> Option<TriangleHit> {
+        match &self.watertight {
+            Some(w) => w.intersect(tri, self.t_min, t_max, self.culling),
+            None => tri.intersect(
+                &self.origin,
+                &self.direction,
+                self.t_min,
+                t_max,
+                self.culling,
+            ),
+        }
+    }
 }
 
 /// Everything a ray hit tells about the mesh at that point.
@@ -90,15 +133,11 @@ impl Bvh {
         if !ray.is_valid() {
             return None;
         }
-        let origin: [f32; 3] = ray.origin().coords.into();
-        let direction: [f32; 3] = ray.direction().into();
+        let test = LeafTest::new(ray, options);
         let mut best: Option<(u32, TriangleHit)> = None;
         self.walk(ray, |range, t_max| {
             for slot in range {
-                let tri = &self.leaf_triangles[slot];
-                if let Some(h) =
-                    tri.intersect(&origin, &direction, ray.t_min(), *t_max, options.culling)
-                {
+                if let Some(h) = test.run(&self.leaf_triangles[slot], *t_max) {
                     *t_max = h.t;
                     best = Some((slot as u32, h));
                 }
@@ -115,15 +154,11 @@ impl Bvh {
         if !ray.is_valid() {
             return None;
         }
-        let origin: [f32; 3] = ray.origin().coords.into();
-        let direction: [f32; 3] = ray.direction().into();
+        let test = LeafTest::new(ray, options);
         let mut found = None;
         self.walk(ray, |range, t_max| {
             for slot in range {
-                let tri = &self.leaf_triangles[slot];
-                if let Some(h) =
-                    tri.intersect(&origin, &direction, ray.t_min(), *t_max, options.culling)
-                {
+                if let Some(h) = test.run(&self.leaf_triangles[slot], *t_max) {
                     found = Some((slot as u32, h));
                     return true;
                 }
@@ -147,14 +182,10 @@ impl Bvh {
         if !ray.is_valid() {
             return;
         }
-        let origin: [f32; 3] = ray.origin().coords.into();
-        let direction: [f32; 3] = ray.direction().into();
+        let test = LeafTest::new(ray, options);
         self.walk(ray, |range, t_max| {
             for slot in range {
-                let tri = &self.leaf_triangles[slot];
-                if let Some(h) =
-                    tri.intersect(&origin, &direction, ray.t_min(), *t_max, options.culling)
-                {
+                if let Some(h) = test.run(&self.leaf_triangles[slot], *t_max) {
                     hits.push(self.hit(ray, slot as u32, h));
                 }
             }

@@ -152,7 +152,7 @@ mod tests {
         b.nodes[0].first = 0; // a cycle
         assert!(b.validate().is_err());
         let mut b = good;
-        b.leaf_triangles[3].e1[1] += 1.0;
+        b.leaf_triangles[3].b[1] += 1.0;
         assert!(b.validate().is_err());
     }
 

@@ -2,7 +2,9 @@
 //! oracles (the crate's own f32 kernel over every triangle, and an independent f64 solve).
 #![allow(dead_code)]
 
-use meshray::{Culling, Mesh, Ray, intersect_triangle, pixel_ray};
+use meshray::{
+    Culling, Mesh, QueryOptions, Ray, intersect_triangle, intersect_triangle_watertight, pixel_ray,
+};
 use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
 use std::path::PathBuf;
 
@@ -234,14 +236,25 @@ impl Chunks {
     }
 }
 
-/// The crate's own f32 test over every triangle (skipping only runs of triangles whose
-/// grown box the ray misses): every hit as (t, triangle), sorted by t then triangle (so the
-/// first is the closest, the lowest number on a tie).
-pub fn brute_all_f32(mesh: &Mesh, chunks: &Chunks, ray: &Ray, culling: Culling) -> Vec<(f32, u32)> {
+/// The crate's own f32 test (Cramer or watertight, as the options say) over every triangle
+/// (skipping only runs of triangles whose grown box the ray misses): every hit as
+/// (t, triangle), sorted by t then triangle (so the first is the closest, the lowest number on
+/// a tie).
+pub fn brute_all_f32(
+    mesh: &Mesh,
+    chunks: &Chunks,
+    ray: &Ray,
+    options: &QueryOptions,
+) -> Vec<(f32, u32)> {
+    let test = if options.watertight {
+        intersect_triangle_watertight
+    } else {
+        intersect_triangle
+    };
     let mut hits = Vec::new();
     for i in chunks.candidates(ray) {
         let [a, b, c] = mesh.triangle(i);
-        if let Some(h) = intersect_triangle(ray, &a, &b, &c, culling) {
+        if let Some(h) = test(ray, &a, &b, &c, options.culling) {
             hits.push((h.t, i as u32));
         }
     }
@@ -316,7 +329,8 @@ impl ExactMesh {
     /// Every triangle the ray may hit in f64 (solved by Cramer's rule in f64 from the f32
     /// inputs), each flagged borderline when an error bound of the f32 computation says f32
     /// could answer either way.
-    pub fn hits(&self, chunks: &Chunks, ray: &Ray, culling: Culling) -> Vec<Exact> {
+    pub fn hits(&self, chunks: &Chunks, ray: &Ray, options: &QueryOptions) -> Vec<Exact> {
+        let culling = options.culling;
         let p = ray.origin();
         let o = [p.x as f64, p.y as f64, p.z as f64];
         let dv = ray.direction();
@@ -327,8 +341,10 @@ impl ExactMesh {
         // 3ε·|d|·|s|·|edge|, D3 by 3ε·|n|·|s|, and |D| by 3ε·|d|·|edge|²; dividing by |D|
         // bounds the error of u, v (whose sum is compared with |D|) and t = D3/D. The
         // factor 8 covers the constants; L1 norms over-estimate the Euclidean ones, which
-        // only widens the margin.
-        let eps = 8.0 * f32::EPSILON as f64;
+        // only widens the margin. The watertight test's sheared coordinates carry errors of
+        // up to 4ε·|s| (the shear adds |d|/|d_z| <= 3 times the along-ray offset), so its
+        // edge functions get twice the constant.
+        let eps = if options.watertight { 16.0 } else { 8.0 } * f32::EPSILON as f64;
         let d_mag = l1(d);
         let mut out = Vec::new();
         for i in chunks.candidates(ray) {

@@ -1,0 +1,251 @@
+//! The watertight ray–triangle test (Woop, Benthin & Wald, "Watertight Ray/Triangle
+//! Intersection", JCGT 2013).
+
+use crate::Ray;
+use crate::triangle::{Culling, LeafTriangle, TriangleHit};
+use nalgebra::Point3;
+
+/// A ray prepared for the watertight test: the axis along which the direction is largest
+/// becomes z, and a shear maps the direction onto (0, 0, 1).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WatertightRay {
+    origin: [f32; 3],
+    kx: usize,
+    ky: usize,
+    kz: usize,
+    sx: f32,
+    sy: f32,
+    sz: f32,
+}
+
+impl WatertightRay {
+    pub fn new(ray: &Ray) -> WatertightRay {
+        let d = ray.direction();
+        let kz = d.iamax();
+        let mut kx = (kz + 1) % 3;
+        let mut ky = (kx + 1) % 3;
+        // Swapping x and y when the z direction is negative keeps the triangles' winding,
+        // so the sign of the determinant tells the face.
+        if d[kz] < 0.0 {
+            std::mem::swap(&mut kx, &mut ky);
+        }
+        WatertightRay {
+            origin: ray.origin().coords.into(),
+            kx,
+            ky,
+            kz,
+            sx: d[kx] / d[kz],
+            sy: d[ky] / d[kz],
+            sz: 1.0 / d[kz],
+        }
+    }
+
+    /// The watertight test; `t` must land in `[t_min, t_max]`.
+    #[inline(always)]
+    pub fn intersect(
+        &self,
+        tri: &LeafTriangle,
+        t_min: f32,
+        t_max: f32,
+        culling: Culling,
+    ) -> Option<TriangleHit> {
+        let (kx, ky, kz) = (self.kx, self.ky, self.kz);
+        let o = &self.origin;
+        // Translate to the ray's origin, then shear so the ray runs along +z.
+        let a = [tri.a[0] - o[0], tri.a[1] - o[1], tri.a[2] - o[2]];
+        let b = [tri.b[0] - o[0], tri.b[1] - o[1], tri.b[2] - o[2]];
+        let c = [tri.c[0] - o[0], tri.c[1] - o[1], tri.c[2] - o[2]];
+        let ax = a[kx] - self.sx * a[kz];
+        let ay = a[ky] - self.sy * a[kz];
+        let bx = b[kx] - self.sx * b[kz];
+        let by = b[ky] - self.sy * b[kz];
+        let cx = c[kx] - self.sx * c[kz];
+        let cy = c[ky] - self.sy * c[kz];
+        // Edge functions: twice the signed areas of the sub-triangles the ray's point makes
+        // with each edge; u_e weights the corner opposite that edge.
+        let mut wa = cx * by - cy * bx;
+        let mut wb = ax * cy - ay * cx;
+        let mut wc = bx * ay - by * ax;
+        // On an edge (an edge function exactly 0), f32 cannot say which side; f64 can, since
+        // the products of two f32 values are exact in f64. This makes shared edges tight.
+        if wa == 0.0 || wb == 0.0 || wc == 0.0 {
+            let f = f64::from;
+            wa = (f(cx) * f(by) - f(cy) * f(bx)) as f32;
+            wb = (f(ax) * f(cy) - f(ay) * f(cx)) as f32;
+            wc = (f(bx) * f(ay) - f(by) * f(ax)) as f32;
+        }
+        let any_negative = wa < 0.0 || wb < 0.0 || wc < 0.0;
+        let any_positive = wa > 0.0 || wb > 0.0 || wc > 0.0;
+        if any_negative && any_positive {
+            return None;
+        }
+        let det = wa + wb + wc;
+        match culling {
+            Culling::None if det != 0.0 => {}
+            Culling::Back if det > 0.0 => {}
+            Culling::Front if det < 0.0 => {}
+            _ => return None,
+        }
+        let az = self.sz * a[kz];
+        let bz = self.sz * b[kz];
+        let cz = self.sz * c[kz];
+        let t_scaled = wa * az + wb * bz + wc * cz;
+        let inv = 1.0 / det;
+        let t = t_scaled * inv;
+        if !(t >= t_min && t <= t_max) {
+            return None;
+        }
+        Some(TriangleHit {
+            t,
+            u: wb * inv + 0.0,
+            v: wc * inv + 0.0,
+        })
+    }
+}
+
+/// Intersects a ray with the triangle `a, b, c` by the **watertight** test of Woop, Benthin
+/// and Wald (2013): translate the triangle to the ray's origin, permute the axes so the ray
+/// runs along its largest component, shear so it runs along +z, and decide inside or outside
+/// by the signs of three 2D edge functions, re-evaluated in `f64` when one is exactly zero.
+/// A ray that passes through a shared edge or vertex of a closed mesh hits at least one of
+/// the triangles sharing it: nothing slips through the cracks that rounding opens in the
+/// Cramer test. Same conventions and culling as [`intersect_triangle`](crate::intersect_triangle);
+/// `t`, `u` and `v` can differ from Cramer's in the last bits.
+///
+/// ```
+/// use meshray::{intersect_triangle_watertight, Culling, Ray};
+/// use nalgebra::{Point3, Vector3};
+///
+/// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0));
+/// // exactly through the edge B–C
+/// let ray = Ray::new(Point3::new(0.5, 0.5, 2.0), Vector3::new(0.0, 0.0, -1.0));
+/// let hit = intersect_triangle_watertight(&ray, &a, &b, &c, Culling::None).unwrap();
+/// assert_eq!((hit.t, hit.u + hit.v), (2.0, 1.0));
+/// ```
+pub fn intersect_triangle_watertight(
+    ray: &Ray,
+    a: &Point3<f32>,
+    b: &Point3<f32>,
+    c: &Point3<f32>,
+    culling: Culling,
+) -> Option<TriangleHit> {
+    if !ray.is_valid() {
+        return None;
+    }
+    WatertightRay::new(ray).intersect(
+        &LeafTriangle::new(a, b, c),
+        ray.t_min(),
+        ray.t_max(),
+        culling,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::intersect_triangle;
+    use nalgebra::Vector3;
+
+    fn p(x: f32, y: f32, z: f32) -> Point3<f32> {
+        Point3::new(x, y, z)
+    }
+
+    fn tri() -> [Point3<f32>; 3] {
+        [p(0.0, 0.0, 0.0), p(1.0, 0.0, 0.0), p(0.0, 1.0, 0.0)]
+    }
+
+    fn cast(o: Point3<f32>, d: Vector3<f32>, culling: Culling) -> Option<TriangleHit> {
+        let [a, b, c] = tri();
+        intersect_triangle_watertight(&Ray::new(o, d), &a, &b, &c, culling)
+    }
+
+    #[test]
+    fn agrees_with_cramer_inside() {
+        let h = cast(
+            p(0.25, 0.5, 3.0),
+            Vector3::new(0.0, 0.0, -2.0),
+            Culling::None,
+        )
+        .unwrap();
+        assert_eq!((h.t, h.u, h.v), (1.5, 0.25, 0.5));
+    }
+
+    #[test]
+    fn culling_matches_cramer() {
+        let [a, b, c] = tri();
+        for (o, d) in [
+            (p(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0)),
+            (p(0.2, 0.2, -1.0), Vector3::new(0.0, 0.0, 1.0)),
+            (p(0.2, 3.0, 1.0), Vector3::new(0.0, -2.8, -1.0)),
+            (p(5.0, 0.2, -1.0), Vector3::new(-4.8, 0.0, 1.0)),
+        ] {
+            let r = Ray::new(o, d);
+            for culling in [Culling::None, Culling::Back, Culling::Front] {
+                assert_eq!(
+                    intersect_triangle_watertight(&r, &a, &b, &c, culling).is_some(),
+                    intersect_triangle(&r, &a, &b, &c, culling).is_some(),
+                    "{o} {d} {culling:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn misses_and_edges() {
+        let d = Vector3::new(0.0, 0.0, -1.0);
+        assert!(cast(p(-0.1, 0.5, 1.0), d, Culling::None).is_none());
+        assert!(cast(p(0.6, 0.6, 1.0), d, Culling::None).is_none());
+        for o in [
+            p(0.0, 0.5, 1.0),
+            p(0.5, 0.0, 1.0),
+            p(0.5, 0.5, 1.0),
+            p(0.0, 0.0, 1.0),
+        ] {
+            assert!(cast(o, d, Culling::None).is_some(), "{o}");
+        }
+    }
+
+    #[test]
+    fn parallel_degenerate_nan_never_hit() {
+        assert!(cast(p(0.2, 0.2, 1.0), Vector3::new(1.0, 0.0, 0.0), Culling::None).is_none());
+        assert!(
+            cast(
+                p(-1.0, 0.2, 0.0),
+                Vector3::new(1.0, 0.0, 0.0),
+                Culling::None
+            )
+            .is_none()
+        );
+        let r = Ray::new(p(0.5, 0.0, 1.0), Vector3::new(0.0, 0.0, -1.0));
+        let c = Culling::None;
+        let (o, x, y) = (p(0.0, 0.0, 0.0), p(1.0, 0.0, 0.0), p(2.0, 0.0, 0.0));
+        assert!(intersect_triangle_watertight(&r, &o, &x, &y, c).is_none());
+        assert!(intersect_triangle_watertight(&r, &o, &o, &x, c).is_none());
+        assert!(intersect_triangle_watertight(&r, &x, &x, &x, c).is_none());
+        assert!(cast(p(f32::NAN, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0), c).is_none());
+        assert!(cast(p(0.2, 0.2, 1.0), Vector3::zeros(), c).is_none());
+    }
+
+    #[test]
+    fn a_shared_edge_is_hit_from_both_sides_exactly() {
+        // Two triangles sharing the diagonal of the unit square, hit exactly on it with awkward
+        // values: at least one must answer, for every ray.
+        let (a, b, c, d) = (
+            p(0.0, 0.0, 0.0),
+            p(1.0, 0.0, 0.0),
+            p(1.0, 1.0, 0.0),
+            p(0.0, 1.0, 0.0),
+        );
+        let mut leaks = 0;
+        for i in 1..1000 {
+            let s = i as f32 / 1000.0 * 0.999_9;
+            let origin = p(0.1 + 0.37 * s, -0.3 + 0.11 * s, 1.7);
+            let target = p(s, s, 0.0);
+            let r = Ray::new(origin, target - origin);
+            let one = intersect_triangle_watertight(&r, &a, &b, &c, Culling::None);
+            let two = intersect_triangle_watertight(&r, &a, &c, &d, Culling::None);
+            leaks += (one.is_none() && two.is_none()) as usize;
+        }
+        assert_eq!(leaks, 0);
+    }
+}
