@@ -30,6 +30,14 @@
 //! # Ok::<(), meshray::Error>(())
 //! ```
 //!
+//! Robustness and precision: every query answers bit for bit what the same f32 triangle
+//! test over every triangle answers (the traversal never culls a box the ray touches).
+//! Cramer's rule, the default, can let a ray aimed exactly at a shared edge or vertex slip
+//! between triangles; [`QueryOptions::watertight`] selects the watertight test of Woop,
+//! Benthin and Wald (2013), which never does, at no measurable cost. Against exact
+//! arithmetic on the f32 inputs, `t` is within 1e-5 relative or the f32 rounding bound,
+//! and hit or miss differs only for rays within rounding distance of an edge.
+//!
 //! Conventions: rays are not normalized (`t` is parametric); barycentrics follow
 //! `P = (1 − u − v)·A + u·B + v·C`; a miss is `None`, never a sentinel; loading and
 //! building return [`Result`] with one [`Error`] enum that names the file and line.

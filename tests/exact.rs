@@ -279,6 +279,19 @@ fn scene_asset() {
     check_mesh("scene", Mesh::load_obj(asset("scene.obj")).unwrap());
 }
 
+/// Far from the origin f32 has few bits left for the shape (at 3e5 the spacing is 1/32):
+/// answers must still equal the brute forces, with the same tolerances.
+#[test]
+fn far_from_the_origin() {
+    let Some(mesh) = shared_mesh("teapot/teapot.obj") else {
+        return;
+    };
+    let offset = nalgebra::Vector3::new(1.0e5, -2.0e5, 3.0e5);
+    let positions = mesh.positions().iter().map(|p| p + offset).collect();
+    let moved = Mesh::from_buffers(positions, mesh.triangles().to_vec()).unwrap();
+    check_mesh("teapot moved by (1e5, -2e5, 3e5)", moved);
+}
+
 macro_rules! shared {
     ($($test:ident => $path:literal),* $(,)?) => {$(
         #[test]

@@ -7,8 +7,8 @@
 //!
 //! Rays: camera rays (a 512×512 pinhole image framing the mesh, as the tests' camera set) and
 //! 262,144 random rays from a sphere of radius 1.5·h around the bounds into the bounds. Each
-//! figure is the median of 5 passes, the two crates alternating pass by pass. Hit counts are
-//! printed too: they must agree.
+//! figure is the median of 5 passes, the crates alternating pass by pass. Hit counts are
+//! printed too: they must agree. meshray's watertight mode is timed in the same passes.
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 
@@ -61,8 +61,12 @@ fn main() {
                     parry3d::query::Ray::new(Vector::new(o.x, o.y, o.z), Vector::new(d.x, d.y, d.z))
                 })
                 .collect();
-            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-            let (mut our_hits, mut their_hits) = (0, 0);
+            let watertight = QueryOptions {
+                watertight: true,
+                ..options
+            };
+            let (mut ours, mut theirs, mut tight) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut our_hits, mut their_hits, mut tight_hits) = (0, 0, 0);
             for _ in 0..5 {
                 let started = Instant::now();
                 our_hits = rays
@@ -71,17 +75,25 @@ fn main() {
                     .count();
                 ours.push(rays.len() as f64 / started.elapsed().as_secs_f64() / 1e6);
                 let started = Instant::now();
+                tight_hits = rays
+                    .iter()
+                    .filter(|r| bvh.closest_hit(r, &watertight).is_some())
+                    .count();
+                tight.push(rays.len() as f64 / started.elapsed().as_secs_f64() / 1e6);
+                let started = Instant::now();
                 their_hits = parry_rays
                     .iter()
                     .filter(|r| parry.cast_local_ray(r, f32::MAX, false).is_some())
                     .count();
                 theirs.push(rays.len() as f64 / started.elapsed().as_secs_f64() / 1e6);
             }
-            let (ours, theirs) = (median(ours), median(theirs));
+            let (ours, theirs, tight) = (median(ours), median(theirs), median(tight));
             println!(
-                "  {name}: {} rays, hits {our_hits} / {their_hits}; Mrays/s meshray {ours:.2}, parry3d {theirs:.2}; meshray/parry3d {:.2}",
+                "  {name}: {} rays, hits {our_hits} / {their_hits}; Mrays/s meshray {ours:.2}, parry3d {theirs:.2}; \
+                 meshray/parry3d {:.2}; watertight {tight:.2} ({tight_hits} hits, {:.2} of Cramer's speed)",
                 rays.len(),
-                ours / theirs
+                ours / theirs,
+                tight / ours
             );
         }
     }
