@@ -290,6 +290,23 @@ impl Mesh {
         Mesh::load_obj_with(path, &LoadOptions::default())
     }
 
+    /// Parses OBJ text held in memory (a download, an archive member, a test). Errors name
+    /// the file as `<memory>`; `mtllib` lines are not followed (each gives a warning in
+    /// [`load_warnings`](Mesh::load_warnings)), so no material names are known.
+    ///
+    /// ```
+    /// let obj = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+    /// let mesh = meshray::Mesh::parse_obj(obj, &meshray::LoadOptions::default())?;
+    /// assert_eq!(mesh.triangle_count(), 1);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`load_obj_with`](Mesh::load_obj_with), except [`Error::Io`].
+    pub fn parse_obj(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
+        parse(Path::new("<memory>"), None, bytes, options)
+    }
+
     /// [`load_obj`](Mesh::load_obj) with explicit [`LoadOptions`].
     ///
     /// # Errors
@@ -302,13 +319,26 @@ impl Mesh {
     }
 }
 
+/// Parses OBJ text; material libraries are read from `dir`, or not at all without one.
 fn load_obj_bytes(path: &Path, bytes: &[u8], limits: &LoadOptions) -> Result<Mesh> {
+    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    parse(path, Some(&dir), bytes, limits)
+}
+
+fn parse(path: &Path, dir: Option<&Path>, bytes: &[u8], limits: &LoadOptions) -> Result<Mesh> {
+    if bytes.len() as u64 > limits.max_file_bytes {
+        return Err(Error::LimitExceeded {
+            path: path.into(),
+            line: None,
+            what: "bytes",
+            limit: limits.max_file_bytes,
+        });
+    }
     let scan = RefCell::new(Scan {
         max_triangles: limits.max_triangles,
         ..Scan::default()
     });
     let warnings = RefCell::new(Vec::new());
-    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
     let options = tobj::LoadOptions {
         triangulate: true,
         single_index: false,
@@ -322,7 +352,15 @@ fn load_obj_bytes(path: &Path, bytes: &[u8], limits: &LoadOptions) -> Result<Mes
     };
     let loaded = tobj::load_obj_buf(&mut reader, &options, |mtl| {
         let mut warnings = warnings.borrow_mut();
-        if limits.confine_materials && !inside(&dir, mtl) {
+        let Some(dir) = dir else {
+            warnings.push(Error::Material {
+                path: mtl.into(),
+                line: None,
+                message: "not read: the OBJ came from memory, with no directory".into(),
+            });
+            return Ok(Default::default());
+        };
+        if limits.confine_materials && !inside(dir, mtl) {
             warnings.push(Error::Material {
                 path: dir.join(mtl),
                 line: None,

@@ -1,0 +1,213 @@
+//! What the fuzz targets check, shared by the cargo-fuzz targets in `tests/fuzz` and by
+//! `tests/fuzz_replay.rs`, which replays the kept corpus (and random inputs) under
+//! `cargo test`. Each check panics on a wrong answer; any other panic is a crash.
+#![allow(dead_code)]
+
+use meshray::{BuildOptions, Bvh, Culling, LoadOptions, Mesh, QueryOptions, Ray};
+use meshray::{intersect_triangle, intersect_triangle_watertight};
+use nalgebra::{Point3, Vector3};
+
+/// Reads values off the fuzzer's bytes; past the end it reads zeros.
+pub struct Bytes<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Bytes<'a> {
+    pub fn new(data: &'a [u8]) -> Bytes<'a> {
+        Bytes { data, pos: 0 }
+    }
+
+    pub fn u8(&mut self) -> u8 {
+        let b = self.data.get(self.pos).copied().unwrap_or(0);
+        self.pos += 1;
+        b
+    }
+
+    /// A float: mostly small exact values (so coincidences — shared edges, axis-parallel
+    /// rays, rays through vertices — are common), sometimes an arbitrary value in ±1024,
+    /// sometimes a special value (zeros, infinities, NaN, the smallest normal).
+    ///
+    /// Magnitudes stay within a range f32 can resolve: with a vertex at 1e25 beside others
+    /// near 1, or a ray starting 1e30 away, no f32 triangle test can tell hit from miss (it may
+    /// accept a point outside the triangle's own box, which the BVH's box test then rightly
+    /// rejects), so a brute force of the same test is no oracle there.
+    pub fn f32(&mut self) -> f32 {
+        match self.u8() % 8 {
+            0 => {
+                let raw = u32::from_le_bytes([self.u8(), self.u8(), self.u8(), self.u8()]);
+                (raw as f64 / u32::MAX as f64 * 2048.0 - 1024.0) as f32
+            }
+            1 => [
+                0.0,
+                -0.0,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::NAN,
+                f32::MIN_POSITIVE,
+                1000.0,
+                -1e-3,
+            ][self.u8() as usize % 8],
+            _ => (self.u8() as i8) as f32 / 16.0,
+        }
+    }
+
+    /// Like [`f32`](Self::f32) but never NaN or infinite.
+    pub fn finite_f32(&mut self) -> f32 {
+        let x = self.f32();
+        if x.is_finite() { x } else { 0.5 }
+    }
+
+    pub fn point(&mut self) -> Point3<f32> {
+        Point3::new(self.f32(), self.f32(), self.f32())
+    }
+
+    pub fn finite_point(&mut self) -> Point3<f32> {
+        Point3::new(self.finite_f32(), self.finite_f32(), self.finite_f32())
+    }
+}
+
+/// Every hit of the crate's own triangle test over every triangle, sorted by (t, triangle).
+fn brute(mesh: &Mesh, ray: &Ray, options: &QueryOptions) -> Vec<(f32, u32)> {
+    let test = if options.watertight {
+        intersect_triangle_watertight
+    } else {
+        intersect_triangle
+    };
+    let mut hits: Vec<(f32, u32)> = (0..mesh.triangle_count())
+        .filter_map(|i| {
+            let [a, b, c] = mesh.triangle(i);
+            test(ray, &a, &b, &c, options.culling).map(|h| (h.t, i as u32))
+        })
+        .collect();
+    hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    hits
+}
+
+/// The BVH's closest, any and all hits equal the brute force's, bit for bit.
+pub fn compare(bvh: &Bvh, ray: &Ray, options: &QueryOptions) {
+    let expected = brute(bvh.mesh(), ray, options);
+    if !ray.is_valid() {
+        assert!(expected.is_empty(), "an invalid ray hit: {ray:?}");
+    }
+    let closest = bvh.closest_hit(ray, options);
+    assert_eq!(
+        closest.map(|h| h.t.to_bits()),
+        expected.first().map(|e| e.0.to_bits()),
+        "closest t for {ray:?} {options:?}"
+    );
+    if let Some(h) = closest {
+        assert!(
+            expected
+                .iter()
+                .any(|&(t, tri)| t == h.t && tri == h.triangle),
+            "closest triangle for {ray:?}"
+        );
+        assert!(h.t >= ray.t_min() && h.t <= ray.t_max());
+    }
+    assert_eq!(
+        bvh.any_hit(ray, options).is_some(),
+        closest.is_some(),
+        "any hit for {ray:?}"
+    );
+    let all: Vec<(f32, u32)> = bvh
+        .all_hits(ray, options)
+        .iter()
+        .map(|h| (h.t, h.triangle))
+        .collect();
+    assert_eq!(all, expected, "all hits for {ray:?} {options:?}");
+}
+
+fn all_options() -> impl Iterator<Item = QueryOptions> {
+    [Culling::None, Culling::Back, Culling::Front]
+        .into_iter()
+        .flat_map(|culling| {
+            [false, true].map(|watertight| QueryOptions {
+                culling,
+                watertight,
+            })
+        })
+}
+
+/// Target `obj_bytes`: any bytes as an OBJ file → mesh → BVH → queries against brute force.
+pub fn obj_bytes(data: &[u8]) {
+    let options = LoadOptions {
+        max_triangles: 2_000,
+        ..Default::default()
+    };
+    let Ok(mesh) = Mesh::parse_obj(data, &options) else {
+        return;
+    };
+    assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);
+    let bvh = Bvh::build(mesh);
+    bvh.validate().expect("a valid BVH");
+    // Rays from the bytes themselves, aimed around the mesh.
+    let b = bvh.bounds();
+    let mut bytes = Bytes::new(data);
+    for k in 0..8 {
+        let corner = |bytes: &mut Bytes| {
+            let s = |bytes: &mut Bytes| bytes.u8() as f32 / 255.0;
+            Point3::new(
+                b.min.x + (b.max.x - b.min.x) * s(bytes),
+                b.min.y + (b.max.y - b.min.y) * s(bytes),
+                b.min.z + (b.max.z - b.min.z) * s(bytes),
+            )
+        };
+        let target = corner(&mut bytes);
+        let origin =
+            target + Vector3::new(1.0 + k as f32, 2.0, 3.0 - k as f32) * (b.extent().norm() + 1.0);
+        let ray = Ray::new(origin, target - origin);
+        for options in all_options() {
+            compare(&bvh, &ray, &options);
+        }
+    }
+}
+
+/// Target `soup`: a triangle soup and rays, any floats at all, against brute force.
+pub fn soup(data: &[u8]) {
+    let mut bytes = Bytes::new(data);
+    let vertices = 3 + bytes.u8() as usize % 24;
+    let triangles = 1 + bytes.u8() as usize % 40;
+    // One soup in 16 may hold non-finite vertices (construction must refuse them).
+    let any_floats = bytes.u8() % 16 == 0;
+    let positions: Vec<Point3<f32>> = (0..vertices)
+        .map(|_| {
+            if any_floats {
+                bytes.point()
+            } else {
+                bytes.finite_point()
+            }
+        })
+        .collect();
+    let tris: Vec<[u32; 3]> = (0..triangles)
+        .map(|_| [0; 3].map(|_: u32| bytes.u8() as u32 % vertices as u32))
+        .collect();
+    let finite = positions.iter().all(|p| p.iter().all(|c| c.is_finite()));
+    let mesh = match Mesh::from_buffers(positions, tris) {
+        Ok(mesh) => mesh,
+        Err(e) => {
+            assert!(!finite, "a finite soup was refused: {e}");
+            return;
+        }
+    };
+    let build = BuildOptions {
+        max_leaf_size: 1 + bytes.u8() as usize % 8,
+        bins: 2 + bytes.u8() as usize % 30,
+        ..Default::default()
+    };
+    let bvh = Bvh::build_with(mesh, &build);
+    bvh.validate().expect("a valid BVH");
+    for _ in 0..1 + bytes.u8() % 8 {
+        let (origin, direction) = (
+            bytes.point(),
+            Vector3::new(bytes.f32(), bytes.f32(), bytes.f32()),
+        );
+        let ray = match bytes.u8() % 4 {
+            0 => Ray::new(origin, direction),
+            _ => Ray::with_range(origin, direction, bytes.f32(), bytes.f32()),
+        };
+        for options in all_options() {
+            compare(&bvh, &ray, &options);
+        }
+    }
+}
