@@ -169,7 +169,7 @@ pub fn soup(data: &[u8]) {
     let vertices = 3 + bytes.u8() as usize % 24;
     let triangles = 1 + bytes.u8() as usize % 40;
     // One soup in 16 may hold non-finite vertices (construction must refuse them).
-    let any_floats = bytes.u8() % 16 == 0;
+    let any_floats = bytes.u8().is_multiple_of(16);
     let positions: Vec<Point3<f32>> = (0..vertices)
         .map(|_| {
             if any_floats {
