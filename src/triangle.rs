@@ -108,7 +108,7 @@ pub(crate) fn sub(a: &[f32; 3], b: &[f32; 3]) -> [f32; 3] {
 }
 
 #[inline(always)]
-fn cross(a: &[f32; 3], b: &[f32; 3]) -> [f32; 3] {
+pub(crate) fn cross(a: &[f32; 3], b: &[f32; 3]) -> [f32; 3] {
     [
         a[1] * b[2] - a[2] * b[1],
         a[2] * b[0] - a[0] * b[2],
@@ -164,7 +164,8 @@ impl LeafTriangle {
         }
         let d3 = flip(dot(&n, &s));
         let inv = 1.0 / abs_det;
-        let t = d3 * inv;
+        // `+ 0.0` makes a hit at -0.0 a hit at +0.0, so equal t are equal bits.
+        let t = d3 * inv + 0.0;
         if !(t >= t_min && t <= t_max) {
             return None;
         }

@@ -2,7 +2,7 @@
 //! Intersection", JCGT 2013).
 
 use crate::Ray;
-use crate::triangle::{Culling, LeafTriangle, TriangleHit};
+use crate::triangle::{Culling, LeafTriangle, TriangleHit, cross, sub};
 use nalgebra::Point3;
 
 /// A ray prepared for the watertight test: the axis along which the direction is largest
@@ -79,6 +79,13 @@ impl WatertightRay {
         if any_negative && any_positive {
             return None;
         }
+        // A degenerate triangle (zero cross product) is a segment or a point: never a hit,
+        // as in the Cramer test. Its sheared corners round off the line they lie on, so the
+        // edge functions alone would accept it with a meaningless t. Only candidates get here.
+        let n = cross(&sub(&tri.b, &tri.a), &sub(&tri.c, &tri.a));
+        if n == [0.0; 3] {
+            return None;
+        }
         let det = wa + wb + wc;
         match culling {
             Culling::None if det != 0.0 => {}
@@ -91,7 +98,8 @@ impl WatertightRay {
         let cz = self.sz * c[kz];
         let t_scaled = wa * az + wb * bz + wc * cz;
         let inv = 1.0 / det;
-        let t = t_scaled * inv;
+        // `+ 0.0` makes a hit at -0.0 a hit at +0.0, so equal t are equal bits.
+        let t = t_scaled * inv + 0.0;
         if !(t >= t_min && t <= t_max) {
             return None;
         }
@@ -222,6 +230,10 @@ mod tests {
         assert!(intersect_triangle_watertight(&r, &o, &x, &y, c).is_none());
         assert!(intersect_triangle_watertight(&r, &o, &o, &x, c).is_none());
         assert!(intersect_triangle_watertight(&r, &x, &x, &x, c).is_none());
+        // found by the fuzzer: collinear corners, a ray through the segment they span
+        let ray = Ray::new(p(81.62745, 22.0, -33.0), Vector3::new(-77.0, -22.0, 33.0));
+        let (a, b, d) = (p(0.0, 0.0, 0.0), p(3.8, 0.0, 0.0), p(10.0, 0.0, 0.0));
+        assert!(intersect_triangle_watertight(&ray, &a, &b, &d, c).is_none());
         assert!(cast(p(f32::NAN, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0), c).is_none());
         assert!(cast(p(0.2, 0.2, 1.0), Vector3::zeros(), c).is_none());
     }
