@@ -31,7 +31,9 @@
 //! ```
 //!
 //! Robustness and precision: every query answers bit for bit what the same f32 triangle
-//! test over every triangle answers (the traversal never culls a box the ray touches).
+//! test over every triangle answers (the traversal never culls a box the ray touches), except
+//! that in ill-conditioned cases (a ray grazing a sliver) it rejects a point the triangle test
+//! accepted outside the triangle's own box.
 //! Cramer's rule, the default, can let a ray aimed exactly at a shared edge or vertex slip
 //! between triangles; [`QueryOptions::watertight`] selects the watertight test of Woop,
 //! Benthin and Wald (2013), which never does, at no measurable cost. Against exact
