@@ -5,31 +5,12 @@
 mod common;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use meshray::{Bvh, Mesh, QueryOptions};
+use meshray::{Bvh, QueryOptions};
 use std::hint::black_box;
-
-const SHARED: [&str; 3] = [
-    "stanford-bunny/stanford-bunny.obj",
-    "crytek-sponza/sponza.obj",
-    "armadillo/armadillo.obj",
-];
-
-fn meshes() -> Vec<(String, Mesh)> {
-    let mut out = vec![(
-        "scene".to_string(),
-        Mesh::load_obj(common::asset("scene.obj")).unwrap(),
-    )];
-    for name in SHARED {
-        if let Some(mesh) = common::shared_mesh(name) {
-            out.push((name.split('/').next().unwrap().to_string(), mesh));
-        }
-    }
-    out
-}
 
 fn query(c: &mut Criterion) {
     let options = QueryOptions::default();
-    for (name, mesh) in meshes() {
+    for (name, mesh) in common::bench_meshes() {
         let mut rng = common::Rng::new(7);
         let sets = [
             ("camera", common::camera_rays(&mesh, 256)),

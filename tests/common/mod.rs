@@ -74,6 +74,25 @@ pub fn shared_mesh(name: &str) -> Option<Mesh> {
     Some(Mesh::load_obj(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}")))
 }
 
+/// The benches' meshes: the project's scene and, when present, three shared ones of
+/// different kinds (a scan, an architectural scene, a large scan), with short names.
+pub fn bench_meshes() -> Vec<(String, Mesh)> {
+    let mut out = vec![(
+        "scene".to_string(),
+        Mesh::load_obj(asset("scene.obj")).unwrap(),
+    )];
+    for name in [
+        "stanford-bunny/stanford-bunny.obj",
+        "crytek-sponza/sponza.obj",
+        "armadillo/armadillo.obj",
+    ] {
+        if let Some(mesh) = shared_mesh(name) {
+            out.push((name.split('/').next().unwrap().to_string(), mesh));
+        }
+    }
+    out
+}
+
 pub fn asset(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("assets")
