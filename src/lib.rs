@@ -32,8 +32,8 @@
 //!
 //! Robustness and precision: every query answers bit for bit what the same f32 triangle
 //! test over every triangle answers (the traversal never culls a box the ray touches), except
-//! that in ill-conditioned cases (a ray grazing a sliver) it rejects a point the triangle test
-//! accepted outside the triangle's own box.
+//! that it rejects a point the triangle test accepted outside the triangle's own box (an ulp
+//! off, for a ray starting beside a vertex; more, for a ray grazing a sliver).
 //! Cramer's rule, the default, can let a ray aimed exactly at a shared edge or vertex slip
 //! between triangles; [`QueryOptions::watertight`] selects the watertight test of Woop,
 //! Benthin and Wald (2013), which never does, at no measurable cost. Against exact
@@ -65,7 +65,7 @@ mod triangle;
 mod watertight;
 
 pub use aabb::Aabb;
-pub use bvh::{BuildOptions, Bvh, Hit, QueryOptions, Stats};
+pub use bvh::{BuildOptions, Bvh, Hit, QueryCost, QueryOptions, Stats};
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};
 pub use io::obj::LoadOptions;

@@ -11,7 +11,7 @@ mod traverse;
 mod validate;
 
 pub use stats::Stats;
-pub use traverse::{Hit, QueryOptions};
+pub use traverse::{Hit, QueryCost, QueryOptions};
 
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Mesh};
@@ -100,23 +100,6 @@ impl Node {
     }
 }
 
-/// A triangle's box as the tree stores it: the corners' box grown on each axis by 2^-20 of
-/// (the axis's largest magnitude plus the triangle's largest extent), about 8 ulps.
-///
-/// The triangle tests round too, and can accept a point a few ulps outside the triangle,
-/// for instance a ray starting one ulp beside a vertex. A box this much larger still holds
-/// every such point, so the walk never culls a hit the triangle test would report (found by
-/// fuzzing: a ray from one ulp beside a vertex, hit at t = 0).
-pub(crate) fn triangle_box(corners: &[Point3<f32>; 3]) -> Aabb {
-    let tight = Aabb::from_points(corners);
-    let size = tight.extent().max();
-    let pad = |k: usize| {
-        (tight.min[k].abs().max(tight.max[k].abs()) + size) * (1.0 / (1u32 << 20) as f32)
-    };
-    let pad = nalgebra::Vector3::new(pad(0), pad(1), pad(2));
-    Aabb::new(tight.min - pad, tight.max + pad)
-}
-
 /// A mesh with its BVH: build it once, then cast rays.
 ///
 /// ```
@@ -152,7 +135,7 @@ impl Bvh {
     /// Builds the BVH with the given options.
     pub fn build_with(mesh: Mesh, options: &BuildOptions) -> Bvh {
         let boxes: Vec<Aabb> = (0..mesh.triangle_count())
-            .map(|i| triangle_box(&mesh.triangle(i)))
+            .map(|i| Aabb::from_points(&mesh.triangle(i)))
             .collect();
         let centroids: Vec<Point3<f32>> = boxes.iter().map(Aabb::centroid).collect();
         let (nodes, order) = build::build(&boxes, &centroids, options);

@@ -118,6 +118,37 @@ fn widened(far: f32) -> f32 {
     far + far.abs() * EXIT_SLACK
 }
 
+/// What a query tested (see [`Bvh::closest_hit_with_cost`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryCost {
+    /// Ray–box slab tests.
+    pub boxes: u32,
+    /// Ray–triangle tests.
+    pub triangles: u32,
+}
+
+/// Where the walk reports its work; `()` ignores it, so plain queries pay nothing.
+trait Tally {
+    fn boxes(&mut self, n: u32);
+    fn triangles(&mut self, n: u32);
+}
+
+impl Tally for () {
+    #[inline(always)]
+    fn boxes(&mut self, _: u32) {}
+    #[inline(always)]
+    fn triangles(&mut self, _: u32) {}
+}
+
+impl Tally for QueryCost {
+    fn boxes(&mut self, n: u32) {
+        self.boxes += n;
+    }
+    fn triangles(&mut self, n: u32) {
+        self.triangles += n;
+    }
+}
+
 /// One stack entry: a node and the ray's entry distance into its box.
 type Stack = SmallVec<[(u32, f32); 64]>;
 const _: () = assert!(
@@ -130,12 +161,46 @@ impl Bvh {
     /// every triangle would find. `None` for a miss and for an invalid ray
     /// ([`Ray::is_valid`]). Allocates nothing.
     pub fn closest_hit(&self, ray: &Ray, options: &QueryOptions) -> Option<Hit> {
+        self.closest_hit_tallied(ray, options, &mut ())
+    }
+
+    /// [`closest_hit`](Bvh::closest_hit), also reporting what the query cost: the boxes and
+    /// triangles it tested. For cost heatmaps and for judging a tree; the same answer.
+    ///
+    /// ```
+    /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), Vector3::new(0.0, 0.0, -1.0));
+    /// let (hit, cost) = bvh.closest_hit_with_cost(&ray, &QueryOptions::default());
+    /// assert_eq!(hit, bvh.closest_hit(&ray, &QueryOptions::default()));
+    /// assert!(cost.boxes > 0 && cost.triangles > 0 && (cost.triangles as usize) < bvh.mesh().triangle_count());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn closest_hit_with_cost(
+        &self,
+        ray: &Ray,
+        options: &QueryOptions,
+    ) -> (Option<Hit>, QueryCost) {
+        let mut cost = QueryCost::default();
+        let hit = self.closest_hit_tallied(ray, options, &mut cost);
+        (hit, cost)
+    }
+
+    #[inline(always)]
+    fn closest_hit_tallied(
+        &self,
+        ray: &Ray,
+        options: &QueryOptions,
+        tally: &mut impl Tally,
+    ) -> Option<Hit> {
         if !ray.is_valid() {
             return None;
         }
         let test = LeafTest::new(ray, options);
         let mut best: Option<(u32, TriangleHit)> = None;
-        self.walk(ray, |range, t_max| {
+        self.walk(ray, tally, |range, t_max| {
             for slot in range {
                 if let Some(h) = test.run(&self.leaf_triangles[slot], *t_max) {
                     *t_max = h.t;
@@ -156,7 +221,7 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let mut found = None;
-        self.walk(ray, |range, t_max| {
+        self.walk(ray, &mut (), |range, t_max| {
             for slot in range {
                 if let Some(h) = test.run(&self.leaf_triangles[slot], *t_max) {
                     found = Some((slot as u32, h));
@@ -183,7 +248,7 @@ impl Bvh {
             return;
         }
         let test = LeafTest::new(ray, options);
-        self.walk(ray, |range, t_max| {
+        self.walk(ray, &mut (), |range, t_max| {
             for slot in range {
                 if let Some(h) = test.run(&self.leaf_triangles[slot], *t_max) {
                     hits.push(self.hit(ray, slot as u32, h));
@@ -197,12 +262,18 @@ impl Bvh {
     /// Walks the tree near child first, calling `leaf` with each reached leaf's slots and the
     /// current `t_max` (which it may lower); `leaf` returns `true` to stop.
     #[inline(always)]
-    fn walk(&self, ray: &Ray, mut leaf: impl FnMut(Range<usize>, &mut f32) -> bool) {
+    fn walk(
+        &self,
+        ray: &Ray,
+        tally: &mut impl Tally,
+        mut leaf: impl FnMut(Range<usize>, &mut f32) -> bool,
+    ) {
         let slabs = RaySlabs::new(ray);
         let t_min = ray.t_min();
         let mut t_max = ray.t_max();
         let nodes = &self.nodes[..];
         let root = &nodes[0];
+        tally.boxes(1);
         let (near, far) = slab_interval(&root.min, &root.max, &slabs, t_min, t_max);
         if !(near <= widened(far)) {
             return;
@@ -212,6 +283,7 @@ impl Bvh {
         loop {
             let node = &nodes[index];
             if node.is_leaf() {
+                tally.triangles(node.count);
                 let first = node.first as usize;
                 if leaf(first..first + node.count as usize, &mut t_max) {
                     return;
@@ -219,6 +291,7 @@ impl Bvh {
             } else {
                 let left = node.first as usize;
                 let (l, r) = (&nodes[left], &nodes[left + 1]);
+                tally.boxes(2);
                 let (l_near, l_far) = slab_interval(&l.min, &l.max, &slabs, t_min, t_max);
                 let (r_near, r_far) = slab_interval(&r.min, &r.max, &slabs, t_min, t_max);
                 match (l_near <= widened(l_far), r_near <= widened(r_far)) {

@@ -8,7 +8,7 @@ use crate::{Aabb, Error, Result};
 impl Bvh {
     /// Checks every invariant of the tree, in O(n): children lie in range and inside their
     /// parent's box, every node is reached once, leaves hold 1 to `max_leaf_size` triangles,
-    /// each leaf's box (with its triangles' boxes grown by a few ulps against rounding) is exactly the box of
+    /// each leaf's box is exactly the box of
     /// its triangles, every mesh triangle sits in exactly one leaf, the precomputed leaf
     /// triangles match the mesh, there are at most `2n − 1` nodes and the depth fits the
     /// traversal stack. Builds run it in debug builds; tests run it after every build.
@@ -70,7 +70,7 @@ impl Bvh {
                     if self.leaf_triangles[slot] != LeafTriangle::new(&a, &b, &c) {
                         return fail(format!("slot {slot} does not match triangle {t}"));
                     }
-                    tight = tight.union(&super::triangle_box(&[a, b, c]));
+                    tight = tight.union(&Aabb::from_points(&[a, b, c]));
                 }
                 if tight != bounds {
                     return fail(format!(

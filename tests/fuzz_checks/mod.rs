@@ -84,32 +84,24 @@ fn brute(mesh: &Mesh, ray: &Ray, options: &QueryOptions) -> Vec<(f32, u32)> {
     hits
 }
 
-/// Whether a hit of the triangle test lies outside the triangle's own box by more than the
-/// few ulps the tree pads boxes with: an ill-conditioned test (a grazing ray, a sliver) can
-/// accept such a point, and the tree's box test then rightly rejects it.
+/// Whether a hit of the triangle test lies outside the triangle's own box. The f32 triangle
+/// tests can accept such a point (a ray starting one ulp beside a vertex; a grazing ray on a
+/// sliver, far outside), and the tree's exact box test then rightly rejects it.
 fn outside_own_box(mesh: &Mesh, ray: &Ray, t: f32, triangle: u32) -> bool {
     let corners = mesh.triangle(triangle as usize);
     let (o, d) = (ray.origin(), ray.direction());
-    let size = (0..3)
-        .map(|k| {
-            let (lo, hi) = corners
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
-                    (l.min(p[k] as f64), h.max(p[k] as f64))
-                });
-            hi - lo
-        })
-        .fold(0.0, f64::max);
     (0..3).any(|k| {
+        // exact: the product of two f32 is exact in f64, and the sum rounds far below an ulp
         let p = o[k] as f64 + t as f64 * d[k] as f64;
-        let (lo, hi) = corners
+        let lo = corners
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), c| {
-                (l.min(c[k] as f64), h.max(c[k] as f64))
-            });
-        // the tree's pad (2^-20 of magnitude plus size), less a little for rounding here
-        let pad = (lo.abs().max(hi.abs()) + size) * 2f64.powi(-21);
-        p < lo - pad || p > hi + pad
+            .map(|c| c[k] as f64)
+            .fold(f64::INFINITY, f64::min);
+        let hi = corners
+            .iter()
+            .map(|c| c[k] as f64)
+            .fold(f64::NEG_INFINITY, f64::max);
+        p < lo || p > hi
     })
 }
 
