@@ -102,6 +102,15 @@ pub(crate) struct LeafTriangle {
     pub c: [f32; 3],
 }
 
+/// A ray within about 1e-12 radians of the triangle's plane (`|n·d| <= 2^-40·|n|₁·|d|₁`): D is
+/// then rounding noise and no hit is reported, as for an exactly parallel ray (the "D ≈ 0"
+/// rule). Checked only for candidates that passed the barycentric tests.
+#[inline(always)]
+pub(crate) fn nearly_parallel(abs_det: f32, n: &[f32; 3], d: &[f32; 3]) -> bool {
+    let l1 = |v: &[f32; 3]| v[0].abs() + v[1].abs() + v[2].abs();
+    abs_det <= (l1(n) * (1.0 / (1u64 << 40) as f32)) * l1(d)
+}
+
 #[inline(always)]
 pub(crate) fn sub(a: &[f32; 3], b: &[f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
@@ -117,7 +126,7 @@ pub(crate) fn cross(a: &[f32; 3], b: &[f32; 3]) -> [f32; 3] {
 }
 
 #[inline(always)]
-fn dot(a: &[f32; 3], b: &[f32; 3]) -> f32 {
+pub(crate) fn dot(a: &[f32; 3], b: &[f32; 3]) -> f32 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
@@ -160,6 +169,9 @@ impl LeafTriangle {
         let d2 = flip(dot(&e1, &w));
         // `!(x >= 0)` rather than `x < 0`, so that NaN rejects.
         if !(abs_det > 0.0 && d1 >= 0.0 && d2 >= 0.0 && d1 + d2 <= abs_det) {
+            return None;
+        }
+        if nearly_parallel(abs_det, &n, direction) {
             return None;
         }
         let d3 = flip(dot(&n, &s));
@@ -260,6 +272,27 @@ mod tests {
             )
             .is_none()
         );
+    }
+
+    #[test]
+    fn rays_within_rounding_of_the_plane_never_hit() {
+        // dx = 1e-38: the ray lies in the plane x = -0.0625 of the triangle, up to rounding
+        let r = Ray::new(
+            p(-0.0625, -3.3125, 16.03125),
+            Vector3::new(f32::MIN_POSITIVE, -3.9375, -1024.0),
+        );
+        let (a, b, c) = (
+            p(-0.0625, -10.0, 0.0),
+            p(-0.0625, 10.0, 0.0),
+            p(-0.0625, 0.0, 20.0),
+        );
+        assert!(intersect_triangle(&r, &a, &b, &c, Culling::None).is_none());
+        // a steep but real crossing still hits
+        let r = Ray::new(
+            p(-0.0625 - 1e-3, 0.0, 6.0),
+            Vector3::new(1.0, -3.9375, -1024.0),
+        );
+        assert!(intersect_triangle(&r, &a, &b, &c, Culling::None).is_some());
     }
 
     #[test]

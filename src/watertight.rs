@@ -2,7 +2,7 @@
 //! Intersection", JCGT 2013).
 
 use crate::Ray;
-use crate::triangle::{Culling, LeafTriangle, TriangleHit, cross, sub};
+use crate::triangle::{Culling, LeafTriangle, TriangleHit, cross, dot, nearly_parallel, sub};
 use nalgebra::Point3;
 
 /// A ray prepared for the watertight test: the axis along which the direction is largest
@@ -10,6 +10,7 @@ use nalgebra::Point3;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WatertightRay {
     origin: [f32; 3],
+    dir: [f32; 3],
     kx: usize,
     ky: usize,
     kz: usize,
@@ -31,6 +32,7 @@ impl WatertightRay {
         }
         WatertightRay {
             origin: ray.origin().coords.into(),
+            dir: d.into(),
             kx,
             ky,
             kz,
@@ -84,6 +86,10 @@ impl WatertightRay {
         // edge functions alone would accept it with a meaningless t. Only candidates get here.
         let n = cross(&sub(&tri.b, &tri.a), &sub(&tri.c, &tri.a));
         if n == [0.0; 3] {
+            return None;
+        }
+        let d = [self.dir[0], self.dir[1], self.dir[2]];
+        if nearly_parallel(dot(&n, &d).abs(), &n, &d) {
             return None;
         }
         let det = wa + wb + wc;

@@ -91,17 +91,15 @@ fn outside_own_box(mesh: &Mesh, ray: &Ray, t: f32, triangle: u32) -> bool {
     let corners = mesh.triangle(triangle as usize);
     let (o, d) = (ray.origin(), ray.direction());
     (0..3).any(|k| {
-        // exact: the product of two f32 is exact in f64, and the sum rounds far below an ulp
-        let p = o[k] as f64 + t as f64 * d[k] as f64;
-        let lo = corners
-            .iter()
-            .map(|c| c[k] as f64)
-            .fold(f64::INFINITY, f64::min);
+        // p − lo = (o − lo) + t·d: both terms are exact in f64 (a difference and a product of
+        // f32 values), so the sign of the sum is right even for a point 1e-40 outside.
+        let lo = corners.iter().map(|c| c[k]).fold(f32::INFINITY, f32::min);
         let hi = corners
             .iter()
-            .map(|c| c[k] as f64)
-            .fold(f64::NEG_INFINITY, f64::max);
-        p < lo || p > hi
+            .map(|c| c[k])
+            .fold(f32::NEG_INFINITY, f32::max);
+        let step = t as f64 * d[k] as f64;
+        (o[k] as f64 - lo as f64) + step < 0.0 || (o[k] as f64 - hi as f64) + step > 0.0
     })
 }
 
