@@ -54,7 +54,9 @@ pub struct TriangleHit {
 /// `D > 0` exactly when the ray meets the side from which `A, B, C` turn counter-clockwise
 /// (the front face, whose normal `n` points against the ray). A ray parallel to the plane has
 /// `D = 0`, and so does every ray against a degenerate (zero-area) triangle whose cross product
-/// rounds to zero: both never hit. A NaN anywhere fails every comparison and never hits.
+/// rounds to zero: both never hit. So does a ray within about 1e-12 radians of the plane
+/// (`|D| <= 2^-40·|n|₁·|d|₁`), where D is rounding noise. A NaN anywhere fails every
+/// comparison and never hits.
 ///
 /// The hit's barycentrics follow the convention `P = (1 − u − v)·A + u·B + v·C`.
 ///
