@@ -90,6 +90,30 @@ fn a_range_that_stops_short_is_no_hit() {
 }
 
 #[test]
+fn invalid_rays_cost_no_traversal() {
+    let (o, d) = good();
+    let bvh = scene();
+    let options = QueryOptions::default();
+    let (hit, cost) = bvh.closest_hit_with_cost(&Ray::new(o, d), &options);
+    assert!(
+        hit.is_some() && cost.boxes > 0,
+        "the good ray does walk the tree"
+    );
+    for ray in [
+        Ray::new(o, Vector3::zeros()),
+        Ray::new(o, Vector3::new(f32::NAN, 0.0, -1.0)),
+        Ray::new(Point3::new(f32::INFINITY, 1.0, 10.0), d),
+        Ray::with_range(o, d, 1.0, f32::NAN),
+    ] {
+        assert_eq!(
+            bvh.closest_hit_with_cost(&ray, &options),
+            (None, Default::default()),
+            "{ray:?}"
+        );
+    }
+}
+
+#[test]
 fn empty_buffers_are_an_error() {
     assert!(matches!(
         Mesh::from_buffers(vec![], vec![]),

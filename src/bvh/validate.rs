@@ -9,7 +9,7 @@ impl Bvh {
     /// Checks every invariant of the tree, in O(n): children lie in range and inside their
     /// parent's box, every node is reached once, leaves hold 1 to `max_leaf_size` triangles,
     /// each leaf's box is exactly the box of
-    /// its triangles, every mesh triangle sits in exactly one leaf, the precomputed leaf
+    /// its triangles, every mesh triangle sits in exactly one leaf, the stored leaf
     /// triangles match the mesh, there are at most `2n − 1` nodes and the depth fits the
     /// traversal stack. Builds run it in debug builds; tests run it after every build.
     ///
