@@ -5,6 +5,7 @@
 //! stored corner by corner for the triangle tests ([`LeafTriangle`]), with a `u32` map back to the mesh's
 //! triangle number that is read only when a hit is reported.
 
+mod batch;
 mod build;
 mod stats;
 mod traverse;
