@@ -2,7 +2,9 @@
 //! Intersection", JCGT 2013).
 
 use crate::Ray;
-use crate::triangle::{Culling, LeafTriangle, TriangleHit, cross, dot, nearly_parallel, sub};
+use crate::triangle::{
+    Culling, LeafTriangle, TriangleHit, cross, dot, nearly_parallel, plane_t, sub,
+};
 use nalgebra::Point3;
 
 /// A ray prepared for the watertight test: the axis along which the direction is largest
@@ -16,7 +18,6 @@ pub(crate) struct WatertightRay {
     kz: usize,
     sx: f32,
     sy: f32,
-    sz: f32,
 }
 
 impl WatertightRay {
@@ -38,7 +39,6 @@ impl WatertightRay {
             kz,
             sx: d[kx] / d[kz],
             sy: d[ky] / d[kz],
-            sz: 1.0 / d[kz],
         }
     }
 
@@ -99,16 +99,13 @@ impl WatertightRay {
             Culling::Front if det < 0.0 => {}
             _ => return None,
         }
-        let az = self.sz * a[kz];
-        let bz = self.sz * b[kz];
-        let cz = self.sz * c[kz];
-        let t_scaled = wa * az + wb * bz + wc * cz;
-        let inv = 1.0 / det;
-        // `+ 0.0` makes a hit at -0.0 a hit at +0.0, so equal t are equal bits.
-        let t = t_scaled * inv + 0.0;
-        if !(t >= t_min && t <= t_max) {
+        // t from the plane in f64 (see `plane_t`): the sheared form's t is as cancellation-prone
+        // as Cramer's.
+        let t = plane_t(tri, &self.origin, &d);
+        if !(t >= t_min && t <= t_max && t < f32::INFINITY) {
             return None;
         }
+        let inv = 1.0 / det;
         Some(TriangleHit {
             t,
             u: wb * inv + 0.0,

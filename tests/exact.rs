@@ -15,6 +15,7 @@ use common::*;
 use meshray::{
     Bvh, Culling, Hit, Mesh, QueryOptions, Ray, intersect_triangle, intersect_triangle_watertight,
 };
+use nalgebra::{Point3, Vector3};
 
 const RAYS_PER_SET: usize = 10_000;
 
@@ -333,5 +334,56 @@ fn every_shared_mesh_is_checked() {
                 "no exactness test for {file}"
             );
         }
+    }
+}
+
+/// Regression (conference room, surface ray 605, found when the walk became 4-wide): the
+/// watertight test's f32 `t` for these two floor triangles came out 18 ulps short, so the
+/// walk culled the box of the truly nearer one. Both tests now take `t` from the plane in
+/// f64: within an ulp of the exact value.
+#[test]
+fn t_is_accurate_for_large_triangles_hit_from_close_by() {
+    let ray = Ray::with_range(
+        Point3::new(1627.4783, -0.13344668, -1015.06805),
+        Vector3::new(-0.742017, -0.5882364, 0.3215413),
+        0.16371714,
+        163.71715,
+    );
+    let floor = [
+        [
+            Point3::new(-946.8875, -1.572159, -1016.10486),
+            Point3::new(-946.8875, -1.572159, 668.4894),
+            Point3::new(1653.2471, -1.572159, -1016.10486),
+        ],
+        [
+            Point3::new(847.5715, -1.572159, -1016.10486),
+            Point3::new(1653.2471, -1.572159, -1016.10486),
+            Point3::new(1653.2471, -1.572159, -1013.10187),
+        ],
+    ];
+    // The plane is y = -1.572159: the exact t is a quotient of two f32 differences.
+    let exact = (f64::from(-1.572159f32) - f64::from(-0.13344668f32)) / f64::from(-0.5882364f32);
+    let ulp = f64::from(f32::EPSILON) * exact;
+    for [a, b, c] in &floor {
+        for test in [intersect_triangle, intersect_triangle_watertight] {
+            let hit = test(&ray, a, b, c, Culling::None).expect("the floor is hit");
+            assert!(
+                (f64::from(hit.t) - exact).abs() <= ulp,
+                "t = {} vs exact {exact}",
+                hit.t
+            );
+        }
+    }
+    let positions = floor.iter().flatten().copied().collect();
+    let bvh = Bvh::build(Mesh::from_buffers(positions, vec![[0, 1, 2], [3, 4, 5]]).unwrap());
+    for watertight in [false, true] {
+        let options = QueryOptions {
+            watertight,
+            ..Default::default()
+        };
+        let all = bvh.all_hits(&ray, &options);
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].t, all[1].t, "one plane, one t");
+        assert_eq!(bvh.closest_hit(&ray, &options).map(|h| h.t), Some(all[0].t));
     }
 }
