@@ -65,7 +65,7 @@ mod triangle;
 mod watertight;
 
 pub use aabb::Aabb;
-pub use bvh::{BuildOptions, Bvh, Hit, QueryCost, QueryOptions, Stats};
+pub use bvh::{BuildOptions, Bvh, Hit, QueryCost, QueryOptions, RayHit, Stats};
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};
 pub use io::obj::LoadOptions;

@@ -117,13 +117,14 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-/// Answers every ray into `out` (one record per ray) on the current rayon pool.
+/// Answers every ray into `out` (one record per ray) on the current rayon pool, with the
+/// short queries (`closest_triangle`, `any_triangle`) that report what a hit file holds.
 fn cast(bvh: &Bvh, rays: &[Ray], options: &QueryOptions, any: bool, out: &mut [HitRecord]) {
     let one = |ray: &Ray| {
         let hit = if any {
-            bvh.any_hit(ray, options)
+            bvh.any_triangle(ray, options)
         } else {
-            bvh.closest_hit(ray, options)
+            bvh.closest_triangle(ray, options)
         };
         hit.map_or(HitRecord::MISS, |h| HitRecord {
             t: h.t,

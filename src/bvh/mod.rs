@@ -1,7 +1,8 @@
 //! The bounding volume hierarchy: a binary tree of boxes over the mesh's triangles.
 //!
-//! Layout: one flat array of 32-byte [`Node`]s, the root first and the two children of a node
-//! side by side, so a node stores one index. Triangles are copied into leaf order and
+//! The builder makes a binary tree: one flat array of 32-byte [`Node`]s, the root first and
+//! the two children of a node side by side. The queries walk that tree collapsed into 4-wide
+//! nodes ([`wide`]), which test four boxes at a time. Triangles are copied into leaf order and
 //! stored corner by corner for the triangle tests ([`LeafTriangle`]), with a `u32` map back to the mesh's
 //! triangle number that is read only when a hit is reported.
 
@@ -10,13 +11,15 @@ mod build;
 mod stats;
 mod traverse;
 mod validate;
+mod wide;
 
 pub use stats::Stats;
-pub use traverse::{Hit, QueryCost, QueryOptions};
+pub use traverse::{Hit, QueryCost, QueryOptions, RayHit};
 
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Mesh};
 use nalgebra::Point3;
+use wide::WideNode;
 
 /// The largest `max_leaf_size` the builder accepts.
 pub(crate) const MAX_LEAF_SIZE: usize = 1 << 16;
@@ -119,7 +122,8 @@ impl Node {
 #[derive(Clone, Debug)]
 pub struct Bvh {
     mesh: Mesh,
-    nodes: Vec<Node>,
+    /// The 4-wide tree, root first.
+    nodes: Vec<WideNode>,
     leaf_triangles: Vec<LeafTriangle>,
     /// Leaf slot → the mesh's triangle number.
     triangle_index: Vec<u32>,
@@ -139,7 +143,8 @@ impl Bvh {
             .map(|i| Aabb::from_points(&mesh.triangle(i)))
             .collect();
         let centroids: Vec<Point3<f32>> = boxes.iter().map(Aabb::centroid).collect();
-        let (nodes, order) = build::build(&boxes, &centroids, options);
+        let (binary, order) = build::build(&boxes, &centroids, options);
+        let nodes = wide::collapse(&binary);
         let leaf_triangles = order
             .iter()
             .map(|&t| {

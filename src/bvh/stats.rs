@@ -8,17 +8,18 @@ use std::fmt;
 pub struct Stats {
     /// Triangles in the mesh.
     pub triangles: usize,
-    /// Nodes, interior and leaves.
+    /// Nodes of the 4-wide tree the queries walk (each holds up to four children: nodes or
+    /// leaves).
     pub nodes: usize,
     /// Leaves.
     pub leaves: usize,
-    /// Edges from the root to the deepest leaf.
+    /// Levels of wide nodes from the root to the deepest leaf.
     pub depth: usize,
     /// The most triangles in one leaf.
     pub max_leaf_size: usize,
     /// The tree's SAH cost: the expected cost of a ray through the root box,
-    /// `Σ_interior C_trav·A(n)/A(root) + Σ_leaves C_isect·N·A(n)/A(root)` with the build's
-    /// cost constants. Lower is better; compare between builds of the same mesh.
+    /// `Σ_nodes C_trav·A(n)/A(root) + Σ_leaves C_isect·N·A(n)/A(root)` over the wide tree (one
+    /// node visit tests four boxes), with the build's cost constants. Lower is better; compare between builds of the same mesh.
     pub sah_cost: f32,
     /// Bytes of nodes, leaf triangles and the leaf-to-mesh map per triangle (the mesh
     /// itself not counted).
@@ -31,30 +32,37 @@ impl Bvh {
     /// ```
     /// let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let stats = meshray::Bvh::build(mesh).stats();
-    /// assert!(stats.leaves * 2 - 1 == stats.nodes);
+    /// assert!(stats.nodes < stats.leaves && stats.max_leaf_size <= 8);
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn stats(&self) -> Stats {
-        let root_area = self.nodes[0].bounds().half_area();
+        let root_area = f64::from(self.bounds().half_area());
+        let relative = |b: crate::Aabb| {
+            if root_area > 0.0 {
+                f64::from(b.half_area()) / root_area
+            } else {
+                1.0
+            }
+        };
+        let (c_trav, c_isect) = (
+            f64::from(self.options.traversal_cost),
+            f64::from(self.options.intersection_cost),
+        );
         let (mut leaves, mut depth, mut max_leaf, mut cost) = (0, 0, 0, 0.0f64);
         let mut stack = vec![(0usize, 0usize)];
         while let Some((i, d)) = stack.pop() {
             let node = &self.nodes[i];
-            depth = depth.max(d);
-            let relative = if root_area > 0.0 {
-                f64::from(node.bounds().half_area()) / f64::from(root_area)
-            } else {
-                1.0
-            };
-            if node.is_leaf() {
-                leaves += 1;
-                max_leaf = max_leaf.max(node.count as usize);
-                cost +=
-                    f64::from(self.options.intersection_cost) * f64::from(node.count) * relative;
-            } else {
-                cost += f64::from(self.options.traversal_cost) * relative;
-                stack.push((node.first as usize, d + 1));
-                stack.push((node.first as usize + 1, d + 1));
+            cost += c_trav * relative(node.bounds());
+            for k in node.lanes() {
+                let count = node.count[k];
+                if count > 0 {
+                    leaves += 1;
+                    depth = depth.max(d + 1);
+                    max_leaf = max_leaf.max(count as usize);
+                    cost += c_isect * f64::from(count) * relative(node.lane_bounds(k));
+                } else {
+                    stack.push((node.child[k] as usize, d + 1));
+                }
             }
         }
         let n = self.triangle_index.len();

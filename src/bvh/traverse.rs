@@ -7,13 +7,14 @@
 
 use super::Bvh;
 use super::build::MAX_DEPTH;
-use crate::aabb::{RaySlabs, slab_interval};
+use super::wide::{WIDTH, WideNode};
+use crate::aabb::RaySlabs;
 use crate::triangle::{LeafTriangle, TriangleHit};
 use crate::watertight::WatertightRay;
 use crate::{Culling, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
-use smallvec::SmallVec;
 use std::ops::Range;
+use wide::f32x4;
 
 /// Options of a query. The ray's own `[t_min, t_max]` is the range searched.
 ///
@@ -103,6 +104,21 @@ pub struct Hit {
     pub material: Option<u32>,
 }
 
+/// The short answer of [`Bvh::closest_triangle`] and [`Bvh::any_triangle`]: which triangle,
+/// where along the ray and where on the triangle. 16 bytes; [`Bvh::hit_details`] turns it
+/// into a full [`Hit`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayHit {
+    /// The ray parameter: the hit is at `origin + t·direction`.
+    pub t: f32,
+    /// The triangle's number in the mesh (file order).
+    pub triangle: u32,
+    /// Weight of corner `B` (as in [`Hit::u`]).
+    pub u: f32,
+    /// Weight of corner `C` (as in [`Hit::v`]).
+    pub v: f32,
+}
+
 /// How far (relative) the walk widens each box's exit before comparing it with the entry.
 ///
 /// The slab test's `t` values and the triangle test's `t` are rounded differently, so a
@@ -150,12 +166,85 @@ impl Tally for QueryCost {
     }
 }
 
-/// One stack entry: a node and the ray's entry distance into its box.
-type Stack = SmallVec<[(u32, f32); 64]>;
-const _: () = assert!(
-    MAX_DEPTH <= 64,
-    "the stack must hold a path of the deepest tree"
-);
+/// A child to visit (a lane of a [`WideNode`]: a node, or a leaf when `count > 0`) and the
+/// ray's entry distance into its box.
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    child: u32,
+    count: u32,
+    entry: f32,
+}
+
+/// Stack entries: at most `WIDTH − 1` children wait per level of the deepest tree (the wide
+/// tree is no deeper than the binary one), so the stack never overflows and lives inline.
+const STACK: usize = (WIDTH - 1) * MAX_DEPTH + 1;
+
+/// The ray as the wide slab test wants it: origin and inverse direction splatted.
+struct WideRay {
+    origin: [f32x4; 3],
+    inv_direction: [f32x4; 3],
+    negative: [bool; 3],
+}
+
+impl WideRay {
+    fn new(ray: &RaySlabs) -> WideRay {
+        WideRay {
+            origin: ray.origin.map(f32x4::splat),
+            inv_direction: ray.inv_direction.map(f32x4::splat),
+            negative: ray.negative,
+        }
+    }
+}
+
+/// `if t > bound { t } else { bound }` lane by lane: a NaN `t` keeps the bound. On x86 that
+/// is exactly what `maxps(t, bound)` computes.
+#[inline(always)]
+fn raise(bound: f32x4, t: f32x4) -> f32x4 {
+    #[cfg(target_feature = "sse")]
+    {
+        t.fast_max(bound)
+    }
+    #[cfg(not(target_feature = "sse"))]
+    {
+        t.simd_gt(bound).blend(t, bound)
+    }
+}
+
+/// `if t < bound { t } else { bound }` lane by lane (`minps(t, bound)` on x86).
+#[inline(always)]
+fn lower(bound: f32x4, t: f32x4) -> f32x4 {
+    #[cfg(target_feature = "sse")]
+    {
+        t.fast_min(bound)
+    }
+    #[cfg(not(target_feature = "sse"))]
+    {
+        t.simd_lt(bound).blend(t, bound)
+    }
+}
+
+/// The slab test of a ray against a wide node's four boxes at once: a bit per lane whose box
+/// the ray enters before it leaves (after widening the exit), and the entry distances. The
+/// same operations in the same order as [`slab_interval`](crate::aabb::slab_interval), lane
+/// by lane, so every box gets the same answer.
+#[inline(always)]
+fn lane_intervals(node: &WideNode, ray: &WideRay, t_min: f32, t_max: f32) -> (u32, [f32; WIDTH]) {
+    let mut near = f32x4::splat(t_min);
+    let mut far = f32x4::splat(t_max);
+    for a in 0..3 {
+        let (lo, hi) = if ray.negative[a] {
+            (node.max[a], node.min[a])
+        } else {
+            (node.min[a], node.max[a])
+        };
+        let t0 = (f32x4::from(lo) - ray.origin[a]) * ray.inv_direction[a];
+        let t1 = (f32x4::from(hi) - ray.origin[a]) * ray.inv_direction[a];
+        near = raise(near, t0);
+        far = lower(far, t1);
+    }
+    let far = far + far.abs() * f32x4::splat(EXIT_SLACK);
+    (near.simd_le(far).to_bitmask(), near.to_array())
+}
 
 impl Bvh {
     /// The first triangle along the ray within its range: the smallest `t`, as a test of
@@ -196,6 +285,54 @@ impl Bvh {
         options: &QueryOptions,
         tally: &mut impl Tally,
     ) -> Option<Hit> {
+        let found = self.closest_slot(ray, options, tally)?;
+        Some(self.hit(ray, self.ray_hit(found)))
+    }
+
+    /// The closest hit as [`closest_hit`](Bvh::closest_hit) finds it, reporting only the
+    /// triangle, `t` and barycentrics: it reads nothing of the mesh, so batch work
+    /// (visibility, scan simulation, benchmarks) skips the cache misses of gathering normals,
+    /// texture coordinates and ids. [`hit_details`](Bvh::hit_details) fills those in later.
+    ///
+    /// ```
+    /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), Vector3::new(0.0, 0.0, -1.0));
+    /// let options = QueryOptions::default();
+    /// let short = bvh.closest_triangle(&ray, &options).expect("the sphere is there");
+    /// assert_eq!(Some(bvh.hit_details(&ray, &short)), bvh.closest_hit(&ray, &options));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn closest_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<RayHit> {
+        self.closest_slot(ray, options, &mut ())
+            .map(|found| self.ray_hit(found))
+    }
+
+    /// [`any_hit`](Bvh::any_hit)'s answer, reporting only the triangle, `t` and
+    /// barycentrics (see [`closest_triangle`](Bvh::closest_triangle)).
+    pub fn any_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<RayHit> {
+        self.any_slot(ray, options).map(|found| self.ray_hit(found))
+    }
+
+    /// Everything [`Hit`] tells about a hit found by [`closest_triangle`](Bvh::closest_triangle)
+    /// or [`any_triangle`](Bvh::any_triangle) for this `ray`.
+    ///
+    /// # Panics
+    /// If `hit.triangle` is not a triangle of the mesh.
+    pub fn hit_details(&self, ray: &Ray, hit: &RayHit) -> Hit {
+        self.hit(ray, *hit)
+    }
+
+    /// The closest hit's leaf slot and triangle answer.
+    #[inline(always)]
+    fn closest_slot(
+        &self,
+        ray: &Ray,
+        options: &QueryOptions,
+        tally: &mut impl Tally,
+    ) -> Option<(u32, TriangleHit)> {
         if !ray.is_valid() {
             return None;
         }
@@ -210,13 +347,12 @@ impl Bvh {
             }
             false
         });
-        best.map(|(slot, h)| self.hit(ray, slot, h))
+        best
     }
 
-    /// Some hit within the ray's range, the first the walk meets (not necessarily the
-    /// closest): the cheap question "is anything there?", for shadows and lines of sight.
-    /// Allocates nothing.
-    pub fn any_hit(&self, ray: &Ray, options: &QueryOptions) -> Option<Hit> {
+    /// The first hit the walk meets: its leaf slot and triangle answer.
+    #[inline(always)]
+    fn any_slot(&self, ray: &Ray, options: &QueryOptions) -> Option<(u32, TriangleHit)> {
         if !ray.is_valid() {
             return None;
         }
@@ -231,7 +367,24 @@ impl Bvh {
             }
             false
         });
-        found.map(|(slot, h)| self.hit(ray, slot, h))
+        found
+    }
+
+    fn ray_hit(&self, (slot, h): (u32, TriangleHit)) -> RayHit {
+        RayHit {
+            t: h.t,
+            triangle: self.triangle_index[slot as usize],
+            u: h.u,
+            v: h.v,
+        }
+    }
+
+    /// Some hit within the ray's range, the first the walk meets (not necessarily the
+    /// closest): the cheap question "is anything there?", for shadows and lines of sight.
+    /// Allocates nothing.
+    pub fn any_hit(&self, ray: &Ray, options: &QueryOptions) -> Option<Hit> {
+        let found = self.any_slot(ray, options)?;
+        Some(self.hit(ray, self.ray_hit(found)))
     }
 
     /// Every hit within the ray's range, sorted by `t` (ties by triangle number).
@@ -252,7 +405,7 @@ impl Bvh {
         self.walk(ray, &mut (), |range, t_max| {
             for slot in range {
                 if let Some(h) = test.run(&self.leaf_triangles[slot], *t_max) {
-                    hits.push(self.hit(ray, slot as u32, h));
+                    hits.push(self.hit(ray, self.ray_hit((slot as u32, h))));
                 }
             }
             false
@@ -260,8 +413,8 @@ impl Bvh {
         hits.sort_by(|a, b| a.t.total_cmp(&b.t).then(a.triangle.cmp(&b.triangle)));
     }
 
-    /// Walks the tree near child first, calling `leaf` with each reached leaf's slots and the
-    /// current `t_max` (which it may lower); `leaf` returns `true` to stop.
+    /// Walks the tree nearest child first, calling `leaf` with each reached leaf's slots and
+    /// the current `t_max` (which it may lower); `leaf` returns `true` to stop.
     #[inline(always)]
     fn walk(
         &self,
@@ -269,77 +422,77 @@ impl Bvh {
         tally: &mut impl Tally,
         mut leaf: impl FnMut(Range<usize>, &mut f32) -> bool,
     ) {
-        let slabs = RaySlabs::new(ray);
+        let wide_ray = WideRay::new(&RaySlabs::new(ray));
         let t_min = ray.t_min();
         let mut t_max = ray.t_max();
         let nodes = &self.nodes[..];
-        let root = &nodes[0];
-        tally.boxes(1);
-        let (near, far) = slab_interval(&root.min, &root.max, &slabs, t_min, t_max);
-        if !(near <= widened(far)) {
-            return;
-        }
-        let mut stack = Stack::new();
-        let mut index = 0usize;
+        let mut stack = [Entry::default(); STACK];
+        let mut depth = 0;
+        let mut current = Entry::default(); // the root, interior node 0
         loop {
-            let node = &nodes[index];
-            if node.is_leaf() {
-                tally.triangles(node.count);
-                let first = node.first as usize;
-                if leaf(first..first + node.count as usize, &mut t_max) {
+            if current.count > 0 {
+                tally.triangles(current.count);
+                let first = current.child as usize;
+                if leaf(first..first + current.count as usize, &mut t_max) {
                     return;
                 }
             } else {
-                let left = node.first as usize;
-                let (l, r) = (&nodes[left], &nodes[left + 1]);
-                tally.boxes(2);
-                let (l_near, l_far) = slab_interval(&l.min, &l.max, &slabs, t_min, t_max);
-                let (r_near, r_far) = slab_interval(&r.min, &r.max, &slabs, t_min, t_max);
-                match (l_near <= widened(l_far), r_near <= widened(r_far)) {
-                    (true, true) => {
-                        let (near, far, far_entry) = if l_near <= r_near {
-                            (left, left + 1, r_near)
-                        } else {
-                            (left + 1, left, l_near)
-                        };
-                        stack.push((far as u32, far_entry));
-                        index = near;
-                        continue;
+                let node = &nodes[current.child as usize];
+                tally.boxes(node.lanes().count() as u32);
+                let (mask, near) = lane_intervals(node, &wide_ray, t_min, t_max);
+                let mut hit = [Entry::default(); WIDTH];
+                let mut hits = 0;
+                let mut lanes = mask;
+                while lanes != 0 {
+                    let k = lanes.trailing_zeros() as usize;
+                    lanes &= lanes - 1;
+                    hit[hits] = Entry {
+                        child: node.child[k],
+                        count: node.count[k],
+                        entry: near[k],
+                    };
+                    hits += 1;
+                }
+                if hits > 0 {
+                    // Farthest first onto the stack; go on with the nearest.
+                    let hit = &mut hit[..hits];
+                    for i in 1..hit.len() {
+                        let mut j = i;
+                        while j > 0 && hit[j - 1].entry < hit[j].entry {
+                            hit.swap(j - 1, j);
+                            j -= 1;
+                        }
                     }
-                    (true, false) => {
-                        index = left;
-                        continue;
-                    }
-                    (false, true) => {
-                        index = left + 1;
-                        continue;
-                    }
-                    (false, false) => {}
+                    let (nearest, rest) = hit.split_last().expect("hits > 0");
+                    stack[depth..depth + rest.len()].copy_from_slice(rest);
+                    depth += rest.len();
+                    current = *nearest;
+                    continue;
                 }
             }
             // Pop the next node the ray can still reach before t_max.
             loop {
-                match stack.pop() {
-                    Some((i, entry)) if entry <= widened(t_max) => {
-                        index = i as usize;
-                        break;
-                    }
-                    Some(_) => {}
-                    None => return,
+                if depth == 0 {
+                    return;
+                }
+                depth -= 1;
+                if stack[depth].entry <= widened(t_max) {
+                    current = stack[depth];
+                    break;
                 }
             }
         }
     }
 
     /// Fills in a hit's details from the mesh.
-    fn hit(&self, ray: &Ray, slot: u32, h: TriangleHit) -> Hit {
-        let triangle = self.triangle_index[slot as usize];
-        let i = triangle as usize;
+    fn hit(&self, ray: &Ray, h: RayHit) -> Hit {
+        let i = h.triangle as usize;
         let mesh = &self.mesh;
         let [a, b, c] = mesh.triangle(i);
         let w = 1.0 - h.u - h.v;
         let point = Point3::from(a.coords * w + b.coords * h.u + c.coords * h.v);
-        let n = self.leaf_triangles[slot as usize].normal();
+        // The leaves store the corners bit for bit, so this is the normal the test used.
+        let n = LeafTriangle::new(&a, &b, &c).normal();
         let normal = unit(&n).unwrap_or_else(|| Unit::new_unchecked(Vector3::z()));
         let shading_normal = mesh
             .corner_normals(i)
@@ -349,7 +502,7 @@ impl Bvh {
             .map(|[ta, tb, tc]| Point2::from(ta.coords * w + tb.coords * h.u + tc.coords * h.v));
         Hit {
             t: h.t,
-            triangle,
+            triangle: h.triangle,
             u: h.u,
             v: h.v,
             point,

@@ -2,16 +2,17 @@
 
 use super::Bvh;
 use super::build::MAX_DEPTH;
+use super::wide::WIDTH;
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Error, Result};
 
 impl Bvh {
     /// Checks every invariant of the tree, in O(n): children lie in range and inside their
-    /// parent's box, every node is reached once, leaves hold 1 to `max_leaf_size` triangles,
-    /// each leaf's box is exactly the box of
-    /// its triangles, every mesh triangle sits in exactly one leaf, the stored leaf
-    /// triangles match the mesh, there are at most `2n − 1` nodes and the depth fits the
-    /// traversal stack. Builds run it in debug builds; tests run it after every build.
+    /// parent's box, every node is reached once and uses two to four lanes (packed first,
+    /// unused lanes empty), leaves hold 1 to `max_leaf_size` triangles, each leaf's box is
+    /// exactly the box of its triangles, every mesh triangle sits in exactly one leaf, the
+    /// stored leaf triangles match the mesh, there are at most `n` nodes and the depth fits
+    /// the traversal stack. Builds run it in debug builds; tests run it after every build.
     ///
     /// ```
     /// let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
@@ -32,66 +33,79 @@ impl Bvh {
                 self.triangle_index.len()
             ));
         }
-        if nodes.is_empty() || nodes.len() > 2 * n - 1 {
+        if nodes.is_empty() || nodes.len() > n {
             return fail(format!("{} nodes for {n} triangles", nodes.len()));
         }
+        let max_leaf = self.options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
         let mut seen_node = vec![false; nodes.len()];
         let mut seen_triangle = vec![false; n];
         let mut stack = vec![(0usize, 0usize)];
         seen_node[0] = true;
         while let Some((i, depth)) = stack.pop() {
             let node = &nodes[i];
-            let bounds = node.bounds();
             if depth >= MAX_DEPTH {
                 return fail(format!(
                     "node {i} at depth {depth}, deeper than {MAX_DEPTH}"
                 ));
             }
-            if node.is_leaf() {
-                let (first, count) = (node.first as usize, node.count as usize);
-                let max_leaf = self.options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
-                if count > max_leaf {
-                    return fail(format!(
-                        "leaf {i} holds {count} triangles, more than {max_leaf}"
-                    ));
+            let used = node.lanes().count();
+            if used == 0 || (used == 1 && i != 0) || node.lanes().any(|k| k >= used) {
+                return fail(format!(
+                    "node {i} uses lanes {:?}: a node needs two or more (the root one), packed first",
+                    node.lanes().collect::<Vec<_>>()
+                ));
+            }
+            for k in used..WIDTH {
+                if node.lane_bounds(k) != Aabb::EMPTY || node.count[k] != 0 {
+                    return fail(format!("node {i} lane {k} is unused but not empty"));
                 }
-                if first + count > n {
-                    return fail(format!("leaf {i} holds slots {first}..{}", first + count));
-                }
-                let mut tight = Aabb::EMPTY;
-                for slot in first..first + count {
-                    let t = self.triangle_index[slot] as usize;
-                    if t >= n || std::mem::replace(&mut seen_triangle[t], true) {
+            }
+            for k in 0..used {
+                let bounds = node.lane_bounds(k);
+                let (child, count) = (node.child[k] as usize, node.count[k] as usize);
+                if count > 0 {
+                    if count > max_leaf {
                         return fail(format!(
-                            "triangle {t} (slot {slot}) is out of range or in two leaves"
+                            "leaf {i}.{k} holds {count} triangles, more than {max_leaf}"
                         ));
                     }
-                    let [a, b, c] = self.mesh.triangle(t);
-                    if self.leaf_triangles[slot] != LeafTriangle::new(&a, &b, &c) {
-                        return fail(format!("slot {slot} does not match triangle {t}"));
+                    if child + count > n {
+                        return fail(format!(
+                            "leaf {i}.{k} holds slots {child}..{}",
+                            child + count
+                        ));
                     }
-                    tight = tight.union(&Aabb::from_points(&[a, b, c]));
-                }
-                if tight != bounds {
-                    return fail(format!(
-                        "leaf {i} box {bounds:?} is not its triangles' box {tight:?}"
-                    ));
-                }
-            } else {
-                let left = node.first as usize;
-                if left == 0 || left + 1 >= nodes.len() {
-                    return fail(format!(
-                        "node {i} has children {left}, {} of {}",
-                        left + 1,
-                        nodes.len()
-                    ));
-                }
-                for child in [left, left + 1] {
+                    let mut tight = Aabb::EMPTY;
+                    for slot in child..child + count {
+                        let t = self.triangle_index[slot] as usize;
+                        if t >= n || std::mem::replace(&mut seen_triangle[t], true) {
+                            return fail(format!(
+                                "triangle {t} (slot {slot}) is out of range or in two leaves"
+                            ));
+                        }
+                        let [a, b, c] = self.mesh.triangle(t);
+                        if self.leaf_triangles[slot] != LeafTriangle::new(&a, &b, &c) {
+                            return fail(format!("slot {slot} does not match triangle {t}"));
+                        }
+                        tight = tight.union(&Aabb::from_points(&[a, b, c]));
+                    }
+                    if tight != bounds {
+                        return fail(format!(
+                            "leaf {i}.{k} box {bounds:?} is not its triangles' box {tight:?}"
+                        ));
+                    }
+                } else {
+                    if child == 0 || child >= nodes.len() {
+                        return fail(format!(
+                            "node {i} lane {k} points to node {child} of {}",
+                            nodes.len()
+                        ));
+                    }
                     if std::mem::replace(&mut seen_node[child], true) {
                         return fail(format!("node {child} is reached twice"));
                     }
                     if !bounds.contains(&nodes[child].bounds()) {
-                        return fail(format!("node {child} sticks out of its parent {i}"));
+                        return fail(format!("node {child} sticks out of its parent {i}.{k}"));
                     }
                     stack.push((child, depth + 1));
                 }
@@ -139,7 +153,7 @@ mod tests {
     fn broken_trees_are_caught() {
         let good = Bvh::build(grid(64));
         let mut b = good.clone();
-        b.nodes[1].min[0] -= 1.0; // no longer tight / sticks out
+        b.nodes[1].min[0][0] -= 1.0; // no longer tight / sticks out
         assert!(b.validate().is_err());
         let mut b = good.clone();
         b.triangle_index.swap(0, 5); // leaf triangles no longer match
@@ -149,7 +163,14 @@ mod tests {
         b.triangle_index[last] = b.triangle_index[0]; // a triangle twice
         assert!(b.validate().is_err());
         let mut b = good.clone();
-        b.nodes[0].first = 0; // a cycle
+        let interior = (0..4).find(|&k| b.nodes[0].count[k] == 0).unwrap();
+        b.nodes[0].child[interior] = 0; // a cycle
+        assert!(b.validate().is_err());
+        let mut b = good.clone();
+        b.nodes[0].count[3] = 1; // a leaf in no lane's place
+        assert!(b.validate().is_err());
+        let mut b = good.clone();
+        b.nodes[1].child[1] = super::super::wide::NO_CHILD; // a hole in the lanes
         assert!(b.validate().is_err());
         let mut b = good;
         b.leaf_triangles[3].b[1] += 1.0;
