@@ -1,0 +1,103 @@
+//! Finds Embree 3 (sets `cfg(has_embree)` and links `embree3` when found) and passes the peer
+//! crates' locked versions to the program as `PEER_VERSION_<NAME>` variables.
+//!
+//! Embree is looked for with `pkg-config embree3`, then as `include/embree3/rtcore.h` plus
+//! `libembree3.so` under `$EMBREE_DIR`, `/usr/local` and `/usr`. `MESHRAY_PEERS_NO_EMBREE=1`
+//! skips it (to check the build without it).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(has_embree)");
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-env-changed=EMBREE_DIR");
+    println!("cargo::rerun-if-env-changed=MESHRAY_PEERS_NO_EMBREE");
+    versions();
+    if std::env::var_os("MESHRAY_PEERS_NO_EMBREE").is_some() {
+        return;
+    }
+    match find_embree() {
+        Some(dirs) => {
+            for dir in dirs {
+                println!("cargo::rustc-link-search=native={}", dir.display());
+            }
+            println!("cargo::rustc-link-lib=embree3");
+            println!("cargo::rustc-cfg=has_embree");
+        }
+        None => println!(
+            "cargo::warning=Embree 3 not found (pkg-config embree3, or EMBREE_DIR, /usr/local, /usr): \
+             the comparison runs without it"
+        ),
+    }
+}
+
+/// The directories to add to the link search (empty for the system's own), or `None`.
+fn find_embree() -> Option<Vec<PathBuf>> {
+    if let Ok(out) = Command::new("pkg-config")
+        .args(["--libs-only-L", "embree3"])
+        .output()
+        && out.status.success()
+    {
+        let text = String::from_utf8_lossy(&out.stdout);
+        return Some(
+            text.split_whitespace()
+                .filter_map(|flag| flag.strip_prefix("-L"))
+                .map(PathBuf::from)
+                .collect(),
+        );
+    }
+    let mut prefixes: Vec<PathBuf> = std::env::var_os("EMBREE_DIR")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    prefixes.extend([PathBuf::from("/usr/local"), PathBuf::from("/usr")]);
+    for prefix in prefixes {
+        if !prefix.join("include/embree3/rtcore.h").is_file() {
+            continue;
+        }
+        if let Some(lib) = library_dir(&prefix) {
+            let system = lib.starts_with("/usr/lib");
+            return Some(if system { Vec::new() } else { vec![lib] });
+        }
+    }
+    None
+}
+
+/// `prefix/lib`, `prefix/lib64` or a multiarch `prefix/lib/<triple>` holding libembree3.so.
+fn library_dir(prefix: &Path) -> Option<PathBuf> {
+    let lib = prefix.join("lib");
+    let mut candidates = vec![lib.clone(), prefix.join("lib64")];
+    if let Ok(entries) = std::fs::read_dir(&lib) {
+        candidates.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+    }
+    candidates
+        .into_iter()
+        .find(|dir| dir.join("libembree3.so").exists())
+}
+
+/// Reads the workspace's Cargo.lock for the versions the program reports.
+fn versions() {
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
+    println!("cargo::rerun-if-changed={}", lock.display());
+    let text = std::fs::read_to_string(&lock).unwrap_or_default();
+    for name in ["meshray", "parry3d", "bvh", "obvhs"] {
+        let mut version = "unknown".to_string();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            if line.trim() == format!("name = \"{name}\"") {
+                if let Some(v) = lines
+                    .next()
+                    .and_then(|l| l.trim().strip_prefix("version = \""))
+                {
+                    version = v.trim_end_matches('"').to_string();
+                }
+                break;
+            }
+        }
+        println!(
+            "cargo::rustc-env=PEER_VERSION_{}={version}",
+            name.to_uppercase()
+        );
+    }
+}

@@ -1,0 +1,271 @@
+//! Embree 3 through a minimal FFI of its C API (only what this comparison calls).
+//!
+//! One device for the program, created with `threads=1` so the build runs on one thread like
+//! the other engines'; one scene per mesh with default flags and build quality; one triangle
+//! geometry with Embree-allocated (and so padded) vertex and index buffers. Queries are
+//! `rtcIntersect1` / `rtcOccluded1` with a context as `rtcInitIntersectContext` makes it.
+
+use crate::engine::Engine;
+use meshray::{Mesh, Ray};
+use std::ffi::{c_char, c_void};
+use std::rc::Rc;
+
+type RtcDevice = *mut c_void;
+type RtcScene = *mut c_void;
+type RtcGeometry = *mut c_void;
+
+const RTC_GEOMETRY_TYPE_TRIANGLE: u32 = 0;
+const RTC_BUFFER_TYPE_INDEX: u32 = 0;
+const RTC_BUFFER_TYPE_VERTEX: u32 = 1;
+const RTC_FORMAT_UINT3: u32 = 0x5003;
+const RTC_FORMAT_FLOAT3: u32 = 0x9003;
+const RTC_INVALID_GEOMETRY_ID: u32 = u32::MAX;
+const RTC_INTERSECT_CONTEXT_FLAG_INCOHERENT: u32 = 0;
+const RTC_DEVICE_PROPERTY_VERSION: u32 = 0;
+const RTC_DEVICE_PROPERTY_BACKFACE_CULLING_ENABLED: u32 = 65;
+
+/// `struct RTCIntersectContext` for RTC_MAX_INSTANCE_LEVEL_COUNT 1 and RTC_MIN_WIDTH 0 (the
+/// values in Debian's rtcore_config.h for 3.13.5).
+#[repr(C)]
+struct RtcIntersectContext {
+    flags: u32,
+    filter: Option<unsafe extern "C" fn(*const c_void)>,
+    inst_id: [u32; 1],
+}
+
+#[repr(C, align(16))]
+struct RtcRay {
+    org: [f32; 3],
+    tnear: f32,
+    dir: [f32; 3],
+    time: f32,
+    tfar: f32,
+    mask: u32,
+    id: u32,
+    flags: u32,
+}
+
+#[repr(C, align(16))]
+struct RtcHit {
+    ng: [f32; 3],
+    u: f32,
+    v: f32,
+    prim_id: u32,
+    geom_id: u32,
+    inst_id: [u32; 1],
+}
+
+#[repr(C)]
+struct RtcRayHit {
+    ray: RtcRay,
+    hit: RtcHit,
+}
+
+const _: () = {
+    assert!(size_of::<RtcIntersectContext>() == 24);
+    assert!(size_of::<RtcRay>() == 48);
+    assert!(size_of::<RtcHit>() == 32);
+    assert!(size_of::<RtcRayHit>() == 80);
+};
+
+unsafe extern "C" {
+    fn rtcNewDevice(config: *const c_char) -> RtcDevice;
+    fn rtcReleaseDevice(device: RtcDevice);
+    fn rtcGetDeviceError(device: RtcDevice) -> u32;
+    fn rtcGetDeviceProperty(device: RtcDevice, property: u32) -> isize;
+    fn rtcNewScene(device: RtcDevice) -> RtcScene;
+    fn rtcReleaseScene(scene: RtcScene);
+    fn rtcCommitScene(scene: RtcScene);
+    fn rtcNewGeometry(device: RtcDevice, kind: u32) -> RtcGeometry;
+    fn rtcSetNewGeometryBuffer(
+        geometry: RtcGeometry,
+        kind: u32,
+        slot: u32,
+        format: u32,
+        byte_stride: usize,
+        item_count: usize,
+    ) -> *mut c_void;
+    fn rtcCommitGeometry(geometry: RtcGeometry);
+    fn rtcAttachGeometry(scene: RtcScene, geometry: RtcGeometry) -> u32;
+    fn rtcReleaseGeometry(geometry: RtcGeometry);
+    fn rtcIntersect1(scene: RtcScene, context: *mut RtcIntersectContext, rayhit: *mut RtcRayHit);
+    fn rtcOccluded1(scene: RtcScene, context: *mut RtcIntersectContext, ray: *mut RtcRay);
+}
+
+/// An Embree device, released on drop.
+pub struct Device(RtcDevice);
+
+impl Device {
+    pub fn new() -> Rc<Device> {
+        // SAFETY: the config is a NUL-terminated string; Embree copies what it needs.
+        let device = unsafe { rtcNewDevice(c"threads=1".as_ptr()) };
+        assert!(!device.is_null(), "rtcNewDevice failed");
+        Rc::new(Device(device))
+    }
+
+    fn property(&self, property: u32) -> isize {
+        // SAFETY: the device is live; the property is one of the header's.
+        unsafe { rtcGetDeviceProperty(self.0, property) }
+    }
+
+    /// "3.13.5", from `RTC_DEVICE_PROPERTY_VERSION` (31305).
+    pub fn version(&self) -> String {
+        let v = self.property(RTC_DEVICE_PROPERTY_VERSION);
+        format!("{}.{}.{}", v / 10000, v / 100 % 100, v % 100)
+    }
+
+    /// Whether this Embree was compiled to cull back faces (then it would disagree).
+    pub fn culls_back_faces(&self) -> bool {
+        self.property(RTC_DEVICE_PROPERTY_BACKFACE_CULLING_ENABLED) != 0
+    }
+
+    fn check(&self, what: &str) {
+        // SAFETY: the device is live.
+        let error = unsafe { rtcGetDeviceError(self.0) };
+        assert_eq!(error, 0, "Embree error {error} after {what}");
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: every scene holds an `Rc` to the device, so none is left.
+        unsafe { rtcReleaseDevice(self.0) }
+    }
+}
+
+pub struct Embree {
+    scene: RtcScene,
+    /// Keeps the device alive as long as the scene.
+    _device: Rc<Device>,
+}
+
+impl Embree {
+    pub fn build(device: &Rc<Device>, mesh: &Mesh) -> Embree {
+        let (positions, triangles) = (mesh.positions(), mesh.triangles());
+        let d = device.0;
+        // SAFETY: the device is live.
+        let scene = unsafe { rtcNewScene(d) };
+        // SAFETY: the device is live; the type is one of the header's.
+        let geometry = unsafe { rtcNewGeometry(d, RTC_GEOMETRY_TYPE_TRIANGLE) };
+        device.check("rtcNewScene / rtcNewGeometry");
+        // SAFETY: the geometry is live; Embree allocates 12·count bytes plus its padding.
+        let vertices = unsafe {
+            rtcSetNewGeometryBuffer(
+                geometry,
+                RTC_BUFFER_TYPE_VERTEX,
+                0,
+                RTC_FORMAT_FLOAT3,
+                12,
+                positions.len(),
+            )
+        };
+        // SAFETY: as above, 12·count bytes for three u32 per triangle.
+        let indices = unsafe {
+            rtcSetNewGeometryBuffer(
+                geometry,
+                RTC_BUFFER_TYPE_INDEX,
+                0,
+                RTC_FORMAT_UINT3,
+                12,
+                triangles.len(),
+            )
+        };
+        device.check("rtcSetNewGeometryBuffer");
+        assert!(!vertices.is_null() && !indices.is_null());
+        // SAFETY: Embree's buffers are 16-byte aligned, 3·len f32 / u32 long, and owned by
+        // the geometry, which nothing else touches until the commit below.
+        let (vertices, indices) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(vertices as *mut f32, 3 * positions.len()),
+                std::slice::from_raw_parts_mut(indices as *mut u32, 3 * triangles.len()),
+            )
+        };
+        for (dst, p) in vertices.chunks_exact_mut(3).zip(positions) {
+            dst.copy_from_slice(&[p.x, p.y, p.z]);
+        }
+        for (dst, t) in indices.chunks_exact_mut(3).zip(triangles) {
+            dst.copy_from_slice(t);
+        }
+        // SAFETY: the geometry and scene are live; the scene keeps its own reference to the
+        // geometry, so ours is released after attaching.
+        unsafe {
+            rtcCommitGeometry(geometry);
+            rtcAttachGeometry(scene, geometry);
+            rtcReleaseGeometry(geometry);
+            rtcCommitScene(scene);
+        }
+        device.check("rtcCommitScene");
+        Embree {
+            scene,
+            _device: Rc::clone(device),
+        }
+    }
+
+    fn ray(ray: &Ray) -> RtcRay {
+        let (o, d) = (ray.origin(), ray.direction());
+        RtcRay {
+            org: [o.x, o.y, o.z],
+            tnear: ray.t_min(),
+            dir: [d.x, d.y, d.z],
+            time: 0.0,
+            tfar: ray.t_max(),
+            mask: u32::MAX,
+            id: 0,
+            flags: 0,
+        }
+    }
+
+    fn context() -> RtcIntersectContext {
+        RtcIntersectContext {
+            flags: RTC_INTERSECT_CONTEXT_FLAG_INCOHERENT,
+            filter: None,
+            inst_id: [RTC_INVALID_GEOMETRY_ID],
+        }
+    }
+}
+
+impl Drop for Embree {
+    fn drop(&mut self) {
+        // SAFETY: the scene is live and released once; the device outlives it (`_device`).
+        unsafe { rtcReleaseScene(self.scene) }
+    }
+}
+
+impl Engine for Embree {
+    fn name(&self) -> &str {
+        "embree"
+    }
+
+    fn closest(&self, ray: &Ray) -> Option<(f32, u32)> {
+        if !ray.is_valid() {
+            return None;
+        }
+        let mut rayhit = RtcRayHit {
+            ray: Embree::ray(ray),
+            hit: RtcHit {
+                ng: [0.0; 3],
+                u: 0.0,
+                v: 0.0,
+                prim_id: RTC_INVALID_GEOMETRY_ID,
+                geom_id: RTC_INVALID_GEOMETRY_ID,
+                inst_id: [RTC_INVALID_GEOMETRY_ID],
+            },
+        };
+        let mut context = Embree::context();
+        // SAFETY: the scene is committed; context and rayhit are valid, 16-aligned locals.
+        unsafe { rtcIntersect1(self.scene, &mut context, &mut rayhit) };
+        (rayhit.hit.geom_id != RTC_INVALID_GEOMETRY_ID)
+            .then_some((rayhit.ray.tfar, rayhit.hit.prim_id))
+    }
+
+    fn any(&self, ray: &Ray) -> bool {
+        if !ray.is_valid() {
+            return false;
+        }
+        let mut r = Embree::ray(ray);
+        let mut context = Embree::context();
+        // SAFETY: as for rtcIntersect1; Embree sets tfar to -inf on a hit.
+        unsafe { rtcOccluded1(self.scene, &mut context, &mut r) };
+        r.tfar == f32::NEG_INFINITY
+    }
+}
