@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example bench -- MESH.obj [--rays FILE]... [--hits-out FILE]...
 //!     [--any] [--threads N] [--json] [--watertight] [--passes N] [--width N] [--random N]
-//!     [--subdivide K] [--write-rays DIR]
+//!     [--subdivide K] [--write-rays DIR] [--bins N] [--max-leaf N] [--traversal-cost X]
 //! ```
 //!
 //! Without `--rays` it makes the three standard sets (see `rays.rs`): *primary* (a
@@ -11,7 +11,8 @@
 //! (a diffuse bounce from each primary hit, seed 2). `--rays` reads ray files instead (the
 //! format of `../shared/DESIGN.md`); the k-th `--hits-out` receives the k-th set's hits, one
 //! record per ray in input order. `--write-rays DIR` saves the sets it made as
-//! `DIR/primary.rays` etc. `--subdivide K` splits every triangle into 4^K first (scaling runs).
+//! `DIR/primary.rays` etc. `--subdivide K` splits every triangle into 4^K first (scaling runs). `--bins`,
+//! `--max-leaf` and `--traversal-cost` set the [`BuildOptions`].
 //!
 //! Per set it prints rays, hits and Mrays/s (the median of `--passes`, default 3), after the
 //! build time (median of 3 builds below 2M triangles) and the BVH's bytes per triangle;
@@ -23,7 +24,7 @@ mod rays;
 #[path = "subdivide.rs"]
 mod subdivide;
 
-use meshray::{Bvh, Mesh, QueryOptions, Ray};
+use meshray::{BuildOptions, Bvh, Mesh, QueryOptions, Ray};
 use rayon::prelude::*;
 use rays::{HitRecord, Kind, RaySet};
 use std::path::PathBuf;
@@ -43,11 +44,12 @@ struct Args {
     random: usize,
     subdivide: u32,
     write_rays: Option<PathBuf>,
+    build: BuildOptions,
 }
 
 const USAGE: &str = "usage: bench MESH.obj [--rays FILE]... [--hits-out FILE]... [--any] \
     [--threads N] [--json] [--watertight] [--passes N] [--width N] [--random N] [--subdivide K] \
-    [--write-rays DIR]";
+    [--write-rays DIR] [--bins N] [--max-leaf N] [--traversal-cost X]";
 
 fn number<T>(args: &mut impl Iterator<Item = String>, flag: &str, min: T) -> Result<T, String>
 where
@@ -58,7 +60,7 @@ where
         .ok_or_else(|| format!("{flag} needs a number"))?;
     match word.parse::<T>() {
         Ok(n) if n >= min => Ok(n),
-        _ => Err(format!("{flag}: {word:?} is not a whole number ≥ {min}")),
+        _ => Err(format!("{flag}: {word:?} is not a number ≥ {min}")),
     }
 }
 
@@ -77,6 +79,7 @@ fn parse_args() -> Result<Args, String> {
         random: 1_000_000,
         subdivide: 0,
         write_rays: None,
+        build: BuildOptions::default(),
     };
     let mut mesh = None;
     while let Some(arg) = args.next() {
@@ -97,6 +100,11 @@ fn parse_args() -> Result<Args, String> {
             "--width" => parsed.width = number(&mut args, "--width", 1)?,
             "--random" => parsed.random = number(&mut args, "--random", 1)?,
             "--subdivide" => parsed.subdivide = number(&mut args, "--subdivide", 0)?,
+            "--bins" => parsed.build.bins = number(&mut args, "--bins", 2)?,
+            "--max-leaf" => parsed.build.max_leaf_size = number(&mut args, "--max-leaf", 1)?,
+            "--traversal-cost" => {
+                parsed.build.traversal_cost = number(&mut args, "--traversal-cost", 0.0)?;
+            }
             "-h" | "--help" => return Err(USAGE.into()),
             flag if flag.starts_with("--") => {
                 return Err(format!("unknown option {flag} (try --help)"));
@@ -168,13 +176,17 @@ fn run(args: &Args) -> Result<(), String> {
         mesh = subdivide::subdivide(&mesh, args.subdivide);
     }
     let triangles = mesh.triangle_count();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()
+        .map_err(|e| e.to_string())?;
     let builds = if triangles < 2_000_000 { 3 } else { 1 };
     let mut build_ms = Vec::new();
     let mut bvh = None;
     for _ in 0..builds {
         let mesh = mesh.clone();
         let started = Instant::now();
-        let built = Bvh::build(mesh);
+        let built = pool.install(|| Bvh::build_with(mesh, &args.build));
         build_ms.push(started.elapsed().as_secs_f64() * 1e3);
         bvh = Some(built);
     }
@@ -230,10 +242,6 @@ fn run(args: &Args) -> Result<(), String> {
             args.passes
         );
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads)
-        .build()
-        .map_err(|e| e.to_string())?;
     let options = QueryOptions {
         watertight: args.watertight,
         ..Default::default()
