@@ -59,6 +59,7 @@ mod camera;
 mod error;
 mod io;
 mod mesh;
+mod packet;
 mod plane2d;
 mod ray;
 mod triangle;

@@ -162,6 +162,39 @@ pub(crate) fn plane_t(tri: &LeafTriangle, origin: &[f32; 3], direction: &[f32; 3
     (dot(n, sub(a, o)) / dot(n, d)) as f32 + 0.0
 }
 
+/// The end of the Cramer test for a ray that passed the sign tests (`D > 0` after the flip,
+/// `D1, D2 >= 0`, `D1 + D2 <= D`): the nearly-parallel rule, `t` from the plane, the range,
+/// and `u, v` from one reciprocal. Shared by the scalar test and the packet test, so both
+/// answer alike bit for bit.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn accept(
+    tri: &LeafTriangle,
+    n: &[f32; 3],
+    abs_det: f32,
+    d1: f32,
+    d2: f32,
+    origin: &[f32; 3],
+    direction: &[f32; 3],
+    t_min: f32,
+    t_max: f32,
+) -> Option<TriangleHit> {
+    if nearly_parallel(abs_det, n, direction) {
+        return None;
+    }
+    let t = plane_t(tri, origin, direction);
+    if !(t >= t_min && t <= t_max && t < f32::INFINITY) {
+        return None;
+    }
+    let inv = 1.0 / abs_det;
+    // `+ 0.0` turns a -0.0 (from the sign flip) into +0.0 for tidy output.
+    Some(TriangleHit {
+        t,
+        u: d1 * inv + 0.0,
+        v: d2 * inv + 0.0,
+    })
+}
+
 impl LeafTriangle {
     pub fn new(a: &Point3<f32>, b: &Point3<f32>, c: &Point3<f32>) -> LeafTriangle {
         LeafTriangle {
@@ -203,20 +236,7 @@ impl LeafTriangle {
         if !(abs_det > 0.0 && d1 >= 0.0 && d2 >= 0.0 && d1 + d2 <= abs_det) {
             return None;
         }
-        if nearly_parallel(abs_det, &n, direction) {
-            return None;
-        }
-        let t = plane_t(self, origin, direction);
-        if !(t >= t_min && t <= t_max && t < f32::INFINITY) {
-            return None;
-        }
-        let inv = 1.0 / abs_det;
-        // `+ 0.0` turns a -0.0 (from the sign flip) into +0.0 for tidy output.
-        Some(TriangleHit {
-            t,
-            u: d1 * inv + 0.0,
-            v: d2 * inv + 0.0,
-        })
+        accept(self, &n, abs_det, d1, d2, origin, direction, t_min, t_max)
     }
 
     /// The unnormalized geometric normal `(B − A) × (C − A)`.

@@ -2,9 +2,9 @@
 //!
 //! The builder makes a binary tree: one flat array of 32-byte [`Node`]s, the root first and
 //! the two children of a node side by side. The queries walk that tree collapsed into 4-wide
-//! nodes ([`wide`]), which test four boxes at a time. Triangles are copied into leaf order and
-//! stored corner by corner for the triangle tests ([`LeafTriangle`]), with a `u32` map back to the mesh's
-//! triangle number that is read only when a hit is reported.
+//! nodes ([`wide`]), which test four boxes at a time. Triangles are copied into leaf order,
+//! corner by corner, in packets of four that one SIMD pass tests ([`TrianglePacket`]), with a
+//! `u32` map back to the mesh's triangle number that is read only when a hit is reported.
 
 mod batch;
 mod build;
@@ -16,6 +16,7 @@ mod wide;
 pub use stats::Stats;
 pub use traverse::{Hit, QueryCost, QueryOptions, RayHit};
 
+use crate::packet::{LANES, TrianglePacket};
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Mesh};
 use nalgebra::Point3;
@@ -40,7 +41,8 @@ pub struct BuildOptions {
     pub max_leaf_size: usize,
     /// The SAH's cost of visiting a node, relative to [`intersection_cost`](Self::intersection_cost).
     pub traversal_cost: f32,
-    /// The SAH's cost of one ray–triangle test.
+    /// The SAH's cost of testing one packet of four triangles (the leaves test four at
+    /// once, so the SAH counts a leaf of 1 to 4 triangles alike).
     pub intersection_cost: f32,
 }
 
@@ -124,8 +126,10 @@ pub struct Bvh {
     mesh: Mesh,
     /// The 4-wide tree, root first.
     nodes: Vec<WideNode>,
-    leaf_triangles: Vec<LeafTriangle>,
-    /// Leaf slot → the mesh's triangle number.
+    /// The leaves' triangles in packets of four; a leaf owns whole packets, its last one
+    /// padded with empty lanes.
+    leaf_packets: Vec<TrianglePacket>,
+    /// Slot (`packet · 4 + lane`) → the mesh's triangle number; `u32::MAX` for an empty lane.
     triangle_index: Vec<u32>,
     options: BuildOptions,
 }
@@ -144,19 +148,36 @@ impl Bvh {
             .collect();
         let centroids: Vec<Point3<f32>> = boxes.iter().map(Aabb::centroid).collect();
         let (binary, order) = build::build(&boxes, &centroids, options);
-        let nodes = wide::collapse(&binary);
-        let leaf_triangles = order
-            .iter()
-            .map(|&t| {
-                let [a, b, c] = mesh.triangle(t as usize);
-                LeafTriangle::new(&a, &b, &c)
-            })
-            .collect();
+        let mut nodes = wide::collapse(&binary);
+        // Repack each leaf's triangles (slots `child..child + count` of `order`) into whole
+        // packets, and point the leaf at its first packet.
+        let mut leaf_packets = Vec::with_capacity(order.len().div_ceil(LANES));
+        let mut triangle_index = Vec::with_capacity(leaf_packets.capacity() * LANES);
+        for node in &mut nodes {
+            for k in 0..wide::WIDTH {
+                if node.child[k] == wide::NO_CHILD || node.count[k] == 0 {
+                    continue;
+                }
+                let first = node.child[k] as usize;
+                let leaf = &order[first..first + node.count[k] as usize];
+                node.child[k] = leaf_packets.len() as u32;
+                for chunk in leaf.chunks(LANES) {
+                    let mut packet = TrianglePacket::EMPTY;
+                    for (lane, &t) in chunk.iter().enumerate() {
+                        let [a, b, c] = mesh.triangle(t as usize);
+                        packet.set(lane, &LeafTriangle::new(&a, &b, &c));
+                    }
+                    leaf_packets.push(packet);
+                    triangle_index.extend_from_slice(chunk);
+                    triangle_index.extend(std::iter::repeat_n(u32::MAX, LANES - chunk.len()));
+                }
+            }
+        }
         let bvh = Bvh {
             mesh,
             nodes,
-            leaf_triangles,
-            triangle_index: order,
+            leaf_packets,
+            triangle_index,
             options: *options,
         };
         #[cfg(debug_assertions)]

@@ -65,9 +65,9 @@ impl Bvh {
                 }
             }
         }
-        let n = self.triangle_index.len();
+        let n = self.mesh.triangle_count();
         let bytes = std::mem::size_of_val(&self.nodes[..])
-            + std::mem::size_of_val(&self.leaf_triangles[..])
+            + std::mem::size_of_val(&self.leaf_packets[..])
             + std::mem::size_of_val(&self.triangle_index[..]);
         Stats {
             triangles: n,

@@ -9,12 +9,12 @@ use super::Bvh;
 use super::build::MAX_DEPTH;
 use super::wide::{WIDTH, WideNode};
 use crate::aabb::RaySlabs;
+use crate::packet::{LANES, PacketRay, TrianglePacket};
 use crate::triangle::{LeafTriangle, TriangleHit};
 use crate::watertight::WatertightRay;
 use crate::{Culling, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
 use smallvec::SmallVec;
-use std::ops::Range;
 use wide::f32x4;
 
 /// Options of a query. The ray's own `[t_min, t_max]` is the range searched.
@@ -40,8 +40,7 @@ pub struct QueryOptions {
 
 /// The triangle test a query runs in the leaves, prepared once per ray.
 struct LeafTest {
-    origin: [f32; 3],
-    direction: [f32; 3],
+    ray: PacketRay,
     watertight: Option<WatertightRay>,
     culling: Culling,
     t_min: f32,
@@ -50,26 +49,55 @@ struct LeafTest {
 impl LeafTest {
     fn new(ray: &Ray, options: &QueryOptions) -> LeafTest {
         LeafTest {
-            origin: ray.origin().coords.into(),
-            direction: ray.direction().into(),
+            ray: PacketRay::new(&ray.origin().coords.into(), &ray.direction().into()),
             watertight: options.watertight.then(|| WatertightRay::new(ray)),
             culling: options.culling,
             t_min: ray.t_min(),
         }
     }
 
+    /// Tests a leaf's `count` triangles (whole packets from `first`) in slot order, calling
+    /// `found(slot, hit)` for each hit within `[t_min, t_max]`; `found` returns the new
+    /// `t_max`, or `None` to stop (then this returns `true`).
     #[inline(always)]
-    fn run(&self, tri: &LeafTriangle, t_max: f32) -> Option<TriangleHit> {
-        match &self.watertight {
-            Some(w) => w.intersect(tri, self.t_min, t_max, self.culling),
-            None => tri.intersect(
-                &self.origin,
-                &self.direction,
-                self.t_min,
-                t_max,
-                self.culling,
-            ),
+    fn run(
+        &self,
+        packets: &[TrianglePacket],
+        first: usize,
+        count: usize,
+        t_max: &mut f32,
+        mut found: impl FnMut(u32, TriangleHit) -> Option<f32>,
+    ) -> bool {
+        for (k, packet) in packets[first..first + count.div_ceil(LANES)]
+            .iter()
+            .enumerate()
+        {
+            let base = ((first + k) * LANES) as u32;
+            let stopped = match &self.watertight {
+                // The watertight test stays scalar, lane by lane (used lanes only).
+                Some(w) => (0..LANES.min(count - k * LANES)).any(|lane| {
+                    match w.intersect(&packet.get(lane), self.t_min, *t_max, self.culling) {
+                        Some(hit) => match found(base + lane as u32, hit) {
+                            Some(t) => {
+                                *t_max = t;
+                                false
+                            }
+                            None => true,
+                        },
+                        None => false,
+                    }
+                }),
+                None => {
+                    packet.intersect(&self.ray, self.t_min, t_max, self.culling, |lane, hit| {
+                        found(base + lane as u32, hit)
+                    })
+                }
+            };
+            if stopped {
+                return true;
+            }
         }
+        false
     }
 }
 
@@ -340,14 +368,11 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let mut best: Option<(u32, TriangleHit)> = None;
-        self.walk(ray, tally, |range, t_max| {
-            for slot in range {
-                if let Some(h) = test.run(&self.leaf_triangles[slot], *t_max) {
-                    *t_max = h.t;
-                    best = Some((slot as u32, h));
-                }
-            }
-            false
+        self.walk(ray, tally, |first, count, t_max| {
+            test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
+                best = Some((slot, h));
+                Some(h.t)
+            })
         });
         best
     }
@@ -360,14 +385,11 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let mut found = None;
-        self.walk(ray, &mut (), |range, t_max| {
-            for slot in range {
-                if let Some(h) = test.run(&self.leaf_triangles[slot], *t_max) {
-                    found = Some((slot as u32, h));
-                    return true;
-                }
-            }
-            false
+        self.walk(ray, &mut (), |first, count, t_max| {
+            test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
+                found = Some((slot, h));
+                None
+            })
         });
         found
     }
@@ -404,25 +426,25 @@ impl Bvh {
             return;
         }
         let test = LeafTest::new(ray, options);
-        self.walk(ray, &mut (), |range, t_max| {
-            for slot in range {
-                if let Some(h) = test.run(&self.leaf_triangles[slot], *t_max) {
-                    hits.push(self.hit(ray, self.ray_hit((slot as u32, h))));
-                }
-            }
-            false
+        let t_max = ray.t_max();
+        self.walk(ray, &mut (), |first, count, range_end| {
+            test.run(&self.leaf_packets, first, count, range_end, |slot, h| {
+                hits.push(self.hit(ray, self.ray_hit((slot, h))));
+                Some(t_max)
+            })
         });
         hits.sort_by(|a, b| a.t.total_cmp(&b.t).then(a.triangle.cmp(&b.triangle)));
     }
 
-    /// Walks the tree nearest child first, calling `leaf` with each reached leaf's slots and
-    /// the current `t_max` (which it may lower); `leaf` returns `true` to stop.
+    /// Walks the tree nearest child first, calling `leaf` with each reached leaf's first
+    /// packet, triangle count and the current `t_max` (which it may lower); `leaf` returns
+    /// `true` to stop.
     #[inline(always)]
     fn walk(
         &self,
         ray: &Ray,
         tally: &mut impl Tally,
-        mut leaf: impl FnMut(Range<usize>, &mut f32) -> bool,
+        mut leaf: impl FnMut(usize, usize, &mut f32) -> bool,
     ) {
         let wide_ray = WideRay::new(&RaySlabs::new(ray));
         let t_min = ray.t_min();
@@ -434,8 +456,7 @@ impl Bvh {
         loop {
             if current.count > 0 {
                 tally.triangles(current.count);
-                let first = current.child as usize;
-                if leaf(first..first + current.count as usize, &mut t_max) {
+                if leaf(current.child as usize, current.count as usize, &mut t_max) {
                     return;
                 }
             } else {

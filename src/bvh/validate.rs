@@ -3,15 +3,16 @@
 use super::Bvh;
 use super::build::MAX_DEPTH;
 use super::wide::WIDTH;
+use crate::packet::LANES;
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Error, Result};
 
 impl Bvh {
     /// Checks every invariant of the tree, in O(n): children lie in range and inside their
     /// parent's box, every node is reached once and uses two to four lanes (packed first,
-    /// unused lanes empty), leaves hold 1 to `max_leaf_size` triangles, each leaf's box is
-    /// exactly the box of its triangles, every mesh triangle sits in exactly one leaf, the
-    /// stored leaf triangles match the mesh, there are at most `n` nodes and the depth fits
+    /// unused lanes empty), leaves hold 1 to `max_leaf_size` triangles in packets of their
+    /// own (unused packet lanes empty), each leaf's box is exactly the box of its triangles,
+    /// every mesh triangle sits in exactly one leaf, the stored leaf triangles match the mesh, there are at most `n` nodes and the depth fits
     /// the traversal stack. Builds run it in debug builds; tests run it after every build.
     ///
     /// ```
@@ -26,13 +27,15 @@ impl Bvh {
         let fail = |reason: String| Err(Error::InvalidBvh { reason });
         let n = self.mesh.triangle_count();
         let nodes = &self.nodes;
-        if self.leaf_triangles.len() != n || self.triangle_index.len() != n {
+        let packets = &self.leaf_packets;
+        if packets.len() < n.div_ceil(LANES) || self.triangle_index.len() != packets.len() * LANES {
             return fail(format!(
-                "{} leaf triangles and {} map entries for {n} triangles",
-                self.leaf_triangles.len(),
+                "{} leaf packets and {} map entries for {n} triangles",
+                packets.len(),
                 self.triangle_index.len()
             ));
         }
+        let mut seen_packet = vec![false; packets.len()];
         if nodes.is_empty() || nodes.len() > n {
             return fail(format!("{} nodes for {n} triangles", nodes.len()));
         }
@@ -69,25 +72,36 @@ impl Bvh {
                             "leaf {i}.{k} holds {count} triangles, more than {max_leaf}"
                         ));
                     }
-                    if child + count > n {
-                        return fail(format!(
-                            "leaf {i}.{k} holds slots {child}..{}",
-                            child + count
-                        ));
+                    let owned = child..child + count.div_ceil(LANES);
+                    if owned.end > packets.len() {
+                        return fail(format!("leaf {i}.{k} holds packets {owned:?}"));
                     }
                     let mut tight = Aabb::EMPTY;
-                    for slot in child..child + count {
-                        let t = self.triangle_index[slot] as usize;
-                        if t >= n || std::mem::replace(&mut seen_triangle[t], true) {
-                            return fail(format!(
-                                "triangle {t} (slot {slot}) is out of range or in two leaves"
-                            ));
+                    for p in owned {
+                        if std::mem::replace(&mut seen_packet[p], true) {
+                            return fail(format!("packet {p} is in two leaves"));
                         }
-                        let [a, b, c] = self.mesh.triangle(t);
-                        if self.leaf_triangles[slot] != LeafTriangle::new(&a, &b, &c) {
-                            return fail(format!("slot {slot} does not match triangle {t}"));
+                        for lane in 0..LANES {
+                            let slot = p * LANES + lane;
+                            let t = self.triangle_index[slot];
+                            if slot >= child * LANES + count {
+                                if t != u32::MAX || !packets[p].lane_is_empty(lane) {
+                                    return fail(format!("slot {slot} should be empty"));
+                                }
+                                continue;
+                            }
+                            let t = t as usize;
+                            if t >= n || std::mem::replace(&mut seen_triangle[t], true) {
+                                return fail(format!(
+                                    "triangle {t} (slot {slot}) is out of range or in two leaves"
+                                ));
+                            }
+                            let [a, b, c] = self.mesh.triangle(t);
+                            if packets[p].get(lane) != LeafTriangle::new(&a, &b, &c) {
+                                return fail(format!("slot {slot} does not match triangle {t}"));
+                            }
+                            tight = tight.union(&Aabb::from_points(&[a, b, c]));
                         }
-                        tight = tight.union(&Aabb::from_points(&[a, b, c]));
                     }
                     if tight != bounds {
                         return fail(format!(
@@ -113,6 +127,9 @@ impl Bvh {
         }
         if let Some(i) = seen_node.iter().position(|s| !s) {
             return fail(format!("node {i} is not reachable"));
+        }
+        if let Some(p) = seen_packet.iter().position(|s| !s) {
+            return fail(format!("packet {p} is in no leaf"));
         }
         if let Some(t) = seen_triangle.iter().position(|s| !s) {
             return fail(format!("triangle {t} is in no leaf"));
@@ -173,7 +190,7 @@ mod tests {
         b.nodes[1].child[1] = super::super::wide::NO_CHILD; // a hole in the lanes
         assert!(b.validate().is_err());
         let mut b = good;
-        b.leaf_triangles[3].b[1] += 1.0;
+        b.leaf_packets[1].b[1][0] += 1.0;
         assert!(b.validate().is_err());
     }
 
