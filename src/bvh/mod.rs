@@ -1,8 +1,8 @@
 //! The bounding volume hierarchy: a binary tree of boxes over the mesh's triangles.
 //!
 //! The builder makes a binary tree: one flat array of 32-byte [`Node`]s, the root first and
-//! the two children of a node side by side. The queries walk that tree collapsed into 4-wide
-//! nodes ([`wide`]), which test four boxes at a time. Triangles are copied into leaf order,
+//! the two children of a node side by side. The queries walk that tree collapsed into 8-wide
+//! nodes ([`wide`]), which test eight boxes at a time. Triangles are copied into leaf order,
 //! corner by corner, in packets of four that one SIMD pass tests ([`TrianglePacket`]), with a
 //! `u32` map back to the mesh's triangle number that is read only when a hit is reported.
 
@@ -124,7 +124,7 @@ impl Node {
 #[derive(Clone, Debug)]
 pub struct Bvh {
     mesh: Mesh,
-    /// The 4-wide tree, root first.
+    /// The 8-wide tree, root first.
     nodes: Vec<WideNode>,
     /// The leaves' triangles in packets of four; a leaf owns whole packets, its last one
     /// padded with empty lanes.

@@ -8,7 +8,7 @@ use std::fmt;
 pub struct Stats {
     /// Triangles in the mesh.
     pub triangles: usize,
-    /// Nodes of the 4-wide tree the queries walk (each holds up to four children: nodes or
+    /// Nodes of the 8-wide tree the queries walk (each holds up to eight children: nodes or
     /// leaves).
     pub nodes: usize,
     /// Leaves.
@@ -19,7 +19,7 @@ pub struct Stats {
     pub max_leaf_size: usize,
     /// The tree's SAH cost: the expected cost of a ray through the root box,
     /// `Σ_nodes C_trav·A(n)/A(root) + Σ_leaves C_isect·N·A(n)/A(root)` over the wide tree (one
-    /// node visit tests four boxes), with the build's cost constants. Lower is better; compare between builds of the same mesh.
+    /// node visit tests eight boxes), with the build's cost constants. Lower is better; compare between builds of the same mesh.
     pub sah_cost: f32,
     /// Bytes of nodes, leaf triangles and the leaf-to-mesh map per triangle (the mesh
     /// itself not counted).

@@ -7,6 +7,7 @@
 
 use super::Bvh;
 use super::build::MAX_DEPTH;
+use super::wide::BoxLanes;
 use super::wide::{WIDTH, WideNode};
 use crate::aabb::RaySlabs;
 use crate::packet::{LANES, PacketRay, TrianglePacket};
@@ -15,7 +16,6 @@ use crate::watertight::WatertightRay;
 use crate::{Culling, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
 use smallvec::SmallVec;
-use wide::f32x4;
 
 /// Options of a query. The ray's own `[t_min, t_max]` is the range searched.
 ///
@@ -211,16 +211,16 @@ const STACK: usize = (WIDTH - 1) * MAX_DEPTH + 1;
 
 /// The ray as the wide slab test wants it: origin and inverse direction splatted.
 struct WideRay {
-    origin: [f32x4; 3],
-    inv_direction: [f32x4; 3],
+    origin: [BoxLanes; 3],
+    inv_direction: [BoxLanes; 3],
     negative: [bool; 3],
 }
 
 impl WideRay {
     fn new(ray: &RaySlabs) -> WideRay {
         WideRay {
-            origin: ray.origin.map(f32x4::splat),
-            inv_direction: ray.inv_direction.map(f32x4::splat),
+            origin: ray.origin.map(BoxLanes::splat),
+            inv_direction: ray.inv_direction.map(BoxLanes::splat),
             negative: ray.negative,
         }
     }
@@ -229,7 +229,7 @@ impl WideRay {
 /// `if t > bound { t } else { bound }` lane by lane: a NaN `t` keeps the bound. On x86 that
 /// is exactly what `maxps(t, bound)` computes.
 #[inline(always)]
-fn raise(bound: f32x4, t: f32x4) -> f32x4 {
+fn raise(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
     #[cfg(target_feature = "sse")]
     {
         t.fast_max(bound)
@@ -242,7 +242,7 @@ fn raise(bound: f32x4, t: f32x4) -> f32x4 {
 
 /// `if t < bound { t } else { bound }` lane by lane (`minps(t, bound)` on x86).
 #[inline(always)]
-fn lower(bound: f32x4, t: f32x4) -> f32x4 {
+fn lower(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
     #[cfg(target_feature = "sse")]
     {
         t.fast_min(bound)
@@ -253,26 +253,26 @@ fn lower(bound: f32x4, t: f32x4) -> f32x4 {
     }
 }
 
-/// The slab test of a ray against a wide node's four boxes at once: a bit per lane whose box
+/// The slab test of a ray against all of a wide node's boxes at once: a bit per lane whose box
 /// the ray enters before it leaves (after widening the exit), and the entry distances. The
 /// same operations in the same order as [`slab_interval`](crate::aabb::slab_interval), lane
 /// by lane, so every box gets the same answer.
 #[inline(always)]
 fn lane_intervals(node: &WideNode, ray: &WideRay, t_min: f32, t_max: f32) -> (u32, [f32; WIDTH]) {
-    let mut near = f32x4::splat(t_min);
-    let mut far = f32x4::splat(t_max);
+    let mut near = BoxLanes::splat(t_min);
+    let mut far = BoxLanes::splat(t_max);
     for a in 0..3 {
         let (lo, hi) = if ray.negative[a] {
             (node.max[a], node.min[a])
         } else {
             (node.min[a], node.max[a])
         };
-        let t0 = (f32x4::from(lo) - ray.origin[a]) * ray.inv_direction[a];
-        let t1 = (f32x4::from(hi) - ray.origin[a]) * ray.inv_direction[a];
+        let t0 = (BoxLanes::from(lo) - ray.origin[a]) * ray.inv_direction[a];
+        let t1 = (BoxLanes::from(hi) - ray.origin[a]) * ray.inv_direction[a];
         near = raise(near, t0);
         far = lower(far, t1);
     }
-    let far = far + far.abs() * f32x4::splat(EXIT_SLACK);
+    let far = far + far.abs() * BoxLanes::splat(EXIT_SLACK);
     (near.simd_le(far).to_bitmask(), near.to_array())
 }
 
