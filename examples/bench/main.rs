@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example bench -- MESH.obj [--rays FILE]... [--hits-out FILE]...
 //!     [--any] [--threads N] [--json] [--watertight] [--passes N] [--width N] [--random N]
-//!     [--subdivide K] [--write-rays DIR] [--bins N] [--max-leaf N] [--traversal-cost X]
+//!     [--subdivide K] [--write-rays DIR] [--bins N] [--max-leaf N] [--traversal-cost X] [--cost]
 //! ```
 //!
 //! Without `--rays` it makes the three standard sets (see `rays.rs`): *primary* (a
@@ -12,12 +12,13 @@
 //! format of `../shared/DESIGN.md`); the k-th `--hits-out` receives the k-th set's hits, one
 //! record per ray in input order. `--write-rays DIR` saves the sets it made as
 //! `DIR/primary.rays` etc. `--subdivide K` splits every triangle into 4^K first (scaling runs). `--bins`,
-//! `--max-leaf` and `--traversal-cost` set the [`BuildOptions`].
+//! `--max-leaf` and `--traversal-cost` set the [`BuildOptions`]; `--cost` adds the boxes and
+//! triangles tested per ray (closest hit, from an extra untimed pass).
 //!
 //! Per set it prints rays, hits and Mrays/s (the median of `--passes`, default 3), after the
 //! build time (median of 3 builds below 2M triangles) and the BVH's bytes per triangle;
 //! `--json` prints the same as one JSON object per line. `--threads N` (default 1) shares the
-//! rays among N threads in chunks of 256.
+//! rays among N threads in chunks of 256, and builds with N threads.
 
 #[path = "rays.rs"]
 mod rays;
@@ -45,11 +46,12 @@ struct Args {
     subdivide: u32,
     write_rays: Option<PathBuf>,
     build: BuildOptions,
+    cost: bool,
 }
 
 const USAGE: &str = "usage: bench MESH.obj [--rays FILE]... [--hits-out FILE]... [--any] \
     [--threads N] [--json] [--watertight] [--passes N] [--width N] [--random N] [--subdivide K] \
-    [--write-rays DIR] [--bins N] [--max-leaf N] [--traversal-cost X]";
+    [--write-rays DIR] [--bins N] [--max-leaf N] [--traversal-cost X] [--cost]";
 
 fn number<T>(args: &mut impl Iterator<Item = String>, flag: &str, min: T) -> Result<T, String>
 where
@@ -80,6 +82,7 @@ fn parse_args() -> Result<Args, String> {
         subdivide: 0,
         write_rays: None,
         build: BuildOptions::default(),
+        cost: false,
     };
     let mut mesh = None;
     while let Some(arg) = args.next() {
@@ -95,6 +98,7 @@ fn parse_args() -> Result<Args, String> {
             "--any" => parsed.any = true,
             "--json" => parsed.json = true,
             "--watertight" => parsed.watertight = true,
+            "--cost" => parsed.cost = true,
             "--threads" => parsed.threads = number(&mut args, "--threads", 1)?,
             "--passes" => parsed.passes = number(&mut args, "--passes", 1)?,
             "--width" => parsed.width = number(&mut args, "--width", 1)?,
@@ -260,6 +264,17 @@ fn run(args: &Args) -> Result<(), String> {
             std::fs::write(path, rays::hits_to_bytes(&records))
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }
+        // What the walk did per ray (boxes and triangles tested), from an untimed pass.
+        let cost = args.cost.then(|| {
+            let (mut boxes, mut tris) = (0u64, 0u64);
+            for ray in &set.rays {
+                let (_, c) = bvh.closest_hit_with_cost(ray, &options);
+                boxes += u64::from(c.boxes);
+                tris += u64::from(c.triangles);
+            }
+            let n = set.rays.len().max(1) as f64;
+            (boxes as f64 / n, tris as f64 / n)
+        });
         let name = match set.kind {
             Kind::Primary if set.width > 0 => format!("primary {0}×{0}", set.width),
             kind => kind.name().to_string(),
@@ -267,7 +282,7 @@ fn run(args: &Args) -> Result<(), String> {
         if args.json {
             let passes: Vec<String> = rates.iter().map(|r| format!("{r:.4}")).collect();
             println!(
-                "{{\"mesh\":{},\"triangles\":{triangles},\"set\":\"{}\",\"query\":\"{query}\",\"threads\":{},\"watertight\":{},\"rays\":{},\"hits\":{hits},\"mrays_per_s\":{rate:.4},\"passes\":[{}],\"build_ms\":{build_ms:.2},\"bytes_per_triangle\":{:.2},\"sah_cost\":{:.3}}}",
+                "{{\"mesh\":{},\"triangles\":{triangles},\"set\":\"{}\",\"query\":\"{query}\",\"threads\":{},\"watertight\":{},\"rays\":{},\"hits\":{hits},\"mrays_per_s\":{rate:.4},\"passes\":[{}],\"build_ms\":{build_ms:.2},\"bytes_per_triangle\":{:.2},\"sah_cost\":{:.3}{}}}",
                 json_string(&mesh_name),
                 set.kind.name(),
                 args.threads,
@@ -276,11 +291,17 @@ fn run(args: &Args) -> Result<(), String> {
                 passes.join(","),
                 stats.bytes_per_triangle,
                 stats.sah_cost,
+                cost.map_or(String::new(), |(b, t)| format!(
+                    ",\"boxes_per_ray\":{b:.2},\"triangles_per_ray\":{t:.2}"
+                )),
             );
         } else {
             println!(
-                "  {name:>17}: {:>9} rays, {hits:>9} hits, {rate:7.2} Mrays/s",
-                set.rays.len()
+                "  {name:>17}: {:>9} rays, {hits:>9} hits, {rate:7.2} Mrays/s{}",
+                set.rays.len(),
+                cost.map_or(String::new(), |(b, t)| format!(
+                    "; per ray {b:.1} boxes, {t:.1} triangles tested"
+                ))
             );
         }
     }
