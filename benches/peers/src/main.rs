@@ -258,7 +258,13 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
         eprintln!("{e}");
         std::process::exit(1)
     });
-    let (bvh, meshray_ms) = timed(|| Bvh::build(mesh.clone()));
+    // meshray builds on rayon's pool: one thread here, like every peer; all threads below.
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a one-thread pool");
+    let (bvh, meshray_ms) = timed(|| one_thread.install(|| Bvh::build(mesh.clone())));
+    let (_, meshray_all_threads_ms) = timed(|| Bvh::build(mesh.clone()));
     let sets = ray_sets(&bvh, &args.rays);
     let mut engines = vec![Built {
         engine: Box::new(Meshray::new(bvh)),
@@ -273,7 +279,11 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
             .iter()
             .map(|b| format!("{} {:.1}", b.engine.name(), b.build_ms))
             .collect();
-        println!("build ms: {}", builds.join(", "));
+        println!(
+            "build ms, one thread: {}; meshray on {} threads {meshray_all_threads_ms:.1}",
+            builds.join(", "),
+            rayon::current_num_threads()
+        );
         println!(
             "{:<10} {:>10} {:<8} {:>8} {:>10} {:>10} {:>7} {:>7} {:>7}",
             "set", "rays", "engine", "Mrays/s", "meshray/x", "hits", "hit≠", "t≠", "tri≠"
