@@ -21,6 +21,7 @@ use super::{BuildOptions, Node};
 use crate::Aabb;
 use crate::packet::LANES;
 use nalgebra::Point3;
+use wide::f32x4;
 
 /// Depth after which the builder splits at the object median (halving each node), which
 /// bounds the depth by `MEDIAN_DEPTH + 32` for any `u32` number of primitives.
@@ -38,24 +39,76 @@ struct Task {
     bounds: Bounds,
 }
 
+/// A box as two SIMD vectors `(x, y, z, w)`, the `w` lane unused: a union is one min and
+/// one max instruction instead of six (the builder unions every primitive into a bin on
+/// every level). Coordinates are finite (meshes reject the rest), so `fast_min`/`fast_max`
+/// are exact.
+#[derive(Clone, Copy, Debug)]
+struct Box4 {
+    min: f32x4,
+    max: f32x4,
+}
+
+impl Box4 {
+    const EMPTY: Box4 = Box4 {
+        min: f32x4::new([f32::INFINITY; 4]),
+        max: f32x4::new([f32::NEG_INFINITY; 4]),
+    };
+
+    #[inline(always)]
+    fn union(&self, other: &Box4) -> Box4 {
+        Box4 {
+            min: self.min.fast_min(other.min),
+            max: self.max.fast_max(other.max),
+        }
+    }
+
+    #[inline(always)]
+    fn grow(&self, p: f32x4) -> Box4 {
+        Box4 {
+            min: self.min.fast_min(p),
+            max: self.max.fast_max(p),
+        }
+    }
+
+    fn to_aabb(self) -> Aabb {
+        let (lo, hi) = (self.min.to_array(), self.max.to_array());
+        Aabb::new(
+            Point3::new(lo[0], lo[1], lo[2]),
+            Point3::new(hi[0], hi[1], hi[2]),
+        )
+    }
+
+    /// [`Aabb::half_area`], the same arithmetic.
+    #[inline(always)]
+    fn half_area(&self) -> f32 {
+        let (lo, hi) = (self.min.to_array(), self.max.to_array());
+        if !(lo[0] <= hi[0] && lo[1] <= hi[1] && lo[2] <= hi[2]) {
+            return 0.0;
+        }
+        let e = (self.max - self.min).to_array();
+        e[0] * e[1] + e[1] * e[2] + e[2] * e[0]
+    }
+}
+
 /// A set of primitives' box and their centroids' box, gathered while partitioning the
 /// parent, so no node sweeps its primitives just to find them.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 struct Bounds {
-    boxes: Aabb,
-    centroids: Aabb,
+    boxes: Box4,
+    centroids: Box4,
 }
 
 impl Bounds {
     const EMPTY: Bounds = Bounds {
-        boxes: Aabb::EMPTY,
-        centroids: Aabb::EMPTY,
+        boxes: Box4::EMPTY,
+        centroids: Box4::EMPTY,
     };
 
     #[inline(always)]
     fn add(&mut self, p: &Item) {
         self.boxes = self.boxes.union(&p.bounds);
-        self.centroids = self.centroids.grow(&p.centroid);
+        self.centroids = self.centroids.grow(p.centroid());
     }
 
     fn of(prims: &[Item]) -> Bounds {
@@ -69,41 +122,59 @@ impl Bounds {
 
 #[derive(Clone, Copy)]
 struct Bin {
-    bounds: Aabb,
+    bounds: Box4,
     count: u32,
 }
 
 const EMPTY_BIN: Bin = Bin {
-    bounds: Aabb::EMPTY,
+    bounds: Box4::EMPTY,
     count: 0,
 };
 
-/// A primitive as the builder sees it. The builder partitions these records themselves
-/// (not indices into the inputs), so every sweep over a node reads memory in order.
+/// A primitive as the builder sees it: its box (`w` lanes 0) and its number. The builder
+/// partitions these records themselves (not indices into the inputs), so every sweep over a
+/// node reads memory in order. (Keeping the number in a `w` lane made the build twice as
+/// slow: as a float it is subnormal, and arithmetic on subnormals stalls.)
 #[derive(Clone, Copy)]
 struct Item {
-    bounds: Aabb,
-    centroid: Point3<f32>,
+    bounds: Box4,
     index: u32,
 }
 
-/// Builds the tree over `boxes` (with their `centroids`); returns the nodes and the
-/// primitive order of the leaves.
-pub(crate) fn build(
-    boxes: &[Aabb],
-    centroids: &[Point3<f32>],
-    options: &BuildOptions,
-) -> (Vec<Node>, Vec<u32>) {
-    let mut items: Vec<Item> = (0..boxes.len())
-        .map(|i| Item {
-            bounds: boxes[i],
-            centroid: centroids[i],
-            index: i as u32,
-        })
+impl Item {
+    fn new(bounds: &Aabb, index: u32) -> Item {
+        let (lo, hi) = (bounds.min, bounds.max);
+        Item {
+            bounds: Box4 {
+                min: f32x4::new([lo.x, lo.y, lo.z, 0.0]),
+                max: f32x4::new([hi.x, hi.y, hi.z, 0.0]),
+            },
+            index,
+        }
+    }
+
+    fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The box's centre, `(min + max) · 0.5`, as [`Aabb::centroid`] computes it.
+    #[inline(always)]
+    fn centroid(&self) -> f32x4 {
+        (self.bounds.min + self.bounds.max) * f32x4::splat(0.5)
+    }
+}
+
+/// Builds the tree over `boxes`; returns the nodes and the primitive order of the leaves.
+/// Centroids are the boxes' centres.
+pub(crate) fn build(boxes: &[Aabb], options: &BuildOptions) -> (Vec<Node>, Vec<u32>) {
+    let mut items: Vec<Item> = boxes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| Item::new(b, i as u32))
         .collect();
     let bounds = Bounds::of(&items);
     let nodes = build_top(&mut items, &bounds, 0, 0, options);
-    (nodes, items.iter().map(|p| p.index).collect())
+    (nodes, items.iter().map(Item::index).collect())
 }
 
 /// What the builder does with one node's primitives.
@@ -124,7 +195,7 @@ impl Scratch {
     fn new(options: &BuildOptions) -> Scratch {
         let bins = options.bins.clamp(2, 256);
         Scratch {
-            bins: vec![EMPTY_BIN; bins],
+            bins: vec![EMPTY_BIN; 3 * bins],
             right_area: vec![0.0; bins],
         }
     }
@@ -144,7 +215,7 @@ fn decide(
         return Decision::Leaf;
     }
     let max_leaf = options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
-    let centroid_bounds = bounds.centroids;
+    let centroid_bounds = bounds.centroids.to_aabb();
     let split = if depth >= MEDIAN_DEPTH {
         None
     } else {
@@ -165,7 +236,7 @@ fn decide(
             if count <= max_leaf && (leaf_cost <= split_cost || !(area > 0.0)) {
                 return Decision::Leaf;
             }
-            let (mid, left, right) = partition(prims, |p| s.bin_of(&p.centroid) < s.plane);
+            let (mid, left, right) = partition(prims, |p| s.bin_of(p) < s.plane);
             Decision::Split(mid, left, right)
         }
         None if count <= max_leaf => Decision::Leaf,
@@ -208,8 +279,11 @@ fn build_serial(
         let (mid, left_bounds, right_bounds) =
             match decide(prims, &bounds, depth, options, &mut scratch) {
                 Decision::Leaf => {
-                    nodes[node] =
-                        Node::leaf(&bounds.boxes, (offset + begin) as u32, prims.len() as u32);
+                    nodes[node] = Node::leaf(
+                        &bounds.boxes.to_aabb(),
+                        (offset + begin) as u32,
+                        prims.len() as u32,
+                    );
                     continue;
                 }
                 Decision::Split(mid, left, right) => (mid, left, right),
@@ -217,7 +291,7 @@ fn build_serial(
         let left = nodes.len();
         nodes.push(Node::EMPTY);
         nodes.push(Node::EMPTY);
-        nodes[node] = Node::interior(&bounds.boxes, left as u32);
+        nodes[node] = Node::interior(&bounds.boxes.to_aabb(), left as u32);
         tasks.push(Task {
             node: left + 1,
             begin: begin + mid,
@@ -262,7 +336,7 @@ fn build_top(
                 || build_top(left, &left_bounds, offset, depth + 1, options),
                 || build_top(right, &right_bounds, offset + mid, depth + 1, options),
             );
-            return join_subtrees(&bounds.boxes, left, right);
+            return join_subtrees(&bounds.boxes.to_aabb(), left, right);
         }
     }
     build_serial(items, bounds, offset, depth, options)
@@ -313,17 +387,27 @@ struct Split {
 
 impl Split {
     #[inline]
-    fn bin_of(&self, c: &Point3<f32>) -> usize {
-        bin_index(c[self.axis], self.min, self.scale, self.bins)
+    fn bin_of(&self, p: &Item) -> usize {
+        bin_index(
+            p.centroid().to_array()[self.axis],
+            self.min,
+            self.scale,
+            self.bins,
+        )
     }
 }
 
 #[inline]
 fn bin_index(x: f32, min: f32, scale: f32, bins: usize) -> usize {
-    // `as i32` saturates (NaN gives 0) and, unlike `as usize`, is one instruction plus a
-    // fix-up on x86 (it was a third of the binning's instructions); the clamp keeps the
-    // index in range.
-    (((x - min) * scale) as i32).clamp(0, bins as i32 - 1) as usize
+    clamp_bin((x - min) * scale, bins)
+}
+
+/// A scaled position's bin. `as i32` saturates (NaN gives 0) and, unlike `as usize`, is one
+/// instruction plus a fix-up on x86 (it was a third of the binning's instructions); the
+/// clamp keeps the index in range.
+#[inline(always)]
+fn clamp_bin(x: f32, bins: usize) -> usize {
+    (x as i32).clamp(0, bins as i32 - 1) as usize
 }
 
 fn best_sah_split(
@@ -332,25 +416,36 @@ fn best_sah_split(
     bins: &mut [Bin],
     right_area: &mut [f32],
 ) -> Option<Split> {
-    let nb = bins.len();
-    let mut best: Option<Split> = None;
+    let nb = right_area.len();
+    // Per axis, the bins' origin and scale; an axis on which all centroids coincide is skipped.
+    let (mut min, mut scale, mut valid) = ([0.0f32; 4], [0.0f32; 4], [false; 3]);
     for axis in 0..3 {
-        let min = centroid_bounds.min[axis];
-        let extent = centroid_bounds.max[axis] - min;
-        let scale = nb as f32 / extent;
-        if !(extent > 0.0) || !scale.is_finite() {
-            continue;
-        }
-        bins.fill(EMPTY_BIN);
-        for p in prims.iter() {
-            let b = &mut bins[bin_index(p.centroid[axis], min, scale, nb)];
+        min[axis] = centroid_bounds.min[axis];
+        let extent = centroid_bounds.max[axis] - min[axis];
+        scale[axis] = nb as f32 / extent;
+        valid[axis] = extent > 0.0 && scale[axis].is_finite();
+    }
+    if !valid.contains(&true) {
+        return None;
+    }
+    // One pass over the primitives fills the bins of all three axes.
+    bins.fill(EMPTY_BIN);
+    let (min4, scale4) = (f32x4::new(min), f32x4::new(scale));
+    for p in prims {
+        let x = ((p.centroid() - min4) * scale4).to_array();
+        for axis in 0..3 {
+            let b = &mut bins[axis * nb + clamp_bin(x[axis], nb)];
             b.count += 1;
             b.bounds = b.bounds.union(&p.bounds);
         }
+    }
+    let mut best: Option<Split> = None;
+    for axis in (0..3).filter(|&a| valid[a]) {
+        let bins = &bins[axis * nb..(axis + 1) * nb];
         // right_area[i] = A(bins i..) · N(bins i..). An empty bin changes neither the box
         // nor the count, so its value is its neighbour's: small nodes leave most bins empty,
         // and skipping them made the sweeps several times cheaper with the same answers.
-        let (mut acc, mut n, mut area) = (Aabb::EMPTY, 0u32, 0.0f32);
+        let (mut acc, mut n, mut area) = (Box4::EMPTY, 0u32, 0.0f32);
         for i in (1..nb).rev() {
             if bins[i].count > 0 {
                 acc = acc.union(&bins[i].bounds);
@@ -359,7 +454,7 @@ fn best_sah_split(
             }
             right_area[i] = area;
         }
-        let (mut acc, mut n) = (Aabb::EMPTY, 0u32);
+        let (mut acc, mut n) = (Box4::EMPTY, 0u32);
         for plane in 1..nb {
             // A plane after an empty bin costs what the plane before it cost, and only a
             // strictly cheaper plane replaces the best: nothing to evaluate.
@@ -379,8 +474,8 @@ fn best_sah_split(
                 best = Some(Split {
                     axis,
                     plane,
-                    min,
-                    scale,
+                    min: min[axis],
+                    scale: scale[axis],
                     bins: nb,
                     weighted_area,
                 });
@@ -397,7 +492,8 @@ fn median_split(prims: &mut [Item], centroid_bounds: &Aabb) -> usize {
     let extent = centroid_bounds.extent();
     if extent.max() > 0.0 {
         let axis = extent.imax();
-        prims.select_nth_unstable_by(mid, |a, b| a.centroid[axis].total_cmp(&b.centroid[axis]));
+        let key = |p: &Item| p.centroid().to_array()[axis];
+        prims.select_nth_unstable_by(mid, |a, b| key(a).total_cmp(&key(b)));
     }
     mid
 }
@@ -454,12 +550,7 @@ mod tests {
             .map(|i| {
                 let p = Point3::new(next(), next(), next()) * 100.0;
                 let q = p + nalgebra::Vector3::new(next(), next(), next());
-                let bounds = Aabb::new(p, q);
-                Item {
-                    bounds,
-                    centroid: bounds.centroid(),
-                    index: i as u32,
-                }
+                Item::new(&Aabb::new(p, q), i as u32)
             })
             .collect()
     }
@@ -477,7 +568,7 @@ mod tests {
                 .build()
                 .unwrap();
             let parallel = pool.install(|| build_top(&mut parallel_items, &bounds, 0, 0, &options));
-            let order = |items: &[Item]| items.iter().map(|p| p.index).collect::<Vec<_>>();
+            let order = |items: &[Item]| items.iter().map(Item::index).collect::<Vec<_>>();
             assert_eq!(order(&serial_items), order(&parallel_items), "n = {n}");
             assert_eq!(serial.len(), parallel.len());
             assert_eq!(canonical(&serial), canonical(&parallel), "n = {n}");

@@ -146,8 +146,7 @@ impl Bvh {
         let boxes: Vec<Aabb> = (0..mesh.triangle_count())
             .map(|i| Aabb::from_points(&mesh.triangle(i)))
             .collect();
-        let centroids: Vec<Point3<f32>> = boxes.iter().map(Aabb::centroid).collect();
-        let (binary, order) = build::build(&boxes, &centroids, options);
+        let (binary, order) = build::build(&boxes, options);
         let mut nodes = wide::collapse(&binary);
         // Repack each leaf's triangles (slots `child..child + count` of `order`) into whole
         // packets, and point the leaf at its first packet.
