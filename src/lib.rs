@@ -7,9 +7,11 @@
 //!
 //! The pipeline: an OBJ file ([`Mesh::load_obj`], through `tobj`) or raw buffers
 //! ([`Mesh::from_buffers`]) become a [`Mesh`]; [`Bvh::build`] builds a binned-SAH tree over
-//! it; queries ([`Bvh::closest_hit`], [`Bvh::any_hit`], [`Bvh::all_hits`]) walk the tree,
-//! culling boxes with the slab test ([`Aabb::intersect_ray`]), and test the triangles of the
-//! leaves that survive by Cramer's rule ([`intersect_triangle`]).
+//! it (on all cores with the default `parallel` feature) and collapses it into 8-wide nodes;
+//! queries ([`Bvh::closest_hit`], [`Bvh::any_hit`], [`Bvh::all_hits`], and the short
+//! [`Bvh::closest_triangle`] for batch work) walk the tree, culling eight boxes at a time with
+//! the slab test ([`Aabb::intersect_ray`], in SIMD), and test the triangles of the leaves
+//! that survive by Cramer's rule ([`intersect_triangle`]), four at a time.
 //!
 //! ```
 //! use meshray::{pixel_ray, Bvh, Mesh, QueryOptions};
@@ -36,7 +38,7 @@
 //! off, for a ray starting beside a vertex; more, for a ray grazing a sliver).
 //! Cramer's rule, the default, can let a ray aimed exactly at a shared edge or vertex slip
 //! between triangles; [`QueryOptions::watertight`] selects the watertight test of Woop,
-//! Benthin and Wald (2013), which never does, at no measurable cost. Against exact
+//! Benthin and Wald (2013), which never does, at 0.85–0.97× of Cramer's speed. Against exact
 //! arithmetic on the f32 inputs, `t` is within 1e-5 relative or the f32 rounding bound,
 //! and hit or miss differs only for rays within rounding distance of an edge.
 //!
