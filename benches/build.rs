@@ -1,5 +1,6 @@
-//! BVH build time: `cargo bench --bench build`. Meshes: the project's scene and, when the
-//! shared meshes are present (`MESHRAY_MESHES` or `../shared/meshes`), a few real ones.
+//! BVH build and refit time: `cargo bench --bench build`. Meshes: the project's scene and,
+//! when the shared meshes are present (`MESHRAY_MESHES` or `../shared/meshes`), a few real
+//! ones. The refit moves every vertex (a small shift that alternates between two shapes).
 #[path = "../tests/common/mod.rs"]
 mod common;
 
@@ -17,5 +18,29 @@ fn build(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, build);
+fn refit(c: &mut Criterion) {
+    let mut group = c.benchmark_group("refit");
+    group.sample_size(10);
+    for (name, mesh) in common::bench_meshes() {
+        group.throughput(Throughput::Elements(mesh.triangle_count() as u64));
+        let shifted: Vec<_> = mesh
+            .positions()
+            .iter()
+            .map(|p| p + nalgebra::Vector3::new(1e-3, 0.0, 0.0))
+            .collect();
+        let original = mesh.positions().to_vec();
+        let mut bvh = Bvh::build(mesh);
+        let mut flip = false;
+        group.bench_function(&name, |b| {
+            b.iter(|| {
+                flip = !flip;
+                let positions = if flip { &shifted } else { &original };
+                bvh.refit(black_box(positions)).unwrap();
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, build, refit);
 criterion_main!(benches);

@@ -85,6 +85,14 @@ pub enum Error {
         /// Which invariant, and where.
         reason: String,
     },
+    /// New vertex positions for [`Bvh::refit`](crate::Bvh::refit) are not one per vertex of
+    /// the mesh: refitting keeps the topology, so the count must stay.
+    VertexCount {
+        /// The mesh's vertex count.
+        expected: usize,
+        /// How many positions were given.
+        found: usize,
+    },
 }
 
 impl Clone for Error {
@@ -146,6 +154,10 @@ impl Clone for Error {
             Error::InvalidCamera { reason } => Error::InvalidCamera { reason },
             Error::InvalidBvh { reason } => Error::InvalidBvh {
                 reason: reason.clone(),
+            },
+            Error::VertexCount { expected, found } => Error::VertexCount {
+                expected: *expected,
+                found: *found,
             },
         }
     }
@@ -214,6 +226,10 @@ impl fmt::Display for Error {
             ),
             Error::InvalidCamera { reason } => write!(f, "invalid camera: {reason}"),
             Error::InvalidBvh { reason } => write!(f, "invalid BVH: {reason}"),
+            Error::VertexCount { expected, found } => write!(
+                f,
+                "{found} vertex positions for a mesh of {expected} vertices (refit keeps the topology)"
+            ),
         }
     }
 }

@@ -8,6 +8,7 @@
 
 mod batch;
 mod build;
+mod refit;
 mod stats;
 mod traverse;
 mod validate;

@@ -8,8 +8,8 @@ use crate::triangle::LeafTriangle;
 use crate::{Aabb, Error, Result};
 
 impl Bvh {
-    /// Checks every invariant of the tree, in O(n): children lie in range and inside their
-    /// parent's box, every node is reached once and uses two to eight lanes (packed first,
+    /// Checks every invariant of the tree, in O(n): children lie in range, after their parent
+    /// in the array and inside their parent's box, every node is reached once and uses two to eight lanes (packed first,
     /// unused lanes empty), leaves hold 1 to `max_leaf_size` triangles in packets of their
     /// own (unused packet lanes empty), each leaf's box is exactly the box of its triangles,
     /// every mesh triangle sits in exactly one leaf, the stored leaf triangles match the mesh, there are at most `n` nodes and the depth fits
@@ -109,7 +109,8 @@ impl Bvh {
                         ));
                     }
                 } else {
-                    if child == 0 || child >= nodes.len() {
+                    // After their parent: refit sweeps the array backwards.
+                    if child <= i || child >= nodes.len() {
                         return fail(format!(
                             "node {i} lane {k} points to node {child} of {}",
                             nodes.len()

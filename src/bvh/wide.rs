@@ -56,6 +56,14 @@ impl WideNode {
         self.count[k] = count;
     }
 
+    /// Sets lane `k`'s box.
+    pub fn set_lane_bounds(&mut self, k: usize, bounds: &Aabb) {
+        for a in 0..3 {
+            self.min[a][k] = bounds.min[a];
+            self.max[a][k] = bounds.max[a];
+        }
+    }
+
     /// Lane `k`'s box.
     pub fn lane_bounds(&self, k: usize) -> Aabb {
         Aabb::new(

@@ -1,0 +1,97 @@
+//! Refitting: the vertices moved, the triangles did not; update the boxes, keep the tree.
+
+use super::Bvh;
+use super::wide::NO_CHILD;
+use crate::packet::LANES;
+use crate::triangle::LeafTriangle;
+use crate::{Aabb, Error, Result};
+use nalgebra::Point3;
+
+impl Bvh {
+    /// Moves the mesh's vertices to `positions` (one per vertex, same order) and refits the
+    /// tree around them in O(n): the leaves' triangles are copied anew and every box is
+    /// recomputed bottom-up, tight as after a build; the tree's shape stays. Queries then
+    /// answer exactly for the new positions (the same guarantee as after a build).
+    ///
+    /// **When to rebuild instead.** A refit keeps the grouping the build chose for the old
+    /// shape, so the tree gets worse as triangles move relative to each other: compare
+    /// [`stats`](Bvh::stats)`().sah_cost` with its value after the last build, and rebuild
+    /// when it has grown by more than about half (queries slow down in proportion). Rigid
+    /// motion of the whole mesh does not degrade the tree at all (and is better expressed as
+    /// a transform of the rays).
+    ///
+    /// ```
+    /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let mut bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
+    /// let before = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap().t;
+    /// // Push everything 0.5 away from the viewer.
+    /// let moved: Vec<_> = bvh.mesh().positions().iter().map(|p| p - Vector3::z() * 0.5).collect();
+    /// bvh.refit(&moved)?;
+    /// let after = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap().t;
+    /// assert!((after - before - 0.5).abs() < 1e-4);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::VertexCount`] when `positions` does not have one entry per vertex, and
+    /// [`Error::NonFiniteCoordinate`] for a NaN or infinite coordinate; the BVH is then
+    /// unchanged.
+    pub fn refit(&mut self, positions: &[Point3<f32>]) -> Result<()> {
+        let expected = self.mesh.positions.len();
+        if positions.len() != expected {
+            return Err(Error::VertexCount {
+                expected,
+                found: positions.len(),
+            });
+        }
+        if let Some(vertex) = positions
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return Err(Error::NonFiniteCoordinate {
+                path: None,
+                line: None,
+                vertex,
+            });
+        }
+        self.mesh.positions.copy_from_slice(positions);
+        for (slot, &t) in self.triangle_index.iter().enumerate() {
+            if t != u32::MAX {
+                let [a, b, c] = self.mesh.triangle(t as usize);
+                self.leaf_packets[slot / LANES].set(slot % LANES, &LeafTriangle::new(&a, &b, &c));
+            }
+        }
+        // Children always come after their parent in the array (`validate` checks it), so one
+        // sweep from the back sees every child refit before its parent.
+        for i in (0..self.nodes.len()).rev() {
+            for k in 0..super::wide::WIDTH {
+                let (child, count) = (self.nodes[i].child[k], self.nodes[i].count[k]);
+                if child == NO_CHILD {
+                    continue;
+                }
+                let bounds = if count > 0 {
+                    let first = child as usize * LANES;
+                    (first..first + count as usize).fold(Aabb::EMPTY, |b, slot| {
+                        let tri = self.leaf_packets[slot / LANES].get(slot % LANES);
+                        b.union(&Aabb::from_points(&[
+                            Point3::from(tri.a),
+                            Point3::from(tri.b),
+                            Point3::from(tri.c),
+                        ]))
+                    })
+                } else {
+                    self.nodes[child as usize].bounds()
+                };
+                self.nodes[i].set_lane_bounds(k, &bounds);
+            }
+        }
+        #[cfg(debug_assertions)]
+        if let Err(e) = self.validate() {
+            panic!("meshray refit an invalid BVH (a bug): {e}");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,139 @@
+//! Refit: after the vertices move, a refit tree answers exactly what a brute force over the
+//! moved triangles answers, and what a fresh build answers; bad positions are errors that
+//! leave the tree as it was. Prints the SAH cost of refit and rebuilt trees (the rebuild hint).
+
+mod common;
+
+use common::{Chunks, Rng};
+use meshray::{Bvh, Error, Mesh, QueryOptions, Ray};
+use nalgebra::{Point3, Vector3};
+
+/// A twist about the vertical axis through the centre (up to `turns` radians at the top and
+/// bottom) and a ripple of `ripple`·h: triangles move relative to each other.
+fn deform(mesh: &Mesh, turns: f32, ripple: f32) -> Vec<Point3<f32>> {
+    let (c, h) = common::frame(mesh);
+    mesh.positions()
+        .iter()
+        .map(|p| {
+            let q = p - c;
+            let angle = turns * q.y / h;
+            let (s, k) = angle.sin_cos();
+            let bump = ripple * h * (7.0 * q.x / h).sin();
+            c + Vector3::new(k * q.x - s * q.z, q.y + bump, s * q.x + k * q.z)
+        })
+        .collect()
+}
+
+fn check_against_brute_force(bvh: &Bvh, rays: &[Ray]) {
+    let mesh = bvh.mesh();
+    let chunks = Chunks::new(mesh);
+    let fresh = Bvh::build(mesh.clone());
+    for options in [
+        QueryOptions::default(),
+        QueryOptions {
+            watertight: true,
+            ..Default::default()
+        },
+    ] {
+        let mut hits = 0;
+        for ray in rays {
+            let brute = common::brute_all_f32(mesh, &chunks, ray, &options);
+            let all: Vec<(f32, u32)> = bvh
+                .all_hits(ray, &options)
+                .iter()
+                .map(|h| (h.t, h.triangle))
+                .collect();
+            assert_eq!(all, brute, "all hits, {ray:?}");
+            let closest = bvh.closest_hit(ray, &options).map(|h| (h.t, h.triangle));
+            match brute.first() {
+                Some(&(t, _)) => {
+                    let (got_t, got) = closest.expect("a hit");
+                    assert_eq!(got_t.to_bits(), t.to_bits(), "{ray:?}");
+                    assert!(brute.contains(&(got_t, got)), "{ray:?}");
+                    hits += 1;
+                }
+                None => assert!(closest.is_none(), "{ray:?}"),
+            }
+            let fresh_t = fresh.closest_hit(ray, &options).map(|h| h.t.to_bits());
+            assert_eq!(
+                closest.map(|(t, _)| t.to_bits()),
+                fresh_t,
+                "refit vs rebuild"
+            );
+            if let Some(h) = bvh.any_hit(ray, &options) {
+                assert!(brute.contains(&(h.t, h.triangle)), "{ray:?}");
+            } else {
+                assert!(brute.is_empty());
+            }
+        }
+        assert!(hits > rays.len() / 10, "{hits} hits");
+    }
+}
+
+fn rays_for(mesh: &Mesh, seed: u64) -> Vec<Ray> {
+    let mut rng = Rng::new(seed);
+    let mut rays = common::random_rays(mesh, 1500, &mut rng);
+    rays.extend(common::surface_rays(mesh, 500, &mut rng));
+    rays.extend(common::camera_rays(mesh, 32));
+    rays
+}
+
+fn refit_and_check(name: &str, mesh: Mesh) {
+    let mut bvh = Bvh::build(mesh.clone());
+    let built_cost = bvh.stats().sah_cost;
+    for (turns, ripple) in [(0.3, 0.01), (1.5, 0.05)] {
+        let moved = deform(&mesh, turns, ripple);
+        bvh.refit(&moved).unwrap();
+        bvh.validate().unwrap();
+        assert_eq!(bvh.mesh().positions(), &moved[..]);
+        let refit_cost = bvh.stats().sah_cost;
+        let rebuilt_cost = Bvh::build(bvh.mesh().clone()).stats().sah_cost;
+        println!(
+            "{name}: twist {turns} rad, ripple {ripple}·h: SAH cost built {built_cost:.2}, refit {refit_cost:.2}, rebuilt {rebuilt_cost:.2} (refit/rebuilt {:.2})",
+            refit_cost / rebuilt_cost
+        );
+        check_against_brute_force(&bvh, &rays_for(bvh.mesh(), 31));
+    }
+    // Back to the original positions: the original tree, box for box.
+    bvh.refit(mesh.positions()).unwrap();
+    assert_eq!(bvh.stats(), Bvh::build(mesh).stats());
+}
+
+#[test]
+fn refit_equals_brute_force_on_the_scene() {
+    let mesh = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    refit_and_check("scene", mesh);
+}
+
+#[test]
+fn refit_equals_brute_force_on_shared_meshes() {
+    for name in ["stanford-bunny/stanford-bunny.obj", "spot/spot.obj"] {
+        let Some(mesh) = common::shared_mesh(name) else {
+            return;
+        };
+        refit_and_check(name, mesh);
+    }
+}
+
+#[test]
+fn bad_positions_are_errors_and_change_nothing() {
+    let mesh = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let mut bvh = Bvh::build(mesh.clone());
+    let stats = bvh.stats();
+    let n = mesh.positions().len();
+    assert!(matches!(
+        bvh.refit(&mesh.positions()[1..]),
+        Err(Error::VertexCount { expected, found }) if expected == n && found == n - 1
+    ));
+    let mut bad = mesh.positions().to_vec();
+    bad[7].y = f32::NAN;
+    assert!(matches!(
+        bvh.refit(&bad),
+        Err(Error::NonFiniteCoordinate { vertex: 7, .. })
+    ));
+    bad[7].y = f32::INFINITY;
+    assert!(bvh.refit(&bad).is_err());
+    assert_eq!(bvh.stats(), stats);
+    assert_eq!(bvh.mesh().positions(), mesh.positions());
+    bvh.validate().unwrap();
+}
