@@ -58,6 +58,7 @@ pub struct ReadmeDoctests;
 mod aabb;
 mod bvh;
 mod camera;
+mod closest_point;
 mod error;
 mod io;
 mod mesh;
@@ -68,7 +69,7 @@ mod triangle;
 mod watertight;
 
 pub use aabb::Aabb;
-pub use bvh::{BuildOptions, Bvh, Hit, QueryCost, QueryOptions, RayHit, Stats};
+pub use bvh::{BuildOptions, Bvh, ClosestPoint, Hit, QueryCost, QueryOptions, RayHit, Stats};
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};
 pub use io::obj::LoadOptions;

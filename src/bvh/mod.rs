@@ -8,12 +8,14 @@
 
 mod batch;
 mod build;
+mod nearest;
 mod refit;
 mod stats;
 mod traverse;
 mod validate;
 mod wide;
 
+pub use nearest::ClosestPoint;
 pub use stats::Stats;
 pub use traverse::{Hit, QueryCost, QueryOptions, RayHit};
 

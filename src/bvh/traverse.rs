@@ -222,7 +222,7 @@ struct Entry {
 /// Stack entries: at most `WIDTH − 1` children wait per level of the deepest tree (the wide
 /// tree is no deeper than the binary one), so the stack never outgrows its inline space and
 /// never allocates.
-const STACK: usize = (WIDTH - 1) * MAX_DEPTH + 1;
+pub(super) const STACK: usize = (WIDTH - 1) * MAX_DEPTH + 1;
 
 /// The ray as the wide slab test wants it: origin and inverse direction splatted.
 struct WideRay {

@@ -1,0 +1,110 @@
+//! The closest point of the mesh to a query point: snapping, distance fields, "what is
+//! under this 3D cursor".
+
+use super::Bvh;
+use super::traverse::STACK;
+use super::wide::{NO_CHILD, WIDTH};
+use crate::closest_point::{Nearest, box_distance_squared, nearest_on_triangle};
+use crate::packet::LANES;
+use nalgebra::Point3;
+use smallvec::SmallVec;
+
+/// The point of a mesh nearest to a query point (see [`Bvh::closest_point`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClosestPoint {
+    /// The triangle's number in the mesh (file order).
+    pub triangle: u32,
+    /// The point on the triangle, `(1 − u − v)·A + u·B + v·C`.
+    pub point: Point3<f32>,
+    /// Weight of corner `B`.
+    pub u: f32,
+    /// Weight of corner `C`.
+    pub v: f32,
+    /// The distance from the query point.
+    pub distance: f32,
+}
+
+/// Boxes are compared with the best distance so far with this much relative slack, so f64
+/// rounding in the box distance never skips a box holding a tie or a nearer triangle.
+const BOX_SLACK: f64 = 1.0 + 1.0 / (1u64 << 40) as f64;
+
+impl Bvh {
+    /// The point of the mesh nearest to `point` within `max_distance` (inclusive; pass
+    /// `f32::INFINITY` for no limit): the triangle, the point, its barycentrics and the
+    /// distance, exactly as testing every triangle would find it (distances are compared in
+    /// `f64`; of equally near triangles the lowest number wins). `None` when no triangle is
+    /// that near, and for a NaN or infinite `point` or a NaN or negative `max_distance`.
+    /// Allocates nothing.
+    ///
+    /// ```
+    /// use meshray::{Bvh, Mesh};
+    /// use nalgebra::Point3;
+    ///
+    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// // High above the scene: the nearest point is on top of something.
+    /// let near = bvh.closest_point(&Point3::new(0.0, 50.0, 0.0), f32::INFINITY).unwrap();
+    /// assert!(near.distance > 40.0 && near.point.y > 0.0);
+    /// assert!(bvh.closest_point(&Point3::new(0.0, 50.0, 0.0), 1.0).is_none());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn closest_point(&self, point: &Point3<f32>, max_distance: f32) -> Option<ClosestPoint> {
+        if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
+            return None;
+        }
+        let p = point.cast::<f64>();
+        let mut limit = f64::from(max_distance) * f64::from(max_distance);
+        let mut best: Option<(u32, Nearest)> = None;
+        // (child, count, squared distance to its box); the root is interior node 0.
+        let mut stack = SmallVec::<[(u32, u32, f64); STACK]>::new();
+        stack.push((0, 0, 0.0));
+        while let Some((child, count, d2)) = stack.pop() {
+            if d2 > limit * BOX_SLACK {
+                continue;
+            }
+            if count > 0 {
+                let first = child as usize * LANES;
+                for slot in first..first + count as usize {
+                    let tri = self.leaf_packets[slot / LANES].get(slot % LANES);
+                    let [a, b, c] = [tri.a, tri.b, tri.c].map(Point3::from);
+                    let n = nearest_on_triangle(point, &a, &b, &c);
+                    let t = self.triangle_index[slot];
+                    let better = match &best {
+                        None => n.distance_squared <= limit,
+                        Some((bt, bn)) => {
+                            n.distance_squared < bn.distance_squared
+                                || (n.distance_squared == bn.distance_squared && t < *bt)
+                        }
+                    };
+                    if better {
+                        limit = n.distance_squared;
+                        best = Some((t, n));
+                    }
+                }
+                continue;
+            }
+            let node = &self.nodes[child as usize];
+            let mut near: SmallVec<[(u32, u32, f64); WIDTH]> = SmallVec::new();
+            for k in 0..WIDTH {
+                if node.child[k] == NO_CHILD {
+                    continue;
+                }
+                let min = [node.min[0][k], node.min[1][k], node.min[2][k]];
+                let max = [node.max[0][k], node.max[1][k], node.max[2][k]];
+                let d2 = box_distance_squared(&p, min, max);
+                if d2 <= limit * BOX_SLACK {
+                    near.push((node.child[k], node.count[k], d2));
+                }
+            }
+            // Farthest first onto the stack, so the nearest box is searched first.
+            near.sort_unstable_by(|x, y| y.2.total_cmp(&x.2));
+            stack.extend(near);
+        }
+        best.map(|(triangle, n)| ClosestPoint {
+            triangle,
+            point: n.point.cast::<f32>(),
+            u: n.u as f32,
+            v: n.v as f32,
+            distance: n.distance_squared.sqrt() as f32,
+        })
+    }
+}
