@@ -65,6 +65,7 @@ mod mesh;
 mod packet;
 mod plane2d;
 mod ray;
+mod select;
 mod triangle;
 mod watertight;
 
@@ -76,5 +77,6 @@ pub use io::obj::LoadOptions;
 pub use mesh::Mesh;
 pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
 pub use ray::Ray;
+pub use select::{Frustum, triangle_overlaps_box, triangle_overlaps_sphere};
 pub use triangle::{Culling, TriangleHit, intersect_triangle};
 pub use watertight::intersect_triangle_watertight;

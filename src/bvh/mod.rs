@@ -10,6 +10,7 @@ mod batch;
 mod build;
 mod nearest;
 mod refit;
+mod selection;
 mod stats;
 mod traverse;
 mod validate;

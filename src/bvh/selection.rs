@@ -1,0 +1,163 @@
+//! Selection queries: every triangle overlapping a box, a sphere or a frustum, and the
+//! triangles visible through a screen rectangle.
+
+use super::Bvh;
+use super::traverse::{QueryOptions, STACK};
+use super::wide::{NO_CHILD, WIDTH};
+use crate::closest_point::box_distance_squared;
+use crate::packet::LANES;
+use crate::select::{Frustum, Polytope, triangle_overlaps_sphere};
+use crate::{Aabb, Error, Result, pixel_ray};
+use nalgebra::{Matrix4, Point2, Point3, Vector2};
+use smallvec::SmallVec;
+
+impl Bvh {
+    /// Every triangle overlapping the box (touching counts), by number, ascending: what
+    /// [`triangle_overlaps_box`](crate::triangle_overlaps_box) over every triangle gives.
+    /// Empty for an empty box or one with a NaN.
+    ///
+    /// ```
+    /// use meshray::{Aabb, Bvh, Mesh};
+    /// use nalgebra::Point3;
+    ///
+    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let everything = bvh.triangles_in_box(&bvh.bounds());
+    /// assert_eq!(everything.len(), bvh.mesh().triangle_count());
+    /// let far_away = Aabb::new(Point3::new(100.0, 100.0, 100.0), Point3::new(101.0, 101.0, 101.0));
+    /// assert!(bvh.triangles_in_box(&far_away).is_empty());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn triangles_in_box(&self, aabb: &Aabb) -> Vec<u32> {
+        let valid = (0..3).all(|a| aabb.min[a] <= aabb.max[a]);
+        if !valid {
+            return Vec::new();
+        }
+        let region = Polytope::from_box(aabb);
+        self.select(
+            |min, max| (0..3).all(|a| min[a] <= aabb.max[a] && aabb.min[a] <= max[a]),
+            |tri| region.overlaps_triangle(tri),
+        )
+    }
+
+    /// Every triangle that comes within `radius` of `centre` (its closest point, compared
+    /// in `f64`), ascending. Empty for a NaN or infinite centre or a NaN or negative radius.
+    pub fn triangles_in_sphere(&self, centre: &Point3<f32>, radius: f32) -> Vec<u32> {
+        if !centre.iter().all(|c| c.is_finite()) || !(radius >= 0.0) {
+            return Vec::new();
+        }
+        let (c, r) = (centre.cast::<f64>(), f64::from(radius));
+        let limit = r * r * (1.0 + 1.0 / (1u64 << 40) as f64);
+        self.select(
+            |min, max| box_distance_squared(&c, min, max) <= limit,
+            |[a, b, t]| triangle_overlaps_sphere(a, b, t, centre, radius),
+        )
+    }
+
+    /// Every triangle overlapping the frustum (see [`Frustum::from_screen_rect`]), ascending:
+    /// box select of all triangles, hidden ones included. For only the ones the user can see,
+    /// [`visible_triangles`](Bvh::visible_triangles).
+    pub fn triangles_in_frustum(&self, frustum: &Frustum) -> Vec<u32> {
+        let region = &frustum.region;
+        self.select(
+            |min, max| region.may_overlap_box(min, max),
+            |tri| region.overlaps_triangle(tri),
+        )
+    }
+
+    /// The triangles visible through the rectangle with corners `a` and `b` of the viewport
+    /// (pixel coordinates as in [`pixel_ray`]), ascending. **Visible** means: the closest
+    /// hit (with `options`) of at least one sample ray inside the rectangle, the samples
+    /// being the centres of a `samples × samples` grid in each pixel (`samples = 1`: the
+    /// pixel centres) whose centre lies in the rectangle and the viewport. So a triangle
+    /// smaller than a pixel may be missed at `samples = 1`, as it would be by the renderer.
+    ///
+    /// # Errors
+    /// [`Error::InvalidCamera`] for a camera [`pixel_ray`] rejects, non-finite corners, or
+    /// `samples` of 0 or above 64.
+    #[allow(clippy::too_many_arguments)]
+    pub fn visible_triangles(
+        &self,
+        view: &Matrix4<f32>,
+        projection: &Matrix4<f32>,
+        viewport: Vector2<f32>,
+        a: Point2<f32>,
+        b: Point2<f32>,
+        samples: u32,
+        options: &QueryOptions,
+    ) -> Result<Vec<u32>> {
+        if !(1..=64).contains(&samples) {
+            return Err(Error::InvalidCamera {
+                reason: "samples per pixel side must be 1 to 64",
+            });
+        }
+        if !a.iter().chain(b.iter()).all(|c| c.is_finite()) {
+            return Err(Error::InvalidCamera {
+                reason: "the rectangle needs finite corners",
+            });
+        }
+        // Pixels whose sample centres may fall in the rectangle, within the viewport.
+        let (x0, x1) = (a.x.min(b.x).max(0.0), a.x.max(b.x).min(viewport.x));
+        let (y0, y1) = (a.y.min(b.y).max(0.0), a.y.max(b.y).min(viewport.y));
+        let mut seen = Vec::new();
+        let step = 1.0 / samples as f32;
+        for j in (y0.floor() as u64)..(y1.ceil().max(0.0) as u64) {
+            for sy in 0..samples {
+                let y = j as f32 + (sy as f32 + 0.5) * step;
+                if !(y >= y0 && y < y1) {
+                    continue;
+                }
+                for i in (x0.floor() as u64)..(x1.ceil().max(0.0) as u64) {
+                    for sx in 0..samples {
+                        let x = i as f32 + (sx as f32 + 0.5) * step;
+                        if !(x >= x0 && x < x1) {
+                            continue;
+                        }
+                        let ray = pixel_ray(view, projection, viewport, Point2::new(x, y))?;
+                        if let Some(hit) = self.closest_triangle(&ray, options) {
+                            seen.push(hit.triangle);
+                        }
+                    }
+                }
+            }
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        Ok(seen)
+    }
+
+    /// Walks every box `enter` accepts and keeps the triangles `keep` accepts, ascending.
+    fn select(
+        &self,
+        enter: impl Fn([f32; 3], [f32; 3]) -> bool,
+        keep: impl Fn(&[Point3<f32>; 3]) -> bool,
+    ) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut stack = SmallVec::<[(u32, u32); STACK]>::new();
+        stack.push((0, 0));
+        while let Some((child, count)) = stack.pop() {
+            if count > 0 {
+                let first = child as usize * LANES;
+                for slot in first..first + count as usize {
+                    let tri = self.leaf_packets[slot / LANES].get(slot % LANES);
+                    if keep(&[tri.a, tri.b, tri.c].map(Point3::from)) {
+                        out.push(self.triangle_index[slot]);
+                    }
+                }
+                continue;
+            }
+            let node = &self.nodes[child as usize];
+            for k in 0..WIDTH {
+                if node.child[k] == NO_CHILD {
+                    continue;
+                }
+                let min = [node.min[0][k], node.min[1][k], node.min[2][k]];
+                let max = [node.max[0][k], node.max[1][k], node.max[2][k]];
+                if enter(min, max) {
+                    stack.push((node.child[k], node.count[k]));
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}

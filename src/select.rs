@@ -1,0 +1,242 @@
+//! Selection regions: a view frustum under a screen rectangle (box select), and the exact
+//! triangle tests behind `Bvh::triangles_in_box`, `triangles_in_sphere` and
+//! `triangles_in_frustum`.
+//!
+//! A triangle overlaps a convex region when no separating axis exists (the separating axis
+//! theorem; for a box, Akenine-Möller 2001): the region's face normals, the triangle's
+//! normal, and the cross products of the triangle's edges with the region's edge
+//! directions. Touching counts as overlapping (both are closed). Everything runs in `f64`
+//! from the `f32` inputs.
+
+use crate::closest_point::nearest_on_triangle;
+use crate::{Aabb, Error, Result};
+use nalgebra::{Matrix4, Point2, Point3, Vector2, Vector3, Vector4};
+
+/// A convex region as the separating axis test needs it: corners, outward face normals with
+/// their plane offsets (`n·x <= d` inside), and edge directions.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Polytope {
+    corners: Vec<Point3<f64>>,
+    faces: Vec<(Vector3<f64>, f64)>,
+    edges: Vec<Vector3<f64>>,
+}
+
+impl Polytope {
+    pub fn from_box(b: &Aabb) -> Polytope {
+        let (lo, hi) = (b.min.cast::<f64>(), b.max.cast::<f64>());
+        let corners = (0..8)
+            .map(|i| {
+                Point3::new(
+                    if i & 1 == 0 { lo.x } else { hi.x },
+                    if i & 2 == 0 { lo.y } else { hi.y },
+                    if i & 4 == 0 { lo.z } else { hi.z },
+                )
+            })
+            .collect();
+        let mut faces = Vec::new();
+        for a in 0..3 {
+            let mut n = Vector3::zeros();
+            n[a] = 1.0;
+            faces.push((n, hi[a]));
+            faces.push((-n, -lo[a]));
+        }
+        Polytope {
+            corners,
+            faces,
+            edges: vec![Vector3::x(), Vector3::y(), Vector3::z()],
+        }
+    }
+
+    /// Whether the triangle overlaps the region (closed sets).
+    pub fn overlaps_triangle(&self, tri: &[Point3<f32>; 3]) -> bool {
+        let t = tri.map(|p| p.cast::<f64>());
+        let e = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
+        let separated = |axis: &Vector3<f64>| {
+            if axis.norm_squared() == 0.0 {
+                return false;
+            }
+            let (mut tmin, mut tmax) = (f64::INFINITY, f64::NEG_INFINITY);
+            for p in &t {
+                let x = axis.dot(&p.coords);
+                tmin = tmin.min(x);
+                tmax = tmax.max(x);
+            }
+            let (mut pmin, mut pmax) = (f64::INFINITY, f64::NEG_INFINITY);
+            for p in &self.corners {
+                let x = axis.dot(&p.coords);
+                pmin = pmin.min(x);
+                pmax = pmax.max(x);
+            }
+            tmax < pmin || pmax < tmin
+        };
+        if self.faces.iter().any(|(n, _)| separated(n)) {
+            return false;
+        }
+        if separated(&e[0].cross(&e[1])) {
+            return false;
+        }
+        !e.iter()
+            .any(|edge| self.edges.iter().any(|d| separated(&edge.cross(d))))
+    }
+
+    /// Whether the box may overlap the region: false only when the box lies wholly outside
+    /// one face's plane (conservative, for culling; a tiny slack absorbs rounding).
+    pub fn may_overlap_box(&self, min: [f32; 3], max: [f32; 3]) -> bool {
+        self.faces.iter().all(|(n, d)| {
+            // The box corner farthest along -n is the one nearest the inside.
+            let nearest: f64 = (0..3)
+                .map(|a| n[a] * f64::from(if n[a] >= 0.0 { min[a] } else { max[a] }))
+                .sum();
+            nearest <= d + 1e-9 * (d.abs() + 1.0)
+        })
+    }
+}
+
+/// The region of space a camera sees through a rectangle of its viewport, between the near
+/// and far planes: what box select selects.
+///
+/// ```
+/// use meshray::{Bvh, Frustum, Mesh};
+/// use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
+///
+/// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y());
+/// let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0);
+/// let (view, projection) = (view.to_homogeneous(), projection.to_homogeneous());
+/// let viewport = Vector2::new(800.0, 600.0);
+/// // A rectangle around the middle of the screen, where the sphere is.
+/// let frustum = Frustum::from_screen_rect(&view, &projection, viewport,
+///     Point2::new(350.0, 250.0), Point2::new(450.0, 350.0))?;
+/// let all = bvh.triangles_in_frustum(&frustum);
+/// let visible = bvh.visible_triangles(&view, &projection, viewport,
+///     Point2::new(350.0, 250.0), Point2::new(450.0, 350.0), 1, &Default::default())?;
+/// assert!(!visible.is_empty() && visible.len() < all.len());
+/// assert!(visible.iter().all(|t| all.contains(t)));
+/// # Ok::<(), meshray::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frustum {
+    pub(crate) region: Polytope,
+}
+
+impl Frustum {
+    /// The frustum under the rectangle with corners `a` and `b` (pixel coordinates as in
+    /// [`pixel_ray`](crate::pixel_ray): origin top left, `y` down), between the projection's
+    /// near and far planes (OpenGL clip space).
+    ///
+    /// # Errors
+    /// [`Error::InvalidCamera`] for a singular camera, a viewport that is not positive and
+    /// finite, non-finite corners, or a rectangle of zero width or height.
+    pub fn from_screen_rect(
+        view: &Matrix4<f32>,
+        projection: &Matrix4<f32>,
+        viewport: Vector2<f32>,
+        a: Point2<f32>,
+        b: Point2<f32>,
+    ) -> Result<Frustum> {
+        let invalid = |reason| Err(Error::InvalidCamera { reason });
+        if !viewport.iter().all(|v| v.is_finite() && *v > 0.0) {
+            return invalid("the viewport size must be positive and finite");
+        }
+        if !a.iter().chain(b.iter()).all(|c| c.is_finite()) || a.x == b.x || a.y == b.y {
+            return invalid("the rectangle needs finite corners and a nonzero width and height");
+        }
+        let inverse = (projection.cast::<f64>() * view.cast::<f64>())
+            .try_inverse()
+            .ok_or(Error::InvalidCamera {
+                reason: "projection · view is singular",
+            })?;
+        let ndc = |x: f32, y: f32| {
+            (
+                2.0 * f64::from(x) / f64::from(viewport.x) - 1.0,
+                1.0 - 2.0 * f64::from(y) / f64::from(viewport.y),
+            )
+        };
+        let (x0, y0) = ndc(a.x.min(b.x), a.y.max(b.y));
+        let (x1, y1) = ndc(a.x.max(b.x), a.y.min(b.y));
+        let mut corners = Vec::with_capacity(8);
+        for z in [-1.0, 1.0] {
+            for (x, y) in [(x0, y0), (x1, y0), (x1, y1), (x0, y1)] {
+                let h = inverse * Vector4::new(x, y, z, 1.0);
+                let p = Point3::new(h.x / h.w, h.y / h.w, h.z / h.w);
+                if !p.iter().all(|c| c.is_finite()) {
+                    return invalid("a corner of the frustum is at infinity");
+                }
+                corners.push(p);
+            }
+        }
+        let centre = Point3::from(
+            corners.iter().map(|p| p.coords).sum::<Vector3<f64>>() / corners.len() as f64,
+        );
+        // Faces by corner indices (near 0..4, far 4..8); normals turned outward.
+        let quads = [
+            [0, 1, 2],
+            [4, 5, 6],
+            [0, 1, 5],
+            [1, 2, 6],
+            [2, 3, 7],
+            [3, 0, 4],
+        ];
+        let mut faces = Vec::new();
+        for [i, j, k] in quads {
+            let mut n = (corners[j] - corners[i]).cross(&(corners[k] - corners[i]));
+            if n.dot(&(corners[i] - centre)) < 0.0 {
+                n = -n;
+            }
+            let Some(n) = n.try_normalize(0.0) else {
+                return invalid("the frustum is flat");
+            };
+            faces.push((n, n.dot(&corners[i].coords)));
+        }
+        let mut edges = vec![corners[1] - corners[0], corners[3] - corners[0]];
+        edges.extend((0..4).map(|i| corners[i + 4] - corners[i]));
+        Ok(Frustum {
+            region: Polytope {
+                corners,
+                faces,
+                edges,
+            },
+        })
+    }
+
+    /// Whether the triangle `a, b, c` overlaps the frustum (touching counts).
+    pub fn overlaps_triangle(&self, a: &Point3<f32>, b: &Point3<f32>, c: &Point3<f32>) -> bool {
+        self.region.overlaps_triangle(&[*a, *b, *c])
+    }
+}
+
+/// Whether the triangle `a, b, c` overlaps the box (closed sets; the separating axis test
+/// of Akenine-Möller (2001) in `f64`). What [`Bvh::triangles_in_box`](crate::Bvh::triangles_in_box) tests.
+///
+/// ```
+/// use meshray::{triangle_overlaps_box, Aabb};
+/// use nalgebra::Point3;
+///
+/// let unit = Aabb::new(Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 1.0, 1.0));
+/// // A big triangle slicing through the box with no corner inside it.
+/// let (a, b, c) = (Point3::new(-5.0, 0.5, -5.0), Point3::new(5.0, 0.5, -5.0), Point3::new(0.0, 0.5, 5.0));
+/// assert!(triangle_overlaps_box(&a, &b, &c, &unit));
+/// let lifted = [a, b, c].map(|p| p + nalgebra::Vector3::new(0.0, 2.0, 0.0));
+/// assert!(!triangle_overlaps_box(&lifted[0], &lifted[1], &lifted[2], &unit));
+/// ```
+pub fn triangle_overlaps_box(
+    a: &Point3<f32>,
+    b: &Point3<f32>,
+    c: &Point3<f32>,
+    aabb: &Aabb,
+) -> bool {
+    Polytope::from_box(aabb).overlaps_triangle(&[*a, *b, *c])
+}
+
+/// Whether the triangle `a, b, c` comes within `radius` of `centre` (its closest point, in
+/// `f64`). What [`Bvh::triangles_in_sphere`](crate::Bvh::triangles_in_sphere) tests.
+pub fn triangle_overlaps_sphere(
+    a: &Point3<f32>,
+    b: &Point3<f32>,
+    c: &Point3<f32>,
+    centre: &Point3<f32>,
+    radius: f32,
+) -> bool {
+    let r = f64::from(radius);
+    nearest_on_triangle(centre, a, b, c).distance_squared <= r * r
+}
