@@ -93,6 +93,18 @@ pub enum Error {
         /// How many positions were given.
         found: usize,
     },
+    /// A scene instance's transform cannot be used (see [`Scene::add`](crate::Scene::add)).
+    InvalidTransform {
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// No instance has this id in the scene.
+    UnknownInstance {
+        /// The id asked for.
+        id: u32,
+        /// How many instances the scene holds.
+        count: usize,
+    },
 }
 
 impl Clone for Error {
@@ -158,6 +170,11 @@ impl Clone for Error {
             Error::VertexCount { expected, found } => Error::VertexCount {
                 expected: *expected,
                 found: *found,
+            },
+            Error::InvalidTransform { reason } => Error::InvalidTransform { reason },
+            Error::UnknownInstance { id, count } => Error::UnknownInstance {
+                id: *id,
+                count: *count,
             },
         }
     }
@@ -230,6 +247,10 @@ impl fmt::Display for Error {
                 f,
                 "{found} vertex positions for a mesh of {expected} vertices (refit keeps the topology)"
             ),
+            Error::InvalidTransform { reason } => write!(f, "invalid instance transform: {reason}"),
+            Error::UnknownInstance { id, count } => {
+                write!(f, "no instance {id} in a scene of {count} instances")
+            }
         }
     }
 }

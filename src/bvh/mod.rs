@@ -16,6 +16,7 @@ mod traverse;
 mod validate;
 mod wide;
 
+pub(crate) use build::build as build_binary;
 pub use nearest::ClosestPoint;
 pub use stats::Stats;
 pub use traverse::{Hit, QueryCost, QueryOptions, RayHit};

@@ -1,0 +1,390 @@
+//! Scenes: meshes placed as instances with affine transforms, picked through a top-level
+//! BVH over the instances' world boxes, each instance's own BVH below it.
+
+use crate::aabb::{RaySlabs, slab_interval};
+use crate::bvh::{Node, build_binary};
+use crate::{Aabb, BuildOptions, Bvh, Culling, Error, Hit, QueryOptions, Ray, Result};
+use nalgebra::{Matrix3, Matrix4, Point3, Unit, Vector3};
+use std::sync::Arc;
+
+/// An instance's number in its [`Scene`], in the order they were added.
+pub type InstanceId = u32;
+
+/// A mesh placed in a scene.
+#[derive(Clone, Debug)]
+struct Instance {
+    bvh: Arc<Bvh>,
+    /// Object → world, and its inverse, both in f64 (rays are moved into object space).
+    to_world: Matrix4<f64>,
+    to_object: Matrix4<f64>,
+    /// The transform turns the winding over (negative determinant).
+    mirrored: bool,
+    world_bounds: Aabb,
+    enabled: bool,
+    mask: u32,
+}
+
+/// How a scene query runs: the mesh query's options, and which instances it sees (those
+/// whose mask shares a bit with `mask`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SceneOptions {
+    /// Culling and triangle test, as for a mesh; culling refers to the world-space faces.
+    pub query: QueryOptions,
+    /// Instances whose mask has no bit in common with this one are skipped.
+    pub mask: u32,
+}
+
+impl Default for SceneOptions {
+    fn default() -> Self {
+        SceneOptions {
+            query: QueryOptions::default(),
+            mask: u32::MAX,
+        }
+    }
+}
+
+/// A hit in a scene: the instance and everything a mesh hit tells, with `point`, `normal`
+/// and `shading_normal` in world space (`t` is the same in both spaces: rays are not
+/// normalized when they move into object space).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SceneHit {
+    /// The instance hit.
+    pub instance: InstanceId,
+    /// The hit, in world space.
+    pub hit: Hit,
+}
+
+/// Meshes placed with transforms, sharing their BVHs (an `Arc<Bvh>` can be placed many
+/// times without copying), picked together.
+///
+/// ```
+/// use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+/// use nalgebra::{Matrix4, Point3, Vector3};
+/// use std::sync::Arc;
+///
+/// let scene_mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+/// let bvh = Arc::new(Bvh::build(scene_mesh));
+/// let mut scene = Scene::new();
+/// let near = scene.add(bvh.clone(), Matrix4::identity())?;
+/// let far = scene.add(bvh, Matrix4::new_translation(&Vector3::new(0.0, 0.0, -50.0)))?;
+/// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
+/// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, near);
+/// scene.set_enabled(near, false)?;
+/// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, far);
+/// # Ok::<(), meshray::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Scene {
+    instances: Vec<Instance>,
+    /// The top-level tree over the instances' world boxes; leaves index `order`.
+    nodes: Vec<Node>,
+    order: Vec<u32>,
+}
+
+/// Checks a transform: finite, affine (last row 0 0 0 1), invertible.
+fn affine(transform: &Matrix4<f32>) -> Result<(Matrix4<f64>, Matrix4<f64>, bool)> {
+    let m = transform.cast::<f64>();
+    let bad = |reason| Err(Error::InvalidTransform { reason });
+    if !m.iter().all(|x| x.is_finite()) {
+        return bad("a NaN or infinite entry");
+    }
+    if m.row(3) != nalgebra::RowVector4::new(0.0, 0.0, 0.0, 1.0) {
+        return bad("not affine: the last row must be 0 0 0 1");
+    }
+    let linear: Matrix3<f64> = m.fixed_view::<3, 3>(0, 0).into_owned();
+    let det = linear.determinant();
+    let Some(inverse) = m.try_inverse().filter(|_| det != 0.0 && det.is_finite()) else {
+        return bad("singular");
+    };
+    Ok((m, inverse, det < 0.0))
+}
+
+fn transform_point(m: &Matrix4<f64>, p: &Point3<f64>) -> Point3<f64> {
+    m.transform_point(p)
+}
+
+impl Scene {
+    /// An empty scene.
+    pub fn new() -> Scene {
+        Scene::default()
+    }
+
+    /// Places `bvh` with the object-to-world `transform` (affine: rotation, translation,
+    /// scale, shear; mirroring allowed), enabled, mask all ones. Returns its id.
+    ///
+    /// # Errors
+    /// [`Error::InvalidTransform`] for a non-finite, non-affine or singular transform.
+    pub fn add(&mut self, bvh: Arc<Bvh>, transform: Matrix4<f32>) -> Result<InstanceId> {
+        let (to_world, to_object, mirrored) = affine(&transform)?;
+        let mut instance = Instance {
+            world_bounds: Aabb::EMPTY,
+            bvh,
+            to_world,
+            to_object,
+            mirrored,
+            enabled: true,
+            mask: u32::MAX,
+        };
+        instance.world_bounds = world_bounds(&instance);
+        self.instances.push(instance);
+        self.rebuild();
+        Ok((self.instances.len() - 1) as InstanceId)
+    }
+
+    /// Moves an instance: a new object-to-world transform. Its mesh BVH is kept; only the
+    /// top-level tree over the instances is rebuilt (O(k log k) for k instances).
+    ///
+    /// # Errors
+    /// [`Error::InvalidTransform`] as for [`add`](Scene::add), or
+    /// [`Error::UnknownInstance`]; the scene is then unchanged.
+    pub fn set_transform(&mut self, id: InstanceId, transform: Matrix4<f32>) -> Result<()> {
+        let (to_world, to_object, mirrored) = affine(&transform)?;
+        let instance = self.get_mut(id)?;
+        instance.to_world = to_world;
+        instance.to_object = to_object;
+        instance.mirrored = mirrored;
+        instance.world_bounds = world_bounds(instance);
+        self.rebuild();
+        Ok(())
+    }
+
+    /// Shows or hides an instance.
+    ///
+    /// # Errors
+    /// [`Error::UnknownInstance`].
+    pub fn set_enabled(&mut self, id: InstanceId, enabled: bool) -> Result<()> {
+        self.get_mut(id)?.enabled = enabled;
+        Ok(())
+    }
+
+    /// Sets an instance's mask (see [`SceneOptions::mask`]).
+    ///
+    /// # Errors
+    /// [`Error::UnknownInstance`].
+    pub fn set_mask(&mut self, id: InstanceId, mask: u32) -> Result<()> {
+        self.get_mut(id)?.mask = mask;
+        Ok(())
+    }
+
+    /// How many instances the scene holds.
+    pub fn len(&self) -> usize {
+        self.instances.len()
+    }
+
+    /// Whether the scene holds no instance.
+    pub fn is_empty(&self) -> bool {
+        self.instances.is_empty()
+    }
+
+    /// An instance's mesh BVH.
+    pub fn bvh(&self, id: InstanceId) -> Option<&Arc<Bvh>> {
+        self.instances.get(id as usize).map(|i| &i.bvh)
+    }
+
+    fn get_mut(&mut self, id: InstanceId) -> Result<&mut Instance> {
+        let count = self.instances.len();
+        self.instances
+            .get_mut(id as usize)
+            .ok_or(Error::UnknownInstance { id, count })
+    }
+
+    fn rebuild(&mut self) {
+        let boxes: Vec<Aabb> = self.instances.iter().map(|i| i.world_bounds).collect();
+        let options = BuildOptions {
+            max_leaf_size: 1,
+            ..Default::default()
+        };
+        let (nodes, order) = build_binary(&boxes, &options);
+        self.nodes = nodes;
+        self.order = order;
+    }
+
+    /// The first hit along the ray among the enabled instances the options' mask selects.
+    /// `None` for a miss, an invalid ray or an empty scene. Allocates nothing.
+    pub fn closest_hit(&self, ray: &Ray, options: &SceneOptions) -> Option<SceneHit> {
+        self.closest_hit_filtered(ray, options, |_| true)
+    }
+
+    /// [`closest_hit`](Scene::closest_hit) among the instances `filter` also accepts.
+    pub fn closest_hit_filtered(
+        &self,
+        ray: &Ray,
+        options: &SceneOptions,
+        filter: impl Fn(InstanceId) -> bool,
+    ) -> Option<SceneHit> {
+        let mut best: Option<(InstanceId, Ray, crate::RayHit)> = None;
+        self.walk(ray, options, &filter, |id, instance, t_max| {
+            let local = object_ray(instance, ray, *t_max)?;
+            let query = instance_query(instance, &options.query);
+            let hit = instance.bvh.closest_triangle(&local, &query)?;
+            *t_max = hit.t;
+            best = Some((id, local, hit));
+            Some(false)
+        });
+        best.map(|(id, local, hit)| self.world_hit(id, &local, &hit, ray))
+    }
+
+    /// Some hit along the ray (the first found, not necessarily the closest).
+    pub fn any_hit(&self, ray: &Ray, options: &SceneOptions) -> Option<SceneHit> {
+        let mut found = None;
+        self.walk(ray, options, &|_| true, |id, instance, t_max| {
+            let local = object_ray(instance, ray, *t_max)?;
+            let query = instance_query(instance, &options.query);
+            let hit = instance.bvh.any_triangle(&local, &query)?;
+            found = Some((id, local, hit));
+            Some(true)
+        });
+        found.map(|(id, local, hit)| self.world_hit(id, &local, &hit, ray))
+    }
+
+    /// Every hit along the ray, sorted by `t` (then instance, then triangle).
+    pub fn all_hits(&self, ray: &Ray, options: &SceneOptions) -> Vec<SceneHit> {
+        let mut hits = Vec::new();
+        let t_end = ray.t_max();
+        self.walk(ray, options, &|_| true, |id, instance, _| {
+            let local = object_ray(instance, ray, t_end)?;
+            let query = instance_query(instance, &options.query);
+            for hit in instance.bvh.all_hits(&local, &query) {
+                let short = crate::RayHit {
+                    t: hit.t,
+                    triangle: hit.triangle,
+                    u: hit.u,
+                    v: hit.v,
+                };
+                hits.push(self.world_hit(id, &local, &short, ray));
+            }
+            Some(false)
+        });
+        hits.sort_by(|a, b| {
+            a.hit
+                .t
+                .total_cmp(&b.hit.t)
+                .then(a.instance.cmp(&b.instance))
+                .then(a.hit.triangle.cmp(&b.hit.triangle))
+        });
+        hits
+    }
+
+    /// Walks the top-level tree near box first; `visit(id, instance, t_max)` queries an
+    /// instance (lowering `t_max` for closest hit) and returns `Some(true)` to stop.
+    fn walk(
+        &self,
+        ray: &Ray,
+        options: &SceneOptions,
+        filter: &dyn Fn(InstanceId) -> bool,
+        mut visit: impl FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>,
+    ) {
+        if !ray.is_valid() || self.nodes.is_empty() {
+            return;
+        }
+        let slabs = RaySlabs::new(ray);
+        let t_min = ray.t_min();
+        let mut t_max = ray.t_max();
+        let mut stack: smallvec::SmallVec<[(u32, f32); 64]> = smallvec::SmallVec::new();
+        stack.push((0, t_min));
+        while let Some((index, entry)) = stack.pop() {
+            if entry > t_max {
+                continue;
+            }
+            let node = &self.nodes[index as usize];
+            if node.is_leaf() {
+                for &i in &self.order[node.first as usize..(node.first + node.count) as usize] {
+                    let instance = &self.instances[i as usize];
+                    if !instance.enabled || instance.mask & options.mask == 0 || !filter(i) {
+                        continue;
+                    }
+                    if visit(i, instance, &mut t_max) == Some(true) {
+                        return;
+                    }
+                }
+                continue;
+            }
+            let mut children = [(0u32, 0.0f32); 2];
+            let mut n = 0;
+            for child in [node.first, node.first + 1] {
+                let c = &self.nodes[child as usize];
+                let (near, far) = slab_interval(&c.min, &c.max, &slabs, t_min, t_max);
+                if near <= far {
+                    children[n] = (child, near);
+                    n += 1;
+                }
+            }
+            if n == 2 && children[0].1 < children[1].1 {
+                children.swap(0, 1);
+            }
+            stack.extend_from_slice(&children[..n]);
+        }
+    }
+
+    /// A mesh hit of instance `id` (found with the object-space ray `local`) in world space.
+    fn world_hit(&self, id: InstanceId, local: &Ray, hit: &crate::RayHit, ray: &Ray) -> SceneHit {
+        let instance = &self.instances[id as usize];
+        let mut h = instance.bvh.hit_details(local, hit);
+        let m = &instance.to_world;
+        h.point = transform_point(m, &h.point.cast::<f64>()).cast::<f32>();
+        // Normals move by the inverse transpose; the geometric normal also follows the
+        // winding, which a mirror turns over.
+        let normal_matrix: Matrix3<f64> = instance.to_object.fixed_view::<3, 3>(0, 0).transpose();
+        let to_world_normal =
+            |n: &Vector3<f32>| Unit::try_new((normal_matrix * n.cast::<f64>()).cast::<f32>(), 0.0);
+        let sign = if instance.mirrored { -1.0 } else { 1.0 };
+        if let Some(n) = to_world_normal(&(h.normal.into_inner() * sign)) {
+            h.normal = n;
+        }
+        h.shading_normal = h
+            .shading_normal
+            .and_then(|n| to_world_normal(&n.into_inner()));
+        h.front_face = h.normal.dot(&ray.direction()) < 0.0;
+        SceneHit {
+            instance: id,
+            hit: h,
+        }
+    }
+}
+
+/// The ray in the instance's object space, its range `[t_min, t_max]` kept (the direction is
+/// transformed, not normalized, so `t` means the same point). `None` when it does not fit f32.
+fn object_ray(instance: &Instance, ray: &Ray, t_max: f32) -> Option<Ray> {
+    let m = &instance.to_object;
+    let o = transform_point(m, &ray.origin().cast::<f64>()).cast::<f32>();
+    let d = (m.fixed_view::<3, 3>(0, 0) * ray.direction().cast::<f64>()).cast::<f32>();
+    let local = Ray::with_range(o, d, ray.t_min(), t_max);
+    local.is_valid().then_some(local)
+}
+
+/// The mesh query for an instance: a mirror swaps which object-space face is in front.
+fn instance_query(instance: &Instance, query: &QueryOptions) -> QueryOptions {
+    let mut q = *query;
+    if instance.mirrored {
+        q.culling = match q.culling {
+            Culling::Back => Culling::Front,
+            Culling::Front => Culling::Back,
+            Culling::None => Culling::None,
+        };
+    }
+    q
+}
+
+/// The world box around an instance: its mesh box's corners moved to world space, rounded
+/// outwards by a few ulps so rounding never makes it miss its own triangles.
+fn world_bounds(instance: &Instance) -> Aabb {
+    let b = instance.bvh.bounds();
+    let mut lo = Vector3::repeat(f64::INFINITY);
+    let mut hi = Vector3::repeat(f64::NEG_INFINITY);
+    for i in 0..8 {
+        let corner = Point3::new(
+            if i & 1 == 0 { b.min.x } else { b.max.x },
+            if i & 2 == 0 { b.min.y } else { b.max.y },
+            if i & 4 == 0 { b.min.z } else { b.max.z },
+        )
+        .cast::<f64>();
+        let w = transform_point(&instance.to_world, &corner);
+        lo = lo.inf(&w.coords);
+        hi = hi.sup(&w.coords);
+    }
+    let pad = (hi - lo).norm() * 1e-6 + 1e-30;
+    Aabb::new(
+        Point3::from((lo - Vector3::repeat(pad)).cast::<f32>()),
+        Point3::from((hi + Vector3::repeat(pad)).cast::<f32>()),
+    )
+}

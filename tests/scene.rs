@@ -1,0 +1,312 @@
+//! Scenes against an f64 brute force over every transformed triangle: random scenes of
+//! shared meshes with rotations, non-uniform scales, mirrors, disabled instances and masks;
+//! moving an instance keeps its BVH; bad transforms and ids are errors.
+
+mod common;
+
+use common::Rng;
+use meshray::{Bvh, Culling, Error, Mesh, QueryOptions, Ray, Scene, SceneOptions};
+use nalgebra::{Matrix4, Point3, Rotation3, Vector3};
+use std::sync::Arc;
+
+/// One world-space hit of the oracle.
+#[derive(Clone, Copy, Debug)]
+struct Exact {
+    t: f64,
+    instance: u32,
+    triangle: u32,
+    /// Within 1e-5 (barycentric) of an edge: f32 may answer either way.
+    borderline: bool,
+    normal: Vector3<f64>,
+}
+
+struct Placed {
+    mesh: Arc<Bvh>,
+    transform: Matrix4<f32>,
+    enabled: bool,
+    mask: u32,
+}
+
+fn oracle(placed: &[Placed], ray: &Ray, options: &SceneOptions) -> Vec<Exact> {
+    let o = ray.origin().cast::<f64>();
+    let d = ray.direction().cast::<f64>();
+    let mut out = Vec::new();
+    for (id, p) in placed.iter().enumerate() {
+        if !p.enabled || p.mask & options.mask == 0 {
+            continue;
+        }
+        let m = p.transform.cast::<f64>();
+        let mesh = p.mesh.mesh();
+        for i in 0..mesh.triangle_count() {
+            let [a, b, c] = mesh
+                .triangle(i)
+                .map(|q| m.transform_point(&q.cast::<f64>()));
+            let (e1, e2) = (b - a, c - a);
+            let n = e1.cross(&e2);
+            let det = -n.dot(&d);
+            if det == 0.0 {
+                continue;
+            }
+            match options.query.culling {
+                Culling::Back if det < 0.0 => continue,
+                Culling::Front if det > 0.0 => continue,
+                _ => {}
+            }
+            let s = o - a;
+            let w = d.cross(&s);
+            let u = -e2.dot(&w) / det;
+            let v = e1.dot(&w) / det;
+            let t = n.dot(&s) / det;
+            let margin = u.min(v).min(1.0 - u - v);
+            if margin < -1e-5 || t < f64::from(ray.t_min()) || t > f64::from(ray.t_max()) {
+                continue;
+            }
+            out.push(Exact {
+                t,
+                instance: id as u32,
+                triangle: i as u32,
+                borderline: margin <= 1e-5,
+                normal: n.normalize(),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.t.total_cmp(&b.t));
+    out
+}
+
+fn random_transform(rng: &mut Rng, spread: f32, mirror: bool) -> Matrix4<f32> {
+    let axis = rng.unit_vector();
+    let rotation = Rotation3::from_axis_angle(
+        &nalgebra::Unit::new_normalize(axis),
+        rng.range(0.0, std::f32::consts::TAU),
+    );
+    let mut scale = Vector3::new(
+        rng.range(0.5, 2.0),
+        rng.range(0.5, 2.0),
+        rng.range(0.5, 2.0),
+    );
+    if mirror {
+        scale.x = -scale.x;
+    }
+    let translation = Vector3::new(
+        rng.range(-spread, spread),
+        rng.range(-spread, spread),
+        rng.range(-spread, spread),
+    );
+    Matrix4::new_translation(&translation)
+        * rotation.to_homogeneous()
+        * Matrix4::new_nonuniform_scaling(&scale)
+}
+
+fn check_scene(meshes: &[Arc<Bvh>], seed: u64) {
+    let mut rng = Rng::new(seed);
+    let mut scene = Scene::new();
+    let mut placed = Vec::new();
+    let spread = 3.0;
+    for k in 0..8 {
+        let mesh = meshes[k % meshes.len()].clone();
+        // Scale each mesh to about unit size first.
+        let (c, h) = common::frame(mesh.mesh());
+        let fit = Matrix4::new_scaling(1.0 / h) * Matrix4::new_translation(&-c.coords);
+        let transform = random_transform(&mut rng, spread, k % 3 == 2) * fit;
+        let id = scene.add(mesh.clone(), transform).unwrap();
+        assert_eq!(id as usize, k);
+        let enabled = k != 5;
+        let mask = if k % 4 == 1 { 0b10 } else { 0b01 };
+        scene.set_enabled(id, enabled).unwrap();
+        scene.set_mask(id, mask).unwrap();
+        placed.push(Placed {
+            mesh,
+            transform,
+            enabled,
+            mask,
+        });
+    }
+    let options_set = [
+        SceneOptions::default(),
+        SceneOptions {
+            mask: 0b01,
+            ..Default::default()
+        },
+        SceneOptions {
+            query: QueryOptions {
+                culling: Culling::Back,
+                watertight: true,
+            },
+            ..Default::default()
+        },
+    ];
+    let (mut compared, mut borderline, mut hits) = (0, 0, 0);
+    for options in &options_set {
+        for _ in 0..700 {
+            let origin = Point3::new(
+                rng.range(-6.0, 6.0),
+                rng.range(-6.0, 6.0),
+                rng.range(-6.0, 6.0),
+            );
+            let target = Point3::new(
+                rng.range(-3.0, 3.0),
+                rng.range(-3.0, 3.0),
+                rng.range(-3.0, 3.0),
+            );
+            let ray = Ray::new(origin, target - origin);
+            let exact = oracle(&placed, &ray, options);
+            if exact.iter().any(|e| e.borderline) {
+                borderline += 1;
+                continue;
+            }
+            compared += 1;
+            let got = scene.closest_hit(&ray, options);
+            let all = scene.all_hits(&ray, options);
+            assert_eq!(all.len(), exact.len(), "all hits of {ray:?}");
+            match exact.first() {
+                None => {
+                    assert!(got.is_none(), "oracle misses: {ray:?}");
+                    assert!(scene.any_hit(&ray, options).is_none());
+                }
+                Some(e) => {
+                    hits += 1;
+                    let g = got.expect("oracle hits");
+                    let tol = 1e-4 * e.t.max(1.0);
+                    assert!(
+                        (f64::from(g.hit.t) - e.t).abs() <= tol,
+                        "t {} vs {}",
+                        g.hit.t,
+                        e.t
+                    );
+                    let same = (g.instance, g.hit.triangle) == (e.instance, e.triangle);
+                    let tie = exact.iter().any(|x| {
+                        (x.instance, x.triangle) == (g.instance, g.hit.triangle)
+                            && (x.t - e.t).abs() <= tol
+                    });
+                    assert!(
+                        same || tie,
+                        "{ray:?}: got {:?}, want {e:?}",
+                        (g.instance, g.hit.triangle)
+                    );
+                    let at = ray.at(g.hit.t);
+                    assert!(
+                        (g.hit.point - at).norm() <= 1e-3 * (1.0 + at.coords.norm()),
+                        "point"
+                    );
+                    if same {
+                        let n = g.hit.normal.into_inner().cast::<f64>();
+                        assert!(
+                            (n - e.normal).norm() < 1e-3,
+                            "normal {n:?} vs {:?}",
+                            e.normal
+                        );
+                        assert_eq!(
+                            g.hit.front_face,
+                            e.normal.dot(&ray.direction().cast::<f64>()) < 0.0
+                        );
+                    }
+                    let any = scene.any_hit(&ray, options).expect("something is hit");
+                    assert!(
+                        exact
+                            .iter()
+                            .any(|x| (x.instance, x.triangle) == (any.instance, any.hit.triangle))
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        compared > 1500 && hits > 300,
+        "{compared} compared, {hits} hits"
+    );
+    assert!(borderline * 20 < compared, "{borderline} borderline rays");
+}
+
+fn meshes() -> Vec<Arc<Bvh>> {
+    let mut out = vec![Arc::new(Bvh::build(
+        Mesh::load_obj(common::asset("scene.obj")).unwrap(),
+    ))];
+    for name in ["spot/spot.obj", "teapot/teapot.obj"] {
+        if let Some(mesh) = common::shared_mesh(name) {
+            out.push(Arc::new(Bvh::build(mesh)));
+        }
+    }
+    out
+}
+
+#[test]
+fn scenes_equal_an_f64_brute_force() {
+    let meshes = meshes();
+    for seed in [1, 2] {
+        check_scene(&meshes, seed);
+    }
+}
+
+#[test]
+fn moving_an_instance_keeps_its_bvh() {
+    let bvh = Arc::new(Bvh::build(
+        Mesh::load_obj(common::asset("scene.obj")).unwrap(),
+    ));
+    let mut scene = Scene::new();
+    let id = scene.add(bvh.clone(), Matrix4::identity()).unwrap();
+    let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
+    let before = scene
+        .closest_hit(&ray, &SceneOptions::default())
+        .unwrap()
+        .hit
+        .t;
+    scene
+        .set_transform(id, Matrix4::new_translation(&Vector3::new(0.0, 0.0, -2.0)))
+        .unwrap();
+    let after = scene
+        .closest_hit(&ray, &SceneOptions::default())
+        .unwrap()
+        .hit
+        .t;
+    assert!((after - before - 2.0).abs() < 1e-4, "{before} -> {after}");
+    assert!(
+        Arc::ptr_eq(scene.bvh(id).unwrap(), &bvh),
+        "the mesh BVH is shared, not rebuilt"
+    );
+}
+
+#[test]
+fn bad_transforms_and_ids_are_errors() {
+    let bvh = Arc::new(Bvh::build(
+        Mesh::load_obj(common::asset("scene.obj")).unwrap(),
+    ));
+    let mut scene = Scene::new();
+    assert!(
+        scene
+            .closest_hit(
+                &Ray::new(Point3::origin(), Vector3::x()),
+                &SceneOptions::default()
+            )
+            .is_none()
+    );
+    for bad in [
+        Matrix4::zeros(),
+        Matrix4::new_nonuniform_scaling(&Vector3::new(1.0, 0.0, 1.0)),
+        Matrix4::from_element(f32::NAN),
+        {
+            let mut m = Matrix4::identity();
+            m[(3, 0)] = 0.5; // projective
+            m
+        },
+    ] {
+        assert!(matches!(
+            scene.add(bvh.clone(), bad),
+            Err(Error::InvalidTransform { .. })
+        ));
+    }
+    let id = scene.add(bvh, Matrix4::identity()).unwrap();
+    assert!(matches!(
+        scene.set_transform(id, Matrix4::zeros()),
+        Err(Error::InvalidTransform { .. })
+    ));
+    assert!(matches!(
+        scene.set_enabled(7, false),
+        Err(Error::UnknownInstance { id: 7, count: 1 })
+    ));
+    let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
+    assert!(
+        scene.closest_hit(&ray, &SceneOptions::default()).is_some(),
+        "unchanged after errors"
+    );
+}
