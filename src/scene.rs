@@ -176,6 +176,20 @@ impl Scene {
         self.instances.is_empty()
     }
 
+    /// The box around every instance in world space (enabled or not), a little loose: each
+    /// instance's box is its mesh box's corners transformed. Empty for an empty scene.
+    pub fn bounds(&self) -> Aabb {
+        self.instances
+            .iter()
+            .fold(Aabb::EMPTY, |b, i| b.union(&i.world_bounds))
+    }
+
+    /// An instance's box in world space (its mesh box's corners transformed, a little
+    /// loose).
+    pub fn instance_bounds(&self, id: InstanceId) -> Option<Aabb> {
+        self.instances.get(id as usize).map(|i| i.world_bounds)
+    }
+
     /// An instance's mesh BVH.
     pub fn bvh(&self, id: InstanceId) -> Option<&Arc<Bvh>> {
         self.instances.get(id as usize).map(|i| &i.bvh)
