@@ -60,6 +60,8 @@ mod bvh;
 mod camera;
 mod closest_point;
 mod error;
+#[cfg(feature = "mint")]
+mod interop;
 mod io;
 mod mesh;
 mod packet;
@@ -74,6 +76,8 @@ pub use aabb::Aabb;
 pub use bvh::{BuildOptions, Bvh, ClosestPoint, Hit, QueryCost, QueryOptions, RayHit, Stats};
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};
+#[cfg(feature = "mint")]
+pub use interop::pixel_ray_mint;
 pub use io::obj::LoadOptions;
 pub use mesh::Mesh;
 pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
