@@ -1,4 +1,4 @@
-//! BVH build and refit time: `cargo bench --bench build`. Meshes: the project's scene and,
+//! BVH build, refit and load (saved with serde/postcard) time: `cargo bench --bench build`. Meshes: the project's scene and,
 //! when the shared meshes are present (`MESHRAY_MESHES` or `../shared/meshes`), a few real
 //! ones. The refit moves every vertex (a small shift that alternates between two shapes).
 #[path = "../tests/common/mod.rs"]
@@ -42,5 +42,23 @@ fn refit(c: &mut Criterion) {
     group.finish();
 }
 
+/// Loading a saved tree (postcard bytes in memory, validated) against building it.
+#[cfg(feature = "serde")]
+fn load(c: &mut Criterion) {
+    let mut group = c.benchmark_group("load");
+    group.sample_size(10);
+    for (name, mesh) in common::bench_meshes() {
+        group.throughput(Throughput::Elements(mesh.triangle_count() as u64));
+        let bytes = postcard::to_allocvec(&Bvh::build(mesh)).unwrap();
+        group.bench_function(&name, |b| {
+            b.iter(|| postcard::from_bytes::<Bvh>(black_box(&bytes)).unwrap())
+        });
+    }
+    group.finish();
+}
+
+#[cfg(feature = "serde")]
+criterion_group!(benches, build, refit, load);
+#[cfg(not(feature = "serde"))]
 criterion_group!(benches, build, refit);
 criterion_main!(benches);

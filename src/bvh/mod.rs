@@ -9,6 +9,8 @@
 mod batch;
 mod build;
 mod nearest;
+#[cfg(feature = "serde")]
+mod persist;
 mod refit;
 mod selection;
 mod stats;
