@@ -23,12 +23,16 @@ pub(crate) fn nearest_on_triangle(
     b: &Point3<f32>,
     c: &Point3<f32>,
 ) -> Nearest {
-    let (p, a, b, c) = (
-        p.cast::<f64>(),
-        a.cast::<f64>(),
-        b.cast::<f64>(),
-        c.cast::<f64>(),
-    );
+    nearest_on_triangle64(p.cast(), a.cast(), b.cast(), c.cast())
+}
+
+/// [`nearest_on_triangle`] on `f64` points (a scene moves triangles to world space first).
+pub(crate) fn nearest_on_triangle64(
+    p: Point3<f64>,
+    a: Point3<f64>,
+    b: Point3<f64>,
+    c: Point3<f64>,
+) -> Nearest {
     let at = |u: f64, v: f64| {
         let point = Point3::from(a.coords * (1.0 - u - v) + b.coords * u + c.coords * v);
         Nearest {

@@ -330,6 +330,78 @@ impl Scene {
         }
     }
 
+    /// The point of the scene nearest to `point` within `max_distance` (inclusive), among
+    /// the enabled instances `mask` selects: the instance and, in world space, the point,
+    /// the triangle, its barycentrics and the distance. Distances are measured in world
+    /// space (exact under any affine transform, non-uniform scales included: each
+    /// instance's triangles and boxes are moved to world space as the search reaches them);
+    /// ties go to the lowest instance, then triangle. `None` as for
+    /// [`Bvh::closest_point`].
+    pub fn closest_point(
+        &self,
+        point: &Point3<f32>,
+        max_distance: f32,
+        mask: u32,
+    ) -> Option<(InstanceId, crate::ClosestPoint)> {
+        if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
+            return None;
+        }
+        let p = point.cast::<f64>();
+        let mut limit = f64::from(max_distance) * f64::from(max_distance);
+        // Nearest instance boxes first; an instance whose box is beyond the best is skipped.
+        let mut order: Vec<(f64, u32)> = self
+            .instances
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.enabled && i.mask & mask != 0)
+            .map(|(id, i)| {
+                let b = &i.world_bounds;
+                let d2 = crate::closest_point::box_distance_squared(
+                    &p,
+                    b.min.coords.into(),
+                    b.max.coords.into(),
+                );
+                (d2, id as u32)
+            })
+            .collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut best: Option<(u32, u32, crate::closest_point::Nearest)> = None;
+        for (d2, id) in order {
+            if d2 > limit * (1.0 + 1e-9) {
+                break;
+            }
+            let instance = &self.instances[id as usize];
+            if let Some((t, n)) = instance
+                .bvh
+                .nearest_triangle(&p, limit, Some(&instance.to_world))
+            {
+                let better = match &best {
+                    None => true,
+                    Some((bid, _, bn)) => {
+                        n.distance_squared < bn.distance_squared
+                            || (n.distance_squared == bn.distance_squared && id < *bid)
+                    }
+                };
+                if better {
+                    limit = n.distance_squared;
+                    best = Some((id, t, n));
+                }
+            }
+        }
+        best.map(|(id, triangle, n)| {
+            (
+                id,
+                crate::ClosestPoint {
+                    triangle,
+                    point: n.point.cast::<f32>(),
+                    u: n.u as f32,
+                    v: n.v as f32,
+                    distance: n.distance_squared.sqrt() as f32,
+                },
+            )
+        })
+    }
+
     /// A mesh hit of instance `id` (found with the object-space ray `local`) in world space.
     fn world_hit(&self, id: InstanceId, local: &Ray, hit: &crate::RayHit, ray: &Ray) -> SceneHit {
         let instance = &self.instances[id as usize];

@@ -8,64 +8,14 @@ use common::Rng;
 use meshray::{Bvh, Mesh};
 use nalgebra::{Point3, Vector3};
 
-type V = [f64; 3];
-
-fn sub(a: V, b: V) -> V {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn dot(a: V, b: V) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-fn cross(a: V, b: V) -> V {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
-fn segment_distance(p: V, a: V, b: V) -> f64 {
-    let d = sub(b, a);
-    let len = dot(d, d);
-    let t = if len > 0.0 {
-        (dot(sub(p, a), d) / len).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let q = [a[0] + t * d[0], a[1] + t * d[1], a[2] + t * d[2]];
-    dot(sub(p, q), sub(p, q)).sqrt()
-}
-
-/// The distance from `p` to the triangle, by another route than the crate's.
-fn oracle(p: V, a: V, b: V, c: V) -> f64 {
-    let (e1, e2) = (sub(b, a), sub(c, a));
-    let n = cross(e1, e2);
-    let nn = dot(n, n);
-    let edges = segment_distance(p, a, b)
-        .min(segment_distance(p, a, c))
-        .min(segment_distance(p, b, c));
-    if nn == 0.0 {
-        return edges;
-    }
-    // Barycentrics of the projection, by areas.
-    let s = sub(p, a);
-    let u = dot(cross(s, e2), n) / nn;
-    let v = dot(cross(e1, s), n) / nn;
-    if u >= 0.0 && v >= 0.0 && u + v <= 1.0 {
-        (dot(s, n) / nn.sqrt()).abs()
-    } else {
-        edges
-    }
-}
-
-fn f64p(p: &Point3<f32>) -> V {
+fn f64p(p: &Point3<f32>) -> [f64; 3] {
     [p.x as f64, p.y as f64, p.z as f64]
 }
 
 fn check(name: &str, mesh: Mesh) {
     let bvh = Bvh::build(mesh.clone());
     let (c, h) = common::frame(&mesh);
-    let tris: Vec<[V; 3]> = (0..mesh.triangle_count())
+    let tris: Vec<[[f64; 3]; 3]> = (0..mesh.triangle_count())
         .map(|i| mesh.triangle(i).map(|p| f64p(&p)))
         .collect();
     let mut rng = Rng::new(77);
@@ -90,7 +40,10 @@ fn check(name: &str, mesh: Mesh) {
     let tolerance = 1e-9 * h as f64;
     for q in &queries {
         let p = f64p(q);
-        let distances: Vec<f64> = tris.iter().map(|t| oracle(p, t[0], t[1], t[2])).collect();
+        let distances: Vec<f64> = tris
+            .iter()
+            .map(|t| common::point_triangle_distance(p, t[0], t[1], t[2]))
+            .collect();
         let min = distances.iter().copied().fold(f64::INFINITY, f64::min);
         let got = bvh
             .closest_point(q, f32::INFINITY)

@@ -310,3 +310,70 @@ fn bad_transforms_and_ids_are_errors() {
         "unchanged after errors"
     );
 }
+
+#[test]
+fn closest_point_equals_an_f64_brute_force_under_any_affine_transform() {
+    let meshes = meshes();
+    let mut rng = Rng::new(5);
+    let mut scene = Scene::new();
+    let mut placed = Vec::new();
+    for k in 0..6 {
+        let mesh = meshes[k % meshes.len()].clone();
+        let (c, h) = common::frame(mesh.mesh());
+        let fit = Matrix4::new_scaling(1.0 / h) * Matrix4::new_translation(&-c.coords);
+        let transform = random_transform(&mut rng, 3.0, k % 3 == 1) * fit;
+        scene.add(mesh.clone(), transform).unwrap();
+        let mask = if k == 4 { 0b10 } else { 0b01 };
+        scene.set_mask(k as u32, mask).unwrap();
+        placed.push((mesh, transform.cast::<f64>(), mask));
+    }
+    for _ in 0..60 {
+        let q = Point3::new(
+            rng.range(-5.0, 5.0),
+            rng.range(-5.0, 5.0),
+            rng.range(-5.0, 5.0),
+        );
+        let qp = [q.x as f64, q.y as f64, q.z as f64];
+        let (mut best, mut distances) = (f64::INFINITY, Vec::new());
+        for (id, (bvh, m, mask)) in placed.iter().enumerate() {
+            if mask & 0b01 == 0 {
+                continue;
+            }
+            let mesh = bvh.mesh();
+            for i in 0..mesh.triangle_count() {
+                let [a, b, c] = mesh
+                    .triangle(i)
+                    .map(|p| m.transform_point(&p.cast::<f64>()))
+                    .map(|p| [p.x, p.y, p.z]);
+                let d = common::point_triangle_distance(qp, a, b, c);
+                best = best.min(d);
+                distances.push(((id as u32, i as u32), d));
+            }
+        }
+        let (id, got) = scene
+            .closest_point(&q, f32::INFINITY, 0b01)
+            .expect("a scene is somewhere");
+        let tol = 1e-9 + 1e-6 * best;
+        assert!(
+            (f64::from(got.distance) - best).abs() <= tol,
+            "{} vs {best}",
+            got.distance
+        );
+        let mine = distances
+            .iter()
+            .find(|(key, _)| *key == (id, got.triangle))
+            .expect("a placed triangle")
+            .1;
+        assert!(
+            (mine - best).abs() <= tol,
+            "the reported triangle is among the nearest"
+        );
+        assert!(((got.point - q).norm() - got.distance).abs() <= 1e-4 * (1.0 + got.distance));
+        assert_ne!(id, 4, "masked out");
+        assert!(
+            scene
+                .closest_point(&q, (best * 0.99) as f32, 0b01)
+                .is_none()
+        );
+    }
+}

@@ -4,9 +4,9 @@
 use super::Bvh;
 use super::traverse::STACK;
 use super::wide::{NO_CHILD, WIDTH};
-use crate::closest_point::{Nearest, box_distance_squared, nearest_on_triangle};
+use crate::closest_point::{Nearest, box_distance_squared, nearest_on_triangle64};
 use crate::packet::LANES;
-use nalgebra::Point3;
+use nalgebra::{Matrix4, Point3};
 use smallvec::SmallVec;
 
 /// The point of a mesh nearest to a query point (see [`Bvh::closest_point`]).
@@ -29,30 +29,16 @@ pub struct ClosestPoint {
 const BOX_SLACK: f64 = 1.0 + 1.0 / (1u64 << 40) as f64;
 
 impl Bvh {
-    /// The point of the mesh nearest to `point` within `max_distance` (inclusive; pass
-    /// `f32::INFINITY` for no limit): the triangle, the point, its barycentrics and the
-    /// distance, exactly as testing every triangle would find it (distances are compared in
-    /// `f64`; of equally near triangles the lowest number wins). `None` when no triangle is
-    /// that near, and for a NaN or infinite `point` or a NaN or negative `max_distance`.
-    /// Allocates nothing.
-    ///
-    /// ```
-    /// use meshray::{Bvh, Mesh};
-    /// use nalgebra::Point3;
-    ///
-    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    /// // High above the scene: the nearest point is on top of something.
-    /// let near = bvh.closest_point(&Point3::new(0.0, 50.0, 0.0), f32::INFINITY).unwrap();
-    /// assert!(near.distance > 40.0 && near.point.y > 0.0);
-    /// assert!(bvh.closest_point(&Point3::new(0.0, 50.0, 0.0), 1.0).is_none());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_point(&self, point: &Point3<f32>, max_distance: f32) -> Option<ClosestPoint> {
-        if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
-            return None;
-        }
-        let p = point.cast::<f64>();
-        let mut limit = f64::from(max_distance) * f64::from(max_distance);
+    /// The nearest triangle to `p` with squared distance at most `limit`, measured after
+    /// moving the mesh by `to_world` (object to world; `None`: as is). Boxes moved by a
+    /// transform are bounded by their moved corners, so the search stays exact.
+    pub(crate) fn nearest_triangle(
+        &self,
+        p: &Point3<f64>,
+        mut limit: f64,
+        to_world: Option<&Matrix4<f64>>,
+    ) -> Option<(u32, Nearest)> {
+        let place = |q: Point3<f64>| to_world.map_or(q, |m| m.transform_point(&q));
         let mut best: Option<(u32, Nearest)> = None;
         // (child, count, squared distance to its box); the root is interior node 0.
         let mut stack = SmallVec::<[(u32, u32, f64); STACK]>::new();
@@ -65,8 +51,8 @@ impl Bvh {
                 let first = child as usize * LANES;
                 for slot in first..first + count as usize {
                     let tri = self.leaf_packets[slot / LANES].get(slot % LANES);
-                    let [a, b, c] = [tri.a, tri.b, tri.c].map(Point3::from);
-                    let n = nearest_on_triangle(point, &a, &b, &c);
+                    let [a, b, c] = [tri.a, tri.b, tri.c].map(|q| place(Point3::from(q).cast()));
+                    let n = nearest_on_triangle64(*p, a, b, c);
                     let t = self.triangle_index[slot];
                     let better = match &best {
                         None => n.distance_squared <= limit,
@@ -88,9 +74,12 @@ impl Bvh {
                 if node.child[k] == NO_CHILD {
                     continue;
                 }
-                let min = [node.min[0][k], node.min[1][k], node.min[2][k]];
-                let max = [node.max[0][k], node.max[1][k], node.max[2][k]];
-                let d2 = box_distance_squared(&p, min, max);
+                let mut min = [node.min[0][k], node.min[1][k], node.min[2][k]];
+                let mut max = [node.max[0][k], node.max[1][k], node.max[2][k]];
+                if let Some(m) = to_world {
+                    (min, max) = moved_box(m, min, max);
+                }
+                let d2 = box_distance_squared(p, min, max);
                 if d2 <= limit * BOX_SLACK {
                     near.push((node.child[k], node.count[k], d2));
                 }
@@ -99,6 +88,33 @@ impl Bvh {
             near.sort_unstable_by(|x, y| y.2.total_cmp(&x.2));
             stack.extend(near);
         }
+        best
+    }
+
+    /// The point of the mesh nearest to `point` within `max_distance` (inclusive; pass
+    /// `f32::INFINITY` for no limit): the triangle, the point, its barycentrics and the
+    /// distance, exactly as testing every triangle would find it (distances are compared in
+    /// `f64`; of equally near triangles the lowest number wins). `None` when no triangle is
+    /// that near, and for a NaN or infinite `point` or a NaN or negative `max_distance`.
+    /// Allocates nothing.
+    ///
+    /// ```
+    /// use meshray::{Bvh, Mesh};
+    /// use nalgebra::{Matrix4, Point3};
+    ///
+    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// // High above the scene: the nearest point is on top of something.
+    /// let near = bvh.closest_point(&Point3::new(0.0, 50.0, 0.0), f32::INFINITY).unwrap();
+    /// assert!(near.distance > 40.0 && near.point.y > 0.0);
+    /// assert!(bvh.closest_point(&Point3::new(0.0, 50.0, 0.0), 1.0).is_none());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn closest_point(&self, point: &Point3<f32>, max_distance: f32) -> Option<ClosestPoint> {
+        if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
+            return None;
+        }
+        let limit = f64::from(max_distance) * f64::from(max_distance);
+        let best = self.nearest_triangle(&point.cast(), limit, None);
         best.map(|(triangle, n)| ClosestPoint {
             triangle,
             point: n.point.cast::<f32>(),
@@ -107,4 +123,27 @@ impl Bvh {
             distance: n.distance_squared.sqrt() as f32,
         })
     }
+}
+
+/// The box around a box's eight corners moved by `m`, in f32 rounded outwards (a few ulps),
+/// so it holds every moved point of the original.
+fn moved_box(m: &Matrix4<f64>, min: [f32; 3], max: [f32; 3]) -> ([f32; 3], [f32; 3]) {
+    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+    for i in 0..8 {
+        let corner = Point3::new(
+            f64::from(if i & 1 == 0 { min[0] } else { max[0] }),
+            f64::from(if i & 2 == 0 { min[1] } else { max[1] }),
+            f64::from(if i & 4 == 0 { min[2] } else { max[2] }),
+        );
+        let w = m.transform_point(&corner);
+        for a in 0..3 {
+            lo[a] = lo[a].min(w[a]);
+            hi[a] = hi[a].max(w[a]);
+        }
+    }
+    let pad = |x: f64| x.abs() * 1e-6 + 1e-30;
+    (
+        [0, 1, 2].map(|a| (lo[a] - pad(lo[a])) as f32),
+        [0, 1, 2].map(|a| (hi[a] + pad(hi[a])) as f32),
+    )
 }

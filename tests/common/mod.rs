@@ -404,3 +404,38 @@ impl ExactMesh {
         out
     }
 }
+
+fn segment_distance(p: [f64; 3], a: [f64; 3], b: [f64; 3]) -> f64 {
+    let d = sub(b, a);
+    let len = dot(d, d);
+    let t = if len > 0.0 {
+        (dot(sub(p, a), d) / len).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let q = [a[0] + t * d[0], a[1] + t * d[1], a[2] + t * d[2]];
+    dot(sub(p, q), sub(p, q)).sqrt()
+}
+
+/// The distance from `p` to the triangle in f64, by another route than the crate's
+/// (project onto the plane; outside the triangle, the nearest of the three edges).
+pub fn point_triangle_distance(p: [f64; 3], a: [f64; 3], b: [f64; 3], c: [f64; 3]) -> f64 {
+    let (e1, e2) = (sub(b, a), sub(c, a));
+    let n = cross(e1, e2);
+    let nn = dot(n, n);
+    let edges = segment_distance(p, a, b)
+        .min(segment_distance(p, a, c))
+        .min(segment_distance(p, b, c));
+    if nn == 0.0 {
+        return edges;
+    }
+    // Barycentrics of the projection, by areas.
+    let s = sub(p, a);
+    let u = dot(cross(s, e2), n) / nn;
+    let v = dot(cross(e1, s), n) / nn;
+    if u >= 0.0 && v >= 0.0 && u + v <= 1.0 {
+        (dot(s, n) / nn.sqrt()).abs()
+    } else {
+        edges
+    }
+}
