@@ -157,17 +157,7 @@ impl Mesh {
     /// Checks what every mesh promises: triangles exist, indices are in range, coordinates
     /// are finite, attributes are consistent. Errors carry no path; loaders add theirs.
     pub(crate) fn check(&self) -> Result<()> {
-        if let Some(vertex) = self
-            .positions
-            .iter()
-            .position(|p| !p.iter().all(|c| c.is_finite()))
-        {
-            return Err(Error::NonFiniteCoordinate {
-                path: None,
-                line: None,
-                vertex,
-            });
-        }
+        check_finite(&self.positions)?;
         if self.triangles.is_empty() {
             return Err(Error::NoTriangles { path: None });
         }
@@ -283,6 +273,21 @@ fn out_of_range(what: &'static str, index: i64, count: usize) -> Error {
         what,
         index,
         count,
+    }
+}
+
+/// [`Error::NonFiniteCoordinate`] naming the first vertex with a NaN or infinite coordinate.
+pub(crate) fn check_finite(positions: &[Point3<f32>]) -> Result<()> {
+    match positions
+        .iter()
+        .position(|p| !p.iter().all(|c| c.is_finite()))
+    {
+        Some(vertex) => Err(Error::NonFiniteCoordinate {
+            path: None,
+            line: None,
+            vertex,
+        }),
+        None => Ok(()),
     }
 }
 

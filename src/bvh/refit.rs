@@ -47,16 +47,7 @@ impl Bvh {
                 found: positions.len(),
             });
         }
-        if let Some(vertex) = positions
-            .iter()
-            .position(|p| !p.iter().all(|c| c.is_finite()))
-        {
-            return Err(Error::NonFiniteCoordinate {
-                path: None,
-                line: None,
-                vertex,
-            });
-        }
+        crate::mesh::check_finite(positions)?;
         self.mesh.positions.copy_from_slice(positions);
         for (slot, &t) in self.triangle_index.iter().enumerate() {
             if t != u32::MAX {
