@@ -208,7 +208,7 @@ impl Scene {
             max_leaf_size: 1,
             ..Default::default()
         };
-        let (nodes, order) = build_binary(&boxes, &options);
+        let (nodes, order) = build_binary(&boxes, &options, &|_| {});
         self.nodes = nodes;
         self.order = order;
     }

@@ -173,8 +173,14 @@ fn json_string(s: &str) -> String {
 }
 
 fn run(args: &Args) -> Result<(), String> {
+    let session = Instant::now();
     let started = Instant::now();
+    // Progress on stderr, shown only on a terminal (indicatif hides itself otherwise).
+    let spinner = indicatif::ProgressBar::new_spinner()
+        .with_message(format!("loading {}", args.mesh.display()));
+    spinner.enable_steady_tick(std::time::Duration::from_millis(100));
     let mut mesh = Mesh::load_obj(&args.mesh).map_err(|e| e.to_string())?;
+    spinner.finish_and_clear();
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     if args.subdivide > 0 {
         mesh = subdivide::subdivide(&mesh, args.subdivide);
@@ -190,7 +196,16 @@ fn run(args: &Args) -> Result<(), String> {
     for _ in 0..builds {
         let mesh = mesh.clone();
         let started = Instant::now();
-        let built = pool.install(|| Bvh::build_with(mesh, &args.build));
+        let bar = indicatif::ProgressBar::new(mesh.triangle_count() as u64).with_style(
+            indicatif::ProgressStyle::with_template(
+                "building {bar:40} {pos}/{len} triangles {elapsed}",
+            )
+            .expect("a valid template"),
+        );
+        let built = pool.install(|| {
+            Bvh::build_with_progress(mesh, &args.build, &|done, _| bar.set_position(done as u64))
+        });
+        bar.finish_and_clear();
         build_ms.push(started.elapsed().as_secs_f64() * 1e3);
         bvh = Some(built);
     }
@@ -304,6 +319,12 @@ fn run(args: &Args) -> Result<(), String> {
                 ))
             );
         }
+    }
+    if !args.json {
+        println!(
+            "total {:.1} s (load {load_ms:.0} ms, {builds} build(s) of {build_ms:.0} ms, rays and queries the rest)",
+            session.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }

@@ -166,14 +166,24 @@ impl Item {
 
 /// Builds the tree over `boxes`; returns the nodes and the primitive order of the leaves.
 /// Centroids are the boxes' centres.
-pub(crate) fn build(boxes: &[Aabb], options: &BuildOptions) -> (Vec<Node>, Vec<u32>) {
+/// Told how many more primitives have reached their leaves (from any build thread).
+pub(crate) type Progress<'a> = dyn Fn(usize) + Sync + 'a;
+
+/// Primitives a thread places before it reports them: rare enough to cost nothing.
+const PROGRESS_STEP: usize = 1 << 16;
+
+pub(crate) fn build(
+    boxes: &[Aabb],
+    options: &BuildOptions,
+    progress: &Progress,
+) -> (Vec<Node>, Vec<u32>) {
     let mut items: Vec<Item> = boxes
         .iter()
         .enumerate()
         .map(|(i, b)| Item::new(b, i as u32))
         .collect();
     let bounds = Bounds::of(&items);
-    let nodes = build_top(&mut items, &bounds, 0, 0, options);
+    let nodes = build_top(&mut items, &bounds, 0, 0, options, progress);
     (nodes, items.iter().map(Item::index).collect())
 }
 
@@ -255,7 +265,9 @@ fn build_serial(
     offset: usize,
     depth: u32,
     options: &BuildOptions,
+    progress: &Progress,
 ) -> Vec<Node> {
+    let mut placed = 0;
     let n = items.len();
     let mut scratch = Scratch::new(options);
     let mut nodes = Vec::with_capacity((2 * n).saturating_sub(1).max(1));
@@ -284,6 +296,10 @@ fn build_serial(
                         (offset + begin) as u32,
                         prims.len() as u32,
                     );
+                    placed += prims.len();
+                    if placed >= PROGRESS_STEP {
+                        progress(std::mem::take(&mut placed));
+                    }
                     continue;
                 }
                 Decision::Split(mid, left, right) => (mid, left, right),
@@ -307,6 +323,9 @@ fn build_serial(
             bounds: left_bounds,
         });
     }
+    if placed > 0 {
+        progress(placed);
+    }
     nodes
 }
 
@@ -324,6 +343,7 @@ fn build_top(
     offset: usize,
     depth: u32,
     options: &BuildOptions,
+    progress: &Progress,
 ) -> Vec<Node> {
     #[cfg(feature = "parallel")]
     if items.len() >= PARALLEL_MIN {
@@ -333,13 +353,22 @@ fn build_top(
         {
             let (left, right) = items.split_at_mut(mid);
             let (left, right) = rayon::join(
-                || build_top(left, &left_bounds, offset, depth + 1, options),
-                || build_top(right, &right_bounds, offset + mid, depth + 1, options),
+                || build_top(left, &left_bounds, offset, depth + 1, options, progress),
+                || {
+                    build_top(
+                        right,
+                        &right_bounds,
+                        offset + mid,
+                        depth + 1,
+                        options,
+                        progress,
+                    )
+                },
             );
             return join_subtrees(&bounds.boxes.to_aabb(), left, right);
         }
     }
-    build_serial(items, bounds, offset, depth, options)
+    build_serial(items, bounds, offset, depth, options, progress)
 }
 
 /// One array from a root box and its two subtrees (each rooted at its node 0): the root,
@@ -562,12 +591,13 @@ mod tests {
             let mut serial_items = soup(n);
             let mut parallel_items = serial_items.clone();
             let bounds = Bounds::of(&serial_items);
-            let serial = build_serial(&mut serial_items, &bounds, 0, 0, &options);
+            let serial = build_serial(&mut serial_items, &bounds, 0, 0, &options, &|_| {});
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(2)
                 .build()
                 .unwrap();
-            let parallel = pool.install(|| build_top(&mut parallel_items, &bounds, 0, 0, &options));
+            let parallel =
+                pool.install(|| build_top(&mut parallel_items, &bounds, 0, 0, &options, &|_| {}));
             let order = |items: &[Item]| items.iter().map(Item::index).collect::<Vec<_>>();
             assert_eq!(order(&serial_items), order(&parallel_items), "n = {n}");
             assert_eq!(serial.len(), parallel.len());

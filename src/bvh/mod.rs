@@ -150,10 +150,41 @@ impl Bvh {
 
     /// Builds the BVH with the given options.
     pub fn build_with(mesh: Mesh, options: &BuildOptions) -> Bvh {
+        Bvh::build_with_progress(mesh, options, &|_, _| {})
+    }
+
+    /// [`build_with`](Bvh::build_with), telling `progress(done, total)` how many of the
+    /// `total` triangles have reached their leaves, from whichever build thread placed them,
+    /// every 65,536 triangles or so and once at the end (`done == total`). For progress bars
+    /// on meshes of millions of triangles; the library itself prints nothing.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let last = AtomicUsize::new(0);
+    /// let bvh = meshray::Bvh::build_with_progress(mesh, &Default::default(), &|done, total| {
+    ///     last.fetch_max(done, Ordering::Relaxed);
+    ///     assert!(done <= total);
+    /// });
+    /// assert_eq!(last.into_inner(), bvh.mesh().triangle_count());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn build_with_progress(
+        mesh: Mesh,
+        options: &BuildOptions,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Bvh {
         let boxes: Vec<Aabb> = (0..mesh.triangle_count())
             .map(|i| Aabb::from_points(&mesh.triangle(i)))
             .collect();
-        let (binary, order) = build::build(&boxes, options);
+        let total = boxes.len();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let report = |placed: usize| {
+            let so_far = done.fetch_add(placed, std::sync::atomic::Ordering::Relaxed) + placed;
+            progress(so_far, total);
+        };
+        let (binary, order) = build::build(&boxes, options, &report);
         let mut nodes = wide::collapse(&binary);
         // Repack each leaf's triangles (slots `child..child + count` of `order`) into whole
         // packets, and point the leaf at its first packet.
