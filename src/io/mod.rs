@@ -1,3 +1,5 @@
 //! File formats.
 
 pub(crate) mod obj;
+#[cfg(feature = "stl")]
+pub(crate) mod stl;

@@ -228,7 +228,7 @@ impl Default for LoadOptions {
 }
 
 /// Reads at most `limit` bytes of a file; more is an error.
-fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
+pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     let io = |source| Error::Io {
         path: path.into(),
         source,
