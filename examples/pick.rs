@@ -14,8 +14,12 @@
 //! `--watertight` uses the watertight triangle test; `--json` prints one JSON object per ray
 //! and nothing else.
 
+#[path = "common/mod.rs"]
+mod common;
+
+use common::json_string;
 use meshray::{Bvh, Culling, Mesh, QueryOptions, Ray, pixel_ray};
-use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
+use nalgebra::{Point2, Point3, Vector2, Vector3};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -117,35 +121,16 @@ fn parse_args() -> Result<Args, String> {
     Ok(parsed)
 }
 
-/// The default camera: framing the mesh's bounds from the front, above and to the right.
+/// The default camera (see `common::framing`).
 fn camera_ray(bvh: &Bvh, size: (f32, f32), x: f32, y: f32) -> Result<Ray, meshray::Error> {
-    let bounds = bvh.bounds();
-    let c = bounds.centroid();
-    let h = (bounds.extent().norm() * 0.5).max(1e-6);
-    let eye = c + Vector3::new(0.45, 0.35, 1.0).normalize() * (2.2 * h);
-    let view = Isometry3::look_at_rh(&eye, &c, &Vector3::y()).to_homogeneous();
-    let projection =
-        Perspective3::new(size.0 / size.1, 45f32.to_radians(), 0.01 * h, 10.0 * h).to_homogeneous();
+    let (view, projection) =
+        common::framing(&bvh.bounds(), common::default_direction(), size.0 / size.1);
     pixel_ray(
         &view,
         &projection,
         Vector2::new(size.0, size.1),
         Point2::new(x, y),
     )
-}
-
-fn json_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for ch in s.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 fn json_number(x: f32) -> String {

@@ -14,8 +14,11 @@
 //! pixel (default: the centre) in yellow. Rows are rendered in parallel (rayon). Writes
 //! `render.png` unless `--out`.
 
+#[path = "common/mod.rs"]
+mod common;
+
 use meshray::{Bvh, Mesh, QueryOptions, pixel_ray};
-use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
+use nalgebra::{Point2, Vector2, Vector3};
 use rayon::prelude::*;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -98,24 +101,13 @@ fn run(args: &Args) -> Result<(), String> {
     let bvh = Bvh::build(Mesh::load_obj(&args.mesh).map_err(|e| e.to_string())?);
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     let (w, h) = args.size;
-    let bounds = bvh.bounds();
-    let c = bounds.centroid();
-    let half = (bounds.extent().norm() * 0.5).max(1e-6);
     let (yaw, pitch) = (args.orbit.0.to_radians(), args.orbit.1.to_radians());
-    let dir = Vector3::new(
+    let direction = Vector3::new(
         yaw.sin() * pitch.cos(),
         pitch.sin(),
         yaw.cos() * pitch.cos(),
     );
-    let eye: Point3<f32> = c + dir * (2.2 * half);
-    let view = Isometry3::look_at_rh(&eye, &c, &Vector3::y()).to_homogeneous();
-    let projection = Perspective3::new(
-        w as f32 / h as f32,
-        45f32.to_radians(),
-        0.01 * half,
-        10.0 * half,
-    )
-    .to_homogeneous();
+    let (view, projection) = common::framing(&bvh.bounds(), direction, w as f32 / h as f32);
     let viewport = Vector2::new(w as f32, h as f32);
     let options = QueryOptions::default();
     let pick = args.pick.unwrap_or((w as f32 * 0.5, h as f32 * 0.5));

@@ -10,8 +10,11 @@
 //! `--pixel` (default: the pixel over the middle of each instance's box) is picked and the instance, its mesh,
 //! the triangle, `t` and the world point are printed, with build and query times.
 
+#[path = "common/mod.rs"]
+mod common;
+
 use meshray::{Bvh, Mesh, Scene, SceneOptions, pixel_ray};
-use nalgebra::{Isometry3, Matrix4, Perspective3, Point2, Rotation3, Vector2, Vector3};
+use nalgebra::{Matrix4, Point2, Rotation3, Vector2, Vector3};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -65,13 +68,8 @@ fn run() -> Result<(), String> {
     }
     let place_ms = started.elapsed().as_secs_f64() * 1e3;
     // Frame the scene's box as `pick` frames a mesh.
-    let bounds = scene.bounds();
-    let centre = bounds.centroid();
-    let h = bounds.extent().norm() * 0.5;
-    let eye = centre + Vector3::new(0.45, 0.35, 1.0).normalize() * (2.2 * h);
-    let view = Isometry3::look_at_rh(&eye, &centre, &Vector3::y()).to_homogeneous();
-    let projection =
-        Perspective3::new(800.0 / 600.0, 45f32.to_radians(), 0.01 * h, 10.0 * h).to_homogeneous();
+    let (view, projection) =
+        common::framing(&scene.bounds(), common::default_direction(), 800.0 / 600.0);
     if pixels.is_empty() {
         // The pixels over the middle of each instance's box.
         let clip = projection * view;

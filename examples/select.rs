@@ -9,8 +9,11 @@
 //! visible there (the closest hit of at least one sample ray: pixel centres, or an N×N grid
 //! per pixel with `--samples`), with the time each query took.
 
+#[path = "common/mod.rs"]
+mod common;
+
 use meshray::{Bvh, Frustum, Mesh, QueryOptions};
-use nalgebra::{Isometry3, Perspective3, Point2, Vector2, Vector3};
+use nalgebra::{Point2, Vector2};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -41,13 +44,8 @@ fn run() -> Result<(), String> {
     let started = Instant::now();
     let bvh = Bvh::build(Mesh::load_obj(&path).map_err(|e| e.to_string())?);
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
-    let bounds = bvh.bounds();
-    let c = bounds.centroid();
-    let h = (bounds.extent().norm() * 0.5).max(1e-6);
-    let eye = c + Vector3::new(0.45, 0.35, 1.0).normalize() * (2.2 * h);
-    let view = Isometry3::look_at_rh(&eye, &c, &Vector3::y()).to_homogeneous();
-    let projection =
-        Perspective3::new(800.0 / 600.0, 45f32.to_radians(), 0.01 * h, 10.0 * h).to_homogeneous();
+    let (view, projection) =
+        common::framing(&bvh.bounds(), common::default_direction(), 800.0 / 600.0);
     let viewport = Vector2::new(800.0, 600.0);
     println!(
         "{path}: {} triangles, loaded and built in {load_ms:.0} ms; rectangle ({}, {}) – ({}, {})",

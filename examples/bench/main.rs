@@ -20,6 +20,8 @@
 //! `--json` prints the same as one JSON object per line. `--threads N` (default 1) shares the
 //! rays among N threads in chunks of 256, and builds with N threads.
 
+#[path = "../common/mod.rs"]
+mod common;
 #[path = "rays.rs"]
 mod rays;
 #[path = "subdivide.rs"]
@@ -158,20 +160,6 @@ fn cast(bvh: &Bvh, rays: &[Ray], options: &QueryOptions, any: bool, out: &mut [H
     }
 }
 
-fn json_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for ch in s.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 fn run(args: &Args) -> Result<(), String> {
     let session = Instant::now();
     let started = Instant::now();
@@ -298,7 +286,7 @@ fn run(args: &Args) -> Result<(), String> {
             let passes: Vec<String> = rates.iter().map(|r| format!("{r:.4}")).collect();
             println!(
                 "{{\"mesh\":{},\"triangles\":{triangles},\"set\":\"{}\",\"query\":\"{query}\",\"threads\":{},\"watertight\":{},\"rays\":{},\"hits\":{hits},\"mrays_per_s\":{rate:.4},\"passes\":[{}],\"build_ms\":{build_ms:.2},\"bytes_per_triangle\":{:.2},\"sah_cost\":{:.3}{}}}",
-                json_string(&mesh_name),
+                common::json_string(&mesh_name),
                 set.kind.name(),
                 args.threads,
                 args.watertight,

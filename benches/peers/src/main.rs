@@ -16,8 +16,12 @@
 //! `|t − t_meshray| > 1e-4·max(1, |t|)`, and a different triangle at an agreeing `t` (shared
 //! edges and duplicate triangles make a few of each expected). `--json` prints one object per
 //! (mesh, set, engine) per line instead of the tables.
+#[path = "../../../examples/common/mod.rs"]
+mod common;
 #[path = "../../../examples/bench/rays.rs"]
 mod rays;
+
+use common::json_string;
 
 mod bvh_crate;
 #[cfg(has_embree)]
@@ -363,22 +367,6 @@ fn json_line(
         opt(row.t_off),
         opt(row.triangle_off),
     )
-}
-
-fn json_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 fn json_number(x: f64) -> String {
