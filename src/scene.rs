@@ -235,7 +235,7 @@ impl Scene {
             best = Some((id, local, hit));
             Some(false)
         });
-        best.map(|(id, local, hit)| self.world_hit(id, &local, &hit, ray))
+        best.map(|(id, local, hit)| self.details(id, &local, &hit, ray))
     }
 
     /// Some hit along the ray (the first found, not necessarily the closest).
@@ -248,25 +248,18 @@ impl Scene {
             found = Some((id, local, hit));
             Some(true)
         });
-        found.map(|(id, local, hit)| self.world_hit(id, &local, &hit, ray))
+        found.map(|(id, local, hit)| self.details(id, &local, &hit, ray))
     }
 
     /// Every hit along the ray, sorted by `t` (then instance, then triangle).
     pub fn all_hits(&self, ray: &Ray, options: &SceneOptions) -> Vec<SceneHit> {
-        let mut hits = Vec::new();
+        let (mut hits, mut local_hits) = (Vec::new(), Vec::new());
         let t_end = ray.t_max();
         self.walk(ray, options, &|_| true, |id, instance, _| {
             let local = object_ray(instance, ray, t_end)?;
             let query = instance_query(instance, &options.query);
-            for hit in instance.bvh.all_hits(&local, &query) {
-                let short = crate::RayHit {
-                    t: hit.t,
-                    triangle: hit.triangle,
-                    u: hit.u,
-                    v: hit.v,
-                };
-                hits.push(self.world_hit(id, &local, &short, ray));
-            }
+            instance.bvh.all_hits_into(&local, &query, &mut local_hits);
+            hits.extend(local_hits.drain(..).map(|hit| self.to_world(id, hit, ray)));
             Some(false)
         });
         hits.sort_by(|a, b| {
@@ -402,10 +395,15 @@ impl Scene {
         })
     }
 
-    /// A mesh hit of instance `id` (found with the object-space ray `local`) in world space.
-    fn world_hit(&self, id: InstanceId, local: &Ray, hit: &crate::RayHit, ray: &Ray) -> SceneHit {
+    /// The full hit of instance `id` for a short one found with the object-space ray `local`.
+    fn details(&self, id: InstanceId, local: &Ray, hit: &crate::RayHit, ray: &Ray) -> SceneHit {
+        let bvh = &self.instances[id as usize].bvh;
+        self.to_world(id, bvh.hit_details(local, hit), ray)
+    }
+
+    /// An object-space hit of instance `id` moved to world space for the world ray `ray`.
+    fn to_world(&self, id: InstanceId, mut h: Hit, ray: &Ray) -> SceneHit {
         let instance = &self.instances[id as usize];
-        let mut h = instance.bvh.hit_details(local, hit);
         let m = &instance.to_world;
         h.point = transform_point(m, &h.point.cast::<f64>()).cast::<f32>();
         // Normals move by the inverse transpose; the geometric normal also follows the
