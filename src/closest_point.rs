@@ -129,13 +129,8 @@ mod tests {
     /// computed point, and the computed point lies on the triangle.
     #[test]
     fn nearest_point_beats_dense_sampling() {
-        let mut state = 5u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        };
+        let mut rng = crate::test_support::Lcg::new(5);
+        let mut next = move || rng.uniform(-1.0, 1.0);
         for round in 0..400 {
             let mut q = || Point3::new(next(), next(), next());
             let (a, b, mut c) = (q(), q(), q());

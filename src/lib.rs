@@ -69,6 +69,8 @@ mod plane2d;
 mod ray;
 mod scene;
 mod select;
+#[cfg(test)]
+mod test_support;
 mod triangle;
 mod watertight;
 

@@ -176,13 +176,8 @@ mod tests {
     /// random triangles and rays (including degenerate triangles and empty lanes).
     #[test]
     fn lanes_equal_the_scalar_test() {
-        let mut state = 99u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
-        };
+        let mut rng = crate::test_support::Lcg::new(99);
+        let mut next = move || rng.uniform(-2.0, 2.0);
         let mut checked = 0;
         let mut hits = 0;
         for round in 0..20_000 {

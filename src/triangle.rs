@@ -249,13 +249,7 @@ impl LeafTriangle {
 mod tests {
     use super::*;
 
-    fn p(x: f32, y: f32, z: f32) -> Point3<f32> {
-        Point3::new(x, y, z)
-    }
-
-    fn tri() -> [Point3<f32>; 3] {
-        [p(0.0, 0.0, 0.0), p(1.0, 0.0, 0.0), p(0.0, 1.0, 0.0)]
-    }
+    use crate::test_support::{p, unit_triangle as tri};
 
     fn cast(o: Point3<f32>, d: Vector3<f32>, culling: Culling) -> Option<TriangleHit> {
         let [a, b, c] = tri();

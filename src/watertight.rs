@@ -187,13 +187,8 @@ mod tests {
     /// The SIMD filter never drops a lane the scalar test hits, and drops most misses.
     #[test]
     fn packet_filter_keeps_every_hit() {
-        let mut state = 7u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
-        };
+        let mut rng = crate::test_support::Lcg::new(7);
+        let mut next = move || rng.uniform(-2.0, 2.0);
         let (mut hits, mut dropped) = (0, 0);
         for round in 0..20_000 {
             let mut packet = TrianglePacket::EMPTY;
@@ -243,13 +238,7 @@ mod tests {
     use crate::intersect_triangle;
     use nalgebra::Vector3;
 
-    fn p(x: f32, y: f32, z: f32) -> Point3<f32> {
-        Point3::new(x, y, z)
-    }
-
-    fn tri() -> [Point3<f32>; 3] {
-        [p(0.0, 0.0, 0.0), p(1.0, 0.0, 0.0), p(0.0, 1.0, 0.0)]
-    }
+    use crate::test_support::{p, unit_triangle as tri};
 
     fn cast(o: Point3<f32>, d: Vector3<f32>, culling: Culling) -> Option<TriangleHit> {
         let [a, b, c] = tri();

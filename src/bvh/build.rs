@@ -568,13 +568,8 @@ mod tests {
     }
 
     fn soup(n: usize) -> Vec<Item> {
-        let mut state = 12345u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut rng = crate::test_support::Lcg::new(12345);
+        let mut next = move || rng.uniform(0.0, 1.0);
         (0..n)
             .map(|i| {
                 let p = Point3::new(next(), next(), next()) * 100.0;
