@@ -157,21 +157,6 @@ fn subdivision_keeps_the_surface() {
     }
 }
 
-/// The bench example's binary, built by `cargo test` beside this test's.
-fn bench_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap();
-    let path = dir
-        .join("examples")
-        .join(format!("bench{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.is_file(),
-        "{} is missing: cargo test builds the examples first",
-        path.display()
-    );
-    path
-}
-
 /// Held-out rays: made here, not by the bench, from points in and around the bounds in
 /// uniform directions, with finite and infinite ranges and a few invalid rays.
 fn held_out_rays(mesh: &Mesh, n: usize, seed: u64) -> RaySet {
@@ -215,7 +200,7 @@ fn check_bench_hits(mesh_path: &Path, any: bool) {
         held_out_rays(&mesh, 4000, 11),
         rays::secondary(&Bvh::build(mesh.clone()), &rays::primary(&mesh, 48), 3),
     ];
-    let mut command = Command::new(bench_binary());
+    let mut command = Command::new(common::example_binary("bench"));
     command
         .arg(mesh_path)
         .args(["--passes", "1", "--threads", "2"]);

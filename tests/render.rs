@@ -2,25 +2,13 @@
 //! size, with the background in the corners, the picked triangle in yellow at the picked
 //! pixel, and a heatmap whose scale bar runs blue to red.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap();
-    let path = dir
-        .join("examples")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.is_file(),
-        "{} is missing: cargo test builds the examples first",
-        path.display()
-    );
-    path
-}
-
 fn render(args: &[&str], out: &Path) -> image::RgbImage {
-    let status = Command::new(example("render"))
+    let status = Command::new(common::example_binary("render"))
         .args(args)
         .arg("--out")
         .arg(out)
@@ -73,7 +61,7 @@ fn render_writes_the_picture_a_user_expects() {
         "scale ends red: {bar_right:?}"
     );
 
-    let bad = Command::new(example("render"))
+    let bad = Command::new(common::example_binary("render"))
         .args(["--mode", "sparkles"])
         .output()
         .unwrap();

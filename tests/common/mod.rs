@@ -439,3 +439,18 @@ pub fn point_triangle_distance(p: [f64; 3], a: [f64; 3], b: [f64; 3], c: [f64; 3
         edges
     }
 }
+
+/// An example's binary, built by `cargo test` beside the test binaries.
+pub fn example_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(std::path::Path::parent).unwrap();
+    let path = dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{} is missing: cargo test builds the examples first",
+        path.display()
+    );
+    path
+}
