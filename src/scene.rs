@@ -3,7 +3,7 @@
 
 use crate::aabb::{RaySlabs, slab_interval};
 use crate::bvh::{Node, build_binary};
-use crate::{Aabb, BuildOptions, Bvh, Culling, Error, Hit, QueryOptions, Ray, Result};
+use crate::{Aabb, BuildOptions, Bvh, Error, Hit, QueryOptions, Ray, Result};
 use nalgebra::{Matrix3, Matrix4, Point3, Unit, Vector3};
 use std::sync::Arc;
 
@@ -17,8 +17,6 @@ struct Instance {
     /// Object → world, and its inverse, both in f64 (rays are moved into object space).
     to_world: Matrix4<f64>,
     to_object: Matrix4<f64>,
-    /// The transform turns the winding over (negative determinant).
-    mirrored: bool,
     world_bounds: Aabb,
     enabled: bool,
     mask: u32,
@@ -28,7 +26,8 @@ struct Instance {
 /// whose mask shares a bit with `mask`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SceneOptions {
-    /// Culling and triangle test, as for a mesh; culling refers to the world-space faces.
+    /// Culling and triangle test, as for a mesh. An instance's front faces are the images of
+    /// its mesh's front faces, also under a mirror (see [`Scene::add`]).
     pub query: QueryOptions,
     /// Instances whose mask has no bit in common with this one are skipped.
     pub mask: u32,
@@ -81,8 +80,25 @@ pub struct Scene {
     order: Vec<u32>,
 }
 
+impl Instance {
+    /// An enabled instance with mask all ones, its world box computed.
+    fn new(bvh: Arc<Bvh>, transform: &Matrix4<f32>) -> Result<Instance> {
+        let (to_world, to_object) = affine(transform)?;
+        let mut instance = Instance {
+            world_bounds: Aabb::EMPTY,
+            bvh,
+            to_world,
+            to_object,
+            enabled: true,
+            mask: u32::MAX,
+        };
+        instance.world_bounds = world_bounds(&instance);
+        Ok(instance)
+    }
+}
+
 /// Checks a transform: finite, affine (last row 0 0 0 1), invertible.
-fn affine(transform: &Matrix4<f32>) -> Result<(Matrix4<f64>, Matrix4<f64>, bool)> {
+fn affine(transform: &Matrix4<f32>) -> Result<(Matrix4<f64>, Matrix4<f64>)> {
     let m = transform.cast::<f64>();
     let bad = |reason| Err(Error::InvalidTransform { reason });
     if !m.iter().all(|x| x.is_finite()) {
@@ -96,7 +112,7 @@ fn affine(transform: &Matrix4<f32>) -> Result<(Matrix4<f64>, Matrix4<f64>, bool)
     let Some(inverse) = m.try_inverse().filter(|_| det != 0.0 && det.is_finite()) else {
         return bad("singular");
     };
-    Ok((m, inverse, det < 0.0))
+    Ok((m, inverse))
 }
 
 fn transform_point(m: &Matrix4<f64>, p: &Point3<f64>) -> Point3<f64> {
@@ -112,23 +128,40 @@ impl Scene {
     /// Places `bvh` with the object-to-world `transform` (affine: rotation, translation,
     /// scale, shear; mirroring allowed), enabled, mask all ones. Returns its id.
     ///
+    /// A mirror (negative determinant) turns the world winding over but keeps the mesh's
+    /// front side in front, as glTF, three.js and Unity do: a mirrored closed mesh still
+    /// faces outwards, and back-face culling still shows its outside.
+    ///
     /// # Errors
     /// [`Error::InvalidTransform`] for a non-finite, non-affine or singular transform.
     pub fn add(&mut self, bvh: Arc<Bvh>, transform: Matrix4<f32>) -> Result<InstanceId> {
-        let (to_world, to_object, mirrored) = affine(&transform)?;
-        let mut instance = Instance {
-            world_bounds: Aabb::EMPTY,
-            bvh,
-            to_world,
-            to_object,
-            mirrored,
-            enabled: true,
-            mask: u32::MAX,
-        };
-        instance.world_bounds = world_bounds(&instance);
+        let instance = Instance::new(bvh, &transform)?;
         self.instances.push(instance);
         self.rebuild();
         Ok((self.instances.len() - 1) as InstanceId)
+    }
+
+    /// Places many instances and builds the top-level tree once (loaders use it: `add` in a
+    /// loop would rebuild it per instance). Adds none if any transform is refused.
+    pub(crate) fn add_all(
+        &mut self,
+        items: Vec<(Arc<Bvh>, Matrix4<f32>)>,
+    ) -> Result<Vec<InstanceId>> {
+        let new = items
+            .into_iter()
+            .map(|(bvh, transform)| Instance::new(bvh, &transform))
+            .collect::<Result<Vec<_>>>()?;
+        let first = self.instances.len();
+        self.instances.extend(new);
+        self.rebuild();
+        Ok((first..self.instances.len())
+            .map(|i| i as InstanceId)
+            .collect())
+    }
+
+    /// Whether [`add`](Scene::add) would take this transform.
+    pub(crate) fn is_usable_transform(transform: &Matrix4<f32>) -> bool {
+        affine(transform).is_ok()
     }
 
     /// Moves an instance: a new object-to-world transform. Its mesh BVH is kept; only the
@@ -138,11 +171,10 @@ impl Scene {
     /// [`Error::InvalidTransform`] as for [`add`](Scene::add), or
     /// [`Error::UnknownInstance`]; the scene is then unchanged.
     pub fn set_transform(&mut self, id: InstanceId, transform: Matrix4<f32>) -> Result<()> {
-        let (to_world, to_object, mirrored) = affine(&transform)?;
+        let (to_world, to_object) = affine(&transform)?;
         let instance = self.get_mut(id)?;
         instance.to_world = to_world;
         instance.to_object = to_object;
-        instance.mirrored = mirrored;
         instance.world_bounds = world_bounds(instance);
         self.rebuild();
         Ok(())
@@ -229,8 +261,7 @@ impl Scene {
         let mut best: Option<(InstanceId, Ray, crate::RayHit)> = None;
         self.walk(ray, options, &filter, |id, instance, t_max| {
             let local = object_ray(instance, ray, *t_max)?;
-            let query = instance_query(instance, &options.query);
-            let hit = instance.bvh.closest_triangle(&local, &query)?;
+            let hit = instance.bvh.closest_triangle(&local, &options.query)?;
             *t_max = hit.t;
             best = Some((id, local, hit));
             Some(false)
@@ -243,8 +274,7 @@ impl Scene {
         let mut found = None;
         self.walk(ray, options, &|_| true, |id, instance, t_max| {
             let local = object_ray(instance, ray, *t_max)?;
-            let query = instance_query(instance, &options.query);
-            let hit = instance.bvh.any_triangle(&local, &query)?;
+            let hit = instance.bvh.any_triangle(&local, &options.query)?;
             found = Some((id, local, hit));
             Some(true)
         });
@@ -257,8 +287,9 @@ impl Scene {
         let t_end = ray.t_max();
         self.walk(ray, options, &|_| true, |id, instance, _| {
             let local = object_ray(instance, ray, t_end)?;
-            let query = instance_query(instance, &options.query);
-            instance.bvh.all_hits_into(&local, &query, &mut local_hits);
+            instance
+                .bvh
+                .all_hits_into(&local, &options.query, &mut local_hits);
             hits.extend(local_hits.drain(..).map(|hit| self.to_world(id, hit, ray)));
             Some(false)
         });
@@ -406,13 +437,13 @@ impl Scene {
         let instance = &self.instances[id as usize];
         let m = &instance.to_world;
         h.point = transform_point(m, &h.point.cast::<f64>()).cast::<f32>();
-        // Normals move by the inverse transpose; the geometric normal also follows the
-        // winding, which a mirror turns over.
+        // Normals move by the inverse transpose. Under a mirror this keeps the object's front
+        // side in front (the world winding turns over, the faces do not), as glTF, three.js
+        // and Unity have it: a mirrored closed mesh still faces outwards.
         let normal_matrix: Matrix3<f64> = instance.to_object.fixed_view::<3, 3>(0, 0).transpose();
         let to_world_normal =
             |n: &Vector3<f32>| Unit::try_new((normal_matrix * n.cast::<f64>()).cast::<f32>(), 0.0);
-        let sign = if instance.mirrored { -1.0 } else { 1.0 };
-        if let Some(n) = to_world_normal(&(h.normal.into_inner() * sign)) {
+        if let Some(n) = to_world_normal(&h.normal.into_inner()) {
             h.normal = n;
         }
         h.shading_normal = h
@@ -434,19 +465,6 @@ fn object_ray(instance: &Instance, ray: &Ray, t_max: f32) -> Option<Ray> {
     let d = (m.fixed_view::<3, 3>(0, 0) * ray.direction().cast::<f64>()).cast::<f32>();
     let local = Ray::with_range(o, d, ray.t_min(), t_max);
     local.is_valid().then_some(local)
-}
-
-/// The mesh query for an instance: a mirror swaps which object-space face is in front.
-fn instance_query(instance: &Instance, query: &QueryOptions) -> QueryOptions {
-    let mut q = *query;
-    if instance.mirrored {
-        q.culling = match q.culling {
-            Culling::Back => Culling::Front,
-            Culling::Front => Culling::Back,
-            Culling::None => Culling::None,
-        };
-    }
-    q
 }
 
 /// The world box around an instance: its mesh box's corners moved to world space, rounded

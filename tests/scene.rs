@@ -36,11 +36,14 @@ fn oracle(placed: &[Placed], ray: &Ray, options: &SceneOptions) -> Vec<Exact> {
             continue;
         }
         let m = p.transform.cast::<f64>();
+        // A mirror keeps the mesh's front side in front: the world winding turns over.
+        let mirrored = m.fixed_view::<3, 3>(0, 0).determinant() < 0.0;
         let mesh = p.mesh.mesh();
         for i in 0..mesh.triangle_count() {
             let [a, b, c] = mesh
                 .triangle(i)
                 .map(|q| m.transform_point(&q.cast::<f64>()));
+            let (b, c) = if mirrored { (c, b) } else { (b, c) };
             let (e1, e2) = (b - a, c - a);
             let n = e1.cross(&e2);
             let det = -n.dot(&d);
