@@ -80,9 +80,10 @@ pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};
 #[cfg(feature = "mint")]
 pub use interop::pixel_ray_mint;
+pub use io::Format;
+#[cfg(feature = "gltf")]
+pub use io::gltf::GltfScene;
 pub use io::obj::LoadOptions;
-#[cfg(feature = "stl")]
-pub use io::stl::Format;
 pub use mesh::Mesh;
 pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
 pub use ray::Ray;

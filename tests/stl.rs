@@ -115,9 +115,9 @@ fn bad_stl_files_are_errors_naming_the_file() {
     let err = Mesh::load_stl("/nonexistent/mesh.stl").unwrap_err();
     assert!(err.to_string().contains("/nonexistent/mesh.stl"), "{err}");
     // An unknown extension names the file and the way out.
-    let err = Mesh::load("model.ply").unwrap_err();
+    let err = Mesh::load("model.3ds").unwrap_err();
     assert!(
-        err.to_string().contains("model.ply") && err.to_string().contains("load_as"),
+        err.to_string().contains("model.3ds") && err.to_string().contains("load_as"),
         "{err}"
     );
 }

@@ -1,5 +1,149 @@
-//! File formats.
+//! File formats, and the choice of format by file extension.
 
+#[cfg(feature = "gltf")]
+pub(crate) mod gltf;
 pub(crate) mod obj;
+#[cfg(feature = "ply")]
+pub(crate) mod ply;
 #[cfg(feature = "stl")]
 pub(crate) mod stl;
+
+use crate::{Error, LoadOptions, Mesh, Result};
+use std::path::Path;
+
+/// A mesh file format, for [`Mesh::load_as`]. Formats other than OBJ each have a cargo
+/// feature (all on by default); a build without one has no variant for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// Wavefront OBJ (with MTL materials), through `tobj`.
+    Obj,
+    /// STL, binary or ASCII (told apart by content), through `stl_io` (feature `stl`).
+    #[cfg(feature = "stl")]
+    Stl,
+    /// PLY, ASCII or binary, through `ply-rs-bw` (feature `ply`).
+    #[cfg(feature = "ply")]
+    Ply,
+    /// glTF 2.0, `.gltf` (JSON with embedded or external buffers) or `.glb` (binary), through
+    /// `gltf` (feature `gltf`).
+    #[cfg(feature = "gltf")]
+    Gltf,
+}
+
+impl Format {
+    /// The format a file's extension names (`obj`, `stl`, `ply`, `gltf`, `glb`; any case), if
+    /// this build reads it.
+    ///
+    /// ```
+    /// use meshray::Format;
+    /// use std::path::Path;
+    ///
+    /// assert_eq!(Format::from_path(Path::new("bunny.OBJ")), Some(Format::Obj));
+    /// assert_eq!(Format::from_path(Path::new("bunny.txt")), None);
+    /// ```
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "obj" => Some(Format::Obj),
+            #[cfg(feature = "stl")]
+            "stl" => Some(Format::Stl),
+            #[cfg(feature = "ply")]
+            "ply" => Some(Format::Ply),
+            #[cfg(feature = "gltf")]
+            "gltf" | "glb" => Some(Format::Gltf),
+            _ => None,
+        }
+    }
+}
+
+impl Mesh {
+    /// Loads a mesh, the format chosen by the file's extension ([`Format::from_path`]).
+    ///
+    /// ```
+    /// let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// assert_eq!(mesh.triangle_count(), 2090);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As the format's loader; [`Error::Parse`] naming the file when the extension names no
+    /// format this build reads (use [`load_as`](Mesh::load_as) to say which).
+    pub fn load(path: impl AsRef<Path>) -> Result<Mesh> {
+        let path = path.as_ref();
+        let format = Format::from_path(path).ok_or_else(|| Error::Parse {
+            path: path.into(),
+            line: None,
+            message: "unknown mesh format: the extension names no format this build reads \
+                      (use Mesh::load_as)"
+                .into(),
+        })?;
+        Mesh::load_as(path, format, &LoadOptions::default())
+    }
+
+    /// Loads a mesh in the given format, whatever the file's name.
+    ///
+    /// ```
+    /// use meshray::{Format, LoadOptions, Mesh};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
+    /// let mesh = Mesh::load_as(path, Format::Obj, &LoadOptions::default())?;
+    /// assert_eq!(mesh.triangle_count(), 2090);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As the format's loader: [`load_obj_with`](Mesh::load_obj_with) and those of the other
+    /// formats.
+    pub fn load_as(path: impl AsRef<Path>, format: Format, options: &LoadOptions) -> Result<Mesh> {
+        match format {
+            Format::Obj => Mesh::load_obj_with(path, options),
+            #[cfg(feature = "stl")]
+            Format::Stl => Mesh::load_stl_with(path, options),
+            #[cfg(feature = "ply")]
+            Format::Ply => Mesh::load_ply_with(path, options),
+            #[cfg(feature = "gltf")]
+            Format::Gltf => Mesh::load_gltf_with(path, options),
+        }
+    }
+}
+
+/// Puts the file's name into the errors of [`Mesh::from_buffers`] and its companions, which
+/// know nothing of files.
+#[cfg(any(feature = "stl", feature = "ply", feature = "gltf"))]
+pub(crate) fn name_file(error: Error, path: &Path) -> Error {
+    match error {
+        Error::NoTriangles { .. } => Error::NoTriangles {
+            path: Some(path.into()),
+        },
+        Error::NonFiniteCoordinate { line, vertex, .. } => Error::NonFiniteCoordinate {
+            path: Some(path.into()),
+            line,
+            vertex,
+        },
+        Error::IndexOutOfRange {
+            line,
+            what,
+            index,
+            count,
+            ..
+        } => Error::IndexOutOfRange {
+            path: Some(path.into()),
+            line,
+            what,
+            index,
+            count,
+        },
+        other => other,
+    }
+}
+
+/// The error for too many triangles in `path`.
+#[cfg(any(feature = "stl", feature = "ply", feature = "gltf"))]
+pub(crate) fn too_many_triangles(path: &Path, options: &LoadOptions) -> Error {
+    Error::LimitExceeded {
+        path: path.into(),
+        line: None,
+        what: "triangles",
+        limit: options.max_triangles as u64,
+    }
+}

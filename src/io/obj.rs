@@ -213,7 +213,9 @@ pub struct LoadOptions {
     pub max_triangles: usize,
     /// Load material libraries only from the OBJ's own directory or below it (default
     /// `true`): a `mtllib` with an absolute path, a `..` component, or a link leading out is
-    /// not read, and is reported in [`Mesh::load_warnings`].
+    /// not read, and is reported in [`Mesh::load_warnings`]. The same rule confines a glTF
+    /// file's external buffers to its directory (there, a buffer outside is an error: the
+    /// geometry is in it).
     pub confine_materials: bool,
 }
 
@@ -250,7 +252,7 @@ pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
 }
 
 /// Whether `mtl` (as written in the OBJ) stays inside `dir`, lexically and after links.
-fn inside(dir: &Path, mtl: &Path) -> bool {
+pub(crate) fn inside(dir: &Path, mtl: &Path) -> bool {
     use std::path::Component;
     if mtl
         .components()

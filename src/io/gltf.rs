@@ -1,0 +1,664 @@
+//! glTF 2.0 (`.gltf` and `.glb`) through the `gltf` crate (the `gltf` feature, on by default).
+//!
+//! `gltf` parses and validates the JSON; the buffers are read here, and every accessor is
+//! bounds-checked against the bytes really present before it is read, so a file that lies
+//! about its buffers is an error naming it, never a panic. A document becomes either one
+//! flattened [`Mesh`] in world space ([`Mesh::load_gltf`]) or a [`Scene`] with one BVH per
+//! glTF mesh and one instance per node that uses it ([`Scene::load_gltf`]).
+
+use super::obj::{inside, read_limited};
+use super::{name_file, too_many_triangles};
+use crate::{Bvh, Error, InstanceId, LoadOptions, Mesh, Result, Scene};
+use base64::Engine;
+use gltf::accessor::{DataType, Dimensions};
+use gltf::mesh::{Mode, Semantic};
+use nalgebra::{Matrix3, Matrix4, Point2, Point3, Vector3};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A parsed document with its buffers' bytes.
+struct Document<'a> {
+    path: &'a Path,
+    document: gltf::Document,
+    buffers: Vec<Vec<u8>>,
+}
+
+/// One use of a glTF mesh by a node: the node, its mesh and its world transform.
+struct Placement {
+    node: usize,
+    mesh: usize,
+    name: String,
+    world: Matrix4<f64>,
+}
+
+/// The triangles of one glTF mesh (all its triangle primitives) in its own space.
+#[derive(Default)]
+struct Part {
+    positions: Vec<Point3<f32>>,
+    triangles: Vec<[u32; 3]>,
+    /// Per vertex, when every primitive has them.
+    normals: Vec<Vector3<f32>>,
+    uvs: Vec<Point2<f32>>,
+    has_normals: bool,
+    has_uvs: bool,
+    materials: Vec<Option<u32>>,
+}
+
+/// A glTF document loaded as a [`Scene`]: one instance per node that has a mesh, in the
+/// order of a depth-first walk of the scene's nodes.
+///
+/// ```
+/// # #[cfg(feature = "gltf")] {
+/// # let dir = std::env::temp_dir().join(format!("meshray-gltf-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let path = dir.join("two.gltf");
+/// # // One triangle (in a data URI) used by two nodes, the second moved 5 along x.
+/// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],
+/// #   "nodes":[{"name":"left","mesh":0},{"name":"right","mesh":0,"translation":[5,0,0]}],
+/// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+/// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3",
+/// #     "min":[0,0,0],"max":[1,1,0]}],
+/// #   "bufferViews":[{"buffer":0,"byteLength":36}],
+/// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
+/// use meshray::{Ray, Scene, SceneOptions};
+/// use nalgebra::{Point3, Vector3};
+///
+/// let loaded = Scene::load_gltf(&path)?;
+/// assert_eq!(loaded.scene.len(), 2);
+/// assert_eq!(loaded.names, ["left", "right"]);
+///
+/// let ray = Ray::new(Point3::new(5.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0));
+/// let hit = loaded.scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
+/// assert_eq!(loaded.names[hit.instance as usize], "right");
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # }
+/// # Ok::<(), meshray::Error>(())
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct GltfScene {
+    /// The instances, each with its node's world transform.
+    pub scene: Scene,
+    /// Per instance (indexed by [`InstanceId`]): the node's name, else its mesh's, else
+    /// `node N`.
+    pub names: Vec<String>,
+    /// Per instance: the node's index in the document.
+    pub nodes: Vec<usize>,
+}
+
+impl Mesh {
+    /// Loads a glTF 2.0 file (`.gltf` with embedded or external buffers, or `.glb`) as one
+    /// mesh in world space: every triangle primitive of every mesh, placed by each node of
+    /// the default scene that uses it (the first scene when none is marked default; the
+    /// root nodes when the file has no scenes). Triangle strips and fans become triangles;
+    /// points and lines are not surfaces and are skipped. A node whose transform mirrors
+    /// has its triangles' corners reversed, so the front face stays the authored one (as the
+    /// glTF specification says). Each node is an object (named as in
+    /// [`GltfScene::names`]); materials keep their names (`material N` when unnamed);
+    /// normals (`NORMAL`) and texture coordinates (`TEXCOORD_0`) are kept when every
+    /// primitive has them.
+    ///
+    /// # Errors
+    /// [`Error::Io`] for a missing or unreadable file or external buffer,
+    /// [`Error::Parse`] naming the file for JSON or GLB that is not valid glTF 2.0, a buffer
+    /// shorter than it claims, an accessor past its data, an unsupported accessor (sparse,
+    /// or positions that are not float `VEC3`), a required extension meshray does not read
+    /// (Draco, meshopt...), or a node hierarchy that is not a tree;
+    /// [`Error::IndexOutOfRange`], [`Error::NonFiniteCoordinate`] (also for a transform that
+    /// sends a vertex to infinity), [`Error::NoTriangles`], and [`Error::LimitExceeded`]
+    /// past the [`LoadOptions`] limits (file bytes apply to each buffer file too).
+    pub fn load_gltf_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
+        let path = path.as_ref();
+        let bytes = read_limited(path, options.max_file_bytes)?;
+        let document = Document::parse(path, path.parent(), &bytes, options)?;
+        document.flatten(options)
+    }
+
+    /// [`load_gltf_with`](Mesh::load_gltf_with) with the default [`LoadOptions`].
+    ///
+    /// # Errors
+    /// As [`load_gltf_with`](Mesh::load_gltf_with).
+    pub fn load_gltf(path: impl AsRef<Path>) -> Result<Mesh> {
+        Mesh::load_gltf_with(path, &LoadOptions::default())
+    }
+
+    /// Parses a glTF document held in memory (JSON or GLB); errors name the file `<memory>`.
+    /// Its buffers must be inside it (GLB's binary chunk or `data:` URIs): there is no
+    /// directory to read external ones from.
+    ///
+    /// # Errors
+    /// As [`load_gltf_with`](Mesh::load_gltf_with), except [`Error::Io`]; a reference to an
+    /// external buffer is an [`Error::Parse`].
+    pub fn parse_gltf(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
+        Document::parse(Path::new("<memory>"), None, bytes, options)?.flatten(options)
+    }
+}
+
+impl Scene {
+    /// Loads a glTF 2.0 file as a scene: each glTF mesh is built once into a [`Bvh`] (in its
+    /// own space), and each node that uses it becomes an instance with the node's world
+    /// transform, so a mesh placed a hundred times is stored once. Nodes are taken as for
+    /// [`Mesh::load_gltf_with`]; a node whose transform is singular (a zero scale, used to
+    /// hide things) covers no area and gets no instance, nor does a mesh without triangles.
+    ///
+    /// # Errors
+    /// As [`Mesh::load_gltf_with`]; [`Error::NoTriangles`] when no node places a triangle.
+    pub fn load_gltf_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<GltfScene> {
+        let path = path.as_ref();
+        let bytes = read_limited(path, options.max_file_bytes)?;
+        Document::parse(path, path.parent(), &bytes, options)?.scene(options)
+    }
+
+    /// [`load_gltf_with`](Scene::load_gltf_with) with the default [`LoadOptions`].
+    ///
+    /// # Errors
+    /// As [`load_gltf_with`](Scene::load_gltf_with).
+    pub fn load_gltf(path: impl AsRef<Path>) -> Result<GltfScene> {
+        Scene::load_gltf_with(path, &LoadOptions::default())
+    }
+}
+
+fn parse_error(path: &Path, message: String) -> Error {
+    Error::Parse {
+        path: path.into(),
+        line: None,
+        message,
+    }
+}
+
+impl<'a> Document<'a> {
+    /// Parses and validates the document and reads its buffers. `dir` is where external
+    /// buffers are looked for (`None`: the document came from memory).
+    fn parse(
+        path: &'a Path,
+        dir: Option<&Path>,
+        bytes: &[u8],
+        options: &LoadOptions,
+    ) -> Result<Document<'a>> {
+        let gltf::Gltf { document, mut blob } = gltf::Gltf::from_slice(bytes)
+            .map_err(|e| parse_error(path, format!("not valid glTF 2.0: {e}")))?;
+        if let Some(extension) = document.extensions_required().next() {
+            return Err(parse_error(
+                path,
+                format!("requires the extension {extension}, which meshray does not read"),
+            ));
+        }
+        let mut buffers = Vec::new();
+        for buffer in document.buffers() {
+            let data = match buffer.source() {
+                gltf::buffer::Source::Bin => blob.take().ok_or_else(|| {
+                    parse_error(path, "a buffer refers to a missing GLB binary chunk".into())
+                })?,
+                gltf::buffer::Source::Uri(uri) => read_uri(path, dir, uri, options)?,
+            };
+            if data.len() < buffer.length() {
+                return Err(parse_error(
+                    path,
+                    format!(
+                        "buffer {} holds {} bytes, the document says {}",
+                        buffer.index(),
+                        data.len(),
+                        buffer.length()
+                    ),
+                ));
+            }
+            buffers.push(data);
+        }
+        Ok(Document {
+            path,
+            document,
+            buffers,
+        })
+    }
+
+    /// The nodes that place meshes, with their world transforms, depth first.
+    fn placements(&self) -> Result<Vec<Placement>> {
+        let doc = &self.document;
+        let roots: Vec<gltf::Node> = match doc.default_scene().or_else(|| doc.scenes().next()) {
+            Some(scene) => scene.nodes().collect(),
+            None => {
+                let mut is_child = vec![false; doc.nodes().len()];
+                for node in doc.nodes() {
+                    for child in node.children() {
+                        is_child[child.index()] = true;
+                    }
+                }
+                doc.nodes().filter(|n| !is_child[n.index()]).collect()
+            }
+        };
+        let mut visited = vec![false; doc.nodes().len()];
+        let mut placements = Vec::new();
+        // An explicit stack: a deep hierarchy cannot overflow the call stack.
+        let mut stack: Vec<(gltf::Node, Matrix4<f64>)> = roots
+            .into_iter()
+            .rev()
+            .map(|n| (n, Matrix4::identity()))
+            .collect();
+        while let Some((node, parent)) = stack.pop() {
+            if std::mem::replace(&mut visited[node.index()], true) {
+                return Err(parse_error(
+                    self.path,
+                    format!(
+                        "node {} is reached twice: the node hierarchy must be a tree",
+                        node.index()
+                    ),
+                ));
+            }
+            let local = Matrix4::from(node.transform().matrix()).cast::<f64>();
+            let world = parent * local;
+            if let Some(mesh) = node.mesh() {
+                let name = node
+                    .name()
+                    .or(mesh.name())
+                    .map_or_else(|| format!("node {}", node.index()), str::to_owned);
+                placements.push(Placement {
+                    node: node.index(),
+                    mesh: mesh.index(),
+                    name,
+                    world,
+                });
+            }
+            let children: Vec<gltf::Node> = node.children().collect();
+            stack.extend(children.into_iter().rev().map(|c| (c, world)));
+        }
+        Ok(placements)
+    }
+
+    /// The triangles of mesh `index` in its own space; the triangle count is checked against
+    /// `budget` before anything is stored.
+    fn part(&self, index: usize, budget: usize, options: &LoadOptions) -> Result<Part> {
+        let mesh = self
+            .document
+            .meshes()
+            .nth(index)
+            .expect("a node's mesh index was validated by gltf");
+        let mut part = Part {
+            has_normals: true,
+            has_uvs: true,
+            ..Part::default()
+        };
+        for primitive in mesh.primitives() {
+            if !matches!(
+                primitive.mode(),
+                Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+            ) {
+                continue;
+            }
+            let what = |name: &str| format!("mesh {index} primitive {}: {name}", primitive.index());
+            let positions = primitive
+                .get(&Semantic::Positions)
+                .ok_or_else(|| parse_error(self.path, what("no POSITION")))?;
+            if positions.data_type() != DataType::F32 || positions.dimensions() != Dimensions::Vec3
+            {
+                return Err(parse_error(
+                    self.path,
+                    what("POSITION is not float VEC3 (quantized positions are not read)"),
+                ));
+            }
+            let base = part.positions.len() as u32;
+            let count = positions.count();
+            let corners: Vec<u32> = match primitive.indices() {
+                Some(indices) => self.read_indices(&indices, &what("indices"))?,
+                None => (0..count as u32).collect(),
+            };
+            if let Some(&index) = corners.iter().find(|&&i| i as usize >= count) {
+                return Err(Error::IndexOutOfRange {
+                    path: Some(self.path.into()),
+                    line: None,
+                    what: "vertex",
+                    index: index.into(),
+                    count,
+                });
+            }
+            let triangles = assemble(primitive.mode(), &corners);
+            if part.triangles.len() + triangles.len() > budget {
+                return Err(too_many_triangles(self.path, options));
+            }
+            let xyz = self.read_floats(&positions, 3, &what("POSITION"))?;
+            part.positions
+                .extend(xyz.chunks_exact(3).map(|p| Point3::new(p[0], p[1], p[2])));
+            part.triangles
+                .extend(triangles.iter().map(|t| t.map(|i| base + i)));
+            let material = primitive.material().index().map(|m| m as u32);
+            part.materials
+                .extend(std::iter::repeat_n(material, triangles.len()));
+
+            match primitive.get(&Semantic::Normals) {
+                Some(n) if part.has_normals && n.count() == count => {
+                    let n = self.read_floats(&n, 3, &what("NORMAL"))?;
+                    part.normals
+                        .extend(n.chunks_exact(3).map(|v| Vector3::new(v[0], v[1], v[2])));
+                }
+                _ => part.has_normals = false,
+            }
+            match primitive.get(&Semantic::TexCoords(0)) {
+                Some(uv) if part.has_uvs && uv.count() == count => {
+                    let uv = self.read_floats(&uv, 2, &what("TEXCOORD_0"))?;
+                    part.uvs
+                        .extend(uv.chunks_exact(2).map(|v| Point2::new(v[0], v[1])));
+                }
+                _ => part.has_uvs = false,
+            }
+        }
+        Ok(part)
+    }
+
+    /// The bytes of an accessor's elements, checked to lie inside its view and buffer:
+    /// `(bytes, stride, element size)`.
+    fn accessor_bytes(
+        &self,
+        accessor: &gltf::Accessor,
+        what: &str,
+    ) -> Result<(&[u8], usize, usize)> {
+        let bad = |why: &str| parse_error(self.path, format!("{what}: {why}"));
+        if accessor.sparse().is_some() {
+            return Err(bad("sparse accessors are not read"));
+        }
+        let size = accessor.size();
+        let Some(view) = accessor.view() else {
+            return Err(bad("the accessor has no buffer view"));
+        };
+        let stride = view.stride().unwrap_or(size);
+        if stride < size {
+            return Err(bad("the buffer view's stride is smaller than an element"));
+        }
+        let count = accessor.count();
+        let buffer = &self.buffers[view.buffer().index()];
+        let view_end = view.offset().checked_add(view.length());
+        let Some(view_bytes) = view_end.and_then(|end| buffer.get(view.offset()..end)) else {
+            return Err(bad("the buffer view runs past its buffer"));
+        };
+        if count == 0 {
+            return Ok((&[], stride, size));
+        }
+        let end = (count - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(size))
+            .and_then(|x| x.checked_add(accessor.offset()));
+        match end.and_then(|end| view_bytes.get(accessor.offset()..end)) {
+            Some(bytes) => Ok((bytes, stride, size)),
+            None => Err(bad("the accessor runs past its buffer view")),
+        }
+    }
+
+    /// Reads a float accessor of `n` components (normalized unsigned integers are scaled to
+    /// 0..1, as for texture coordinates), flattened.
+    fn read_floats(&self, accessor: &gltf::Accessor, n: usize, what: &str) -> Result<Vec<f32>> {
+        let dims = match accessor.dimensions() {
+            Dimensions::Vec2 => 2,
+            Dimensions::Vec3 => 3,
+            _ => 0,
+        };
+        let (component, scale) = match accessor.data_type() {
+            DataType::F32 => (4, 1.0),
+            DataType::U8 if accessor.normalized() => (1, 1.0 / 255.0),
+            DataType::U16 if accessor.normalized() => (2, 1.0 / 65535.0),
+            _ => (0, 0.0),
+        };
+        if dims != n || component == 0 {
+            return Err(parse_error(
+                self.path,
+                format!("{what}: unsupported component type or element type"),
+            ));
+        }
+        let (bytes, stride, size) = self.accessor_bytes(accessor, what)?;
+        let mut out = Vec::with_capacity(accessor.count() * n);
+        for start in (0..bytes.len()).step_by(stride) {
+            let element = &bytes[start..start + size];
+            out.extend(element.chunks_exact(component).map(|c| match component {
+                4 => f32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+                2 => f32::from(u16::from_le_bytes([c[0], c[1]])) * scale,
+                _ => f32::from(c[0]) * scale,
+            }));
+        }
+        Ok(out)
+    }
+
+    /// Reads an index accessor (unsigned byte, short or int scalars).
+    fn read_indices(&self, accessor: &gltf::Accessor, what: &str) -> Result<Vec<u32>> {
+        let component = match accessor.data_type() {
+            DataType::U8 => 1,
+            DataType::U16 => 2,
+            DataType::U32 => 4,
+            _ => 0,
+        };
+        if accessor.dimensions() != Dimensions::Scalar || component == 0 {
+            return Err(parse_error(
+                self.path,
+                format!("{what}: indices must be unsigned integer scalars"),
+            ));
+        }
+        let (bytes, stride, _) = self.accessor_bytes(accessor, what)?;
+        Ok((0..bytes.len())
+            .step_by(stride)
+            .map(|s| match component {
+                4 => u32::from_le_bytes([bytes[s], bytes[s + 1], bytes[s + 2], bytes[s + 3]]),
+                2 => u16::from_le_bytes([bytes[s], bytes[s + 1]]).into(),
+                _ => bytes[s].into(),
+            })
+            .collect())
+    }
+
+    /// Every placement's triangles in world space, as one mesh.
+    fn flatten(&self, options: &LoadOptions) -> Result<Mesh> {
+        let placements = self.placements()?;
+        let mut parts: Vec<Option<Part>> =
+            (0..self.document.meshes().len()).map(|_| None).collect();
+        let mut total = 0usize;
+        for placement in &placements {
+            if parts[placement.mesh].is_none() {
+                let part = self.part(placement.mesh, options.max_triangles, options)?;
+                parts[placement.mesh] = Some(part);
+            }
+            total += parts[placement.mesh]
+                .as_ref()
+                .map_or(0, |p| p.triangles.len());
+            if total > options.max_triangles {
+                return Err(too_many_triangles(self.path, options));
+            }
+        }
+        let has_normals = placements
+            .iter()
+            .all(|p| parts[p.mesh].as_ref().is_some_and(|m| m.has_normals));
+        let has_uvs = placements
+            .iter()
+            .all(|p| parts[p.mesh].as_ref().is_some_and(|m| m.has_uvs));
+        let (mut positions, mut triangles, mut normals, mut uvs) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut object_ids, mut material_ids) = (Vec::new(), Vec::new());
+        for (object, placement) in placements.iter().enumerate() {
+            let part = parts[placement.mesh].as_ref().expect("read above");
+            let base = positions.len() as u32;
+            let mirrored = placement.world.fixed_view::<3, 3>(0, 0).determinant() < 0.0;
+            positions.extend(part.positions.iter().map(|p| {
+                placement
+                    .world
+                    .transform_point(&p.cast::<f64>())
+                    .cast::<f32>()
+            }));
+            triangles.extend(part.triangles.iter().map(|&[a, b, c]| {
+                let t = if mirrored { [a, c, b] } else { [a, b, c] };
+                t.map(|i| base + i)
+            }));
+            if has_normals {
+                let normal_matrix: Matrix3<f64> = placement
+                    .world
+                    .fixed_view::<3, 3>(0, 0)
+                    .try_inverse()
+                    .map_or_else(Matrix3::zeros, |m| m.transpose());
+                normals.extend(
+                    part.normals
+                        .iter()
+                        .map(|n| (normal_matrix * n.cast::<f64>()).cast::<f32>()),
+                );
+            }
+            if has_uvs {
+                uvs.extend_from_slice(&part.uvs);
+            }
+            object_ids.extend(std::iter::repeat_n(object as u32, part.triangles.len()));
+            material_ids.extend_from_slice(&part.materials);
+        }
+        let names = placements.iter().map(|p| p.name.clone()).collect();
+        let corners = triangles.clone();
+        let mut mesh = Mesh::from_buffers(positions, triangles)
+            .and_then(|m| m.with_objects(object_ids, names))
+            .and_then(|m| m.with_materials(material_ids, self.material_names()))
+            .map_err(|e| name_file(e, self.path))?;
+        if has_normals {
+            mesh = mesh.with_corner_normals(normals, corners.clone())?;
+        }
+        if has_uvs {
+            mesh = mesh.with_corner_uvs(uvs, corners)?;
+        }
+        Ok(mesh)
+    }
+
+    /// One BVH per used mesh with triangles, one instance per non-singular placement.
+    fn scene(&self, options: &LoadOptions) -> Result<GltfScene> {
+        let placements = self.placements()?;
+        let mut bvhs: Vec<Option<Option<Arc<Bvh>>>> =
+            (0..self.document.meshes().len()).map(|_| None).collect();
+        let mut total = 0usize;
+        let mut loaded = GltfScene {
+            scene: Scene::new(),
+            names: Vec::new(),
+            nodes: Vec::new(),
+        };
+        let mut instances = Vec::new();
+        for placement in &placements {
+            if bvhs[placement.mesh].is_none() {
+                let budget = options.max_triangles.saturating_sub(total);
+                let part = self.part(placement.mesh, budget, options)?;
+                total += part.triangles.len();
+                bvhs[placement.mesh] = Some(self.part_mesh(part)?.map(|m| Arc::new(Bvh::build(m))));
+            }
+            let Some(Some(bvh)) = &bvhs[placement.mesh] else {
+                continue;
+            };
+            let transform = placement.world.cast::<f32>();
+            if !Scene::is_usable_transform(&transform) {
+                continue;
+            }
+            instances.push((bvh.clone(), transform));
+            loaded.names.push(placement.name.clone());
+            loaded.nodes.push(placement.node);
+        }
+        if instances.is_empty() {
+            return Err(Error::NoTriangles {
+                path: Some(self.path.into()),
+            });
+        }
+        let ids: Vec<InstanceId> = loaded.scene.add_all(instances)?;
+        debug_assert_eq!(ids.len(), loaded.names.len());
+        Ok(loaded)
+    }
+
+    /// A part as a mesh of its own (`None` when it has no triangles).
+    fn part_mesh(&self, part: Part) -> Result<Option<Mesh>> {
+        if part.triangles.is_empty() {
+            return Ok(None);
+        }
+        let corners = part.triangles.clone();
+        let n = part.triangles.len();
+        let mut mesh = Mesh::from_buffers(part.positions, part.triangles)
+            .and_then(|m| m.with_materials(part.materials, self.material_names()))
+            .map_err(|e| name_file(e, self.path))?;
+        debug_assert_eq!(mesh.material_ids.len(), n);
+        if part.has_normals {
+            mesh = mesh.with_corner_normals(part.normals, corners.clone())?;
+        }
+        if part.has_uvs {
+            mesh = mesh.with_corner_uvs(part.uvs, corners)?;
+        }
+        Ok(Some(mesh))
+    }
+
+    fn material_names(&self) -> Vec<String> {
+        self.document
+            .materials()
+            .enumerate()
+            .map(|(i, m)| {
+                m.name()
+                    .map_or_else(|| format!("material {i}"), str::to_owned)
+            })
+            .collect()
+    }
+}
+
+/// Triangles from a primitive's corner list: in threes, as a strip (every other triangle
+/// turned so all keep the strip's winding) or as a fan around the first corner.
+fn assemble(mode: Mode, corners: &[u32]) -> Vec<[u32; 3]> {
+    match mode {
+        Mode::TriangleStrip => corners
+            .windows(3)
+            .enumerate()
+            .map(|(i, w)| {
+                if i % 2 == 0 {
+                    [w[0], w[1], w[2]]
+                } else {
+                    [w[1], w[0], w[2]]
+                }
+            })
+            .collect(),
+        Mode::TriangleFan => match corners.split_first() {
+            Some((&first, rest)) => rest.windows(2).map(|w| [first, w[0], w[1]]).collect(),
+            None => Vec::new(),
+        },
+        _ => corners
+            .chunks_exact(3)
+            .map(|t| [t[0], t[1], t[2]])
+            .collect(),
+    }
+}
+
+/// A buffer's bytes from its URI: a base64 `data:` URI, or a file relative to the document.
+fn read_uri(path: &Path, dir: Option<&Path>, uri: &str, options: &LoadOptions) -> Result<Vec<u8>> {
+    if let Some(data) = uri.strip_prefix("data:") {
+        let Some((_, payload)) = data.split_once(";base64,") else {
+            return Err(parse_error(path, "a data URI that is not base64".into()));
+        };
+        return base64::engine::general_purpose::STANDARD
+            .decode(payload)
+            .map_err(|e| parse_error(path, format!("a buffer's base64 data: {e}")));
+    }
+    let Some(dir) = dir else {
+        return Err(parse_error(
+            path,
+            format!("external buffer {uri} cannot be read: the document came from memory"),
+        ));
+    };
+    let relative = Path::new(&percent_decode(uri)).to_path_buf();
+    if uri.contains("://") || (options.confine_materials && !inside(dir, &relative)) {
+        return Err(parse_error(
+            path,
+            format!(
+                "buffer {uri} is outside the document's directory, not read \
+                 (see LoadOptions::confine_materials)"
+            ),
+        ));
+    }
+    read_limited(&dir.join(relative), options.max_file_bytes)
+}
+
+/// Decodes `%XX` escapes in a relative URI (a space is `%20`); other bytes pass through.
+fn percent_decode(uri: &str) -> String {
+    let bytes = uri.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

@@ -1,0 +1,221 @@
+//! PLY, ASCII and binary, through `ply-rs-bw` (the `ply` feature, on by default).
+//!
+//! The parser fills our own element types (only `x y z` of a vertex and the index list of a
+//! face are kept), so a mesh of millions of vertices costs no map per vertex. Other
+//! elements (edges, materials...) are read past and dropped.
+
+use super::obj::read_limited;
+use super::{name_file, too_many_triangles};
+use crate::{Error, LoadOptions, Mesh, Result};
+use nalgebra::Point3;
+use ply_rs_bw::parser::{Parser, Reader};
+use ply_rs_bw::ply::{Encoding, Property, PropertyAccess, PropertyAccessResult};
+use std::io::Cursor;
+use std::path::Path;
+
+/// A vertex: its position, and which of `x y z` the file gave.
+struct Vertex {
+    position: [f64; 3],
+    seen: u8,
+}
+
+impl PropertyAccess for Vertex {
+    fn new() -> Self {
+        Vertex {
+            position: [0.0; 3],
+            seen: 0,
+        }
+    }
+
+    fn set_property(&mut self, name: &str, property: Property) -> PropertyAccessResult {
+        let axis = match name {
+            "x" => 0,
+            "y" => 1,
+            "z" => 2,
+            _ => return PropertyAccessResult::Ignored,
+        };
+        let value = match property {
+            Property::Char(v) => v.into(),
+            Property::UChar(v) => v.into(),
+            Property::Short(v) => v.into(),
+            Property::UShort(v) => v.into(),
+            Property::Int(v) => v.into(),
+            Property::UInt(v) => v.into(),
+            Property::Float(v) => v.into(),
+            Property::Double(v) => v,
+            _ => return PropertyAccessResult::UnsupportedType,
+        };
+        self.position[axis] = value;
+        self.seen |= 1 << axis;
+        PropertyAccessResult::Set
+    }
+}
+
+/// A face: its corners, as signed numbers so a negative index can be reported as written.
+struct Face {
+    corners: Vec<i64>,
+}
+
+impl PropertyAccess for Face {
+    fn new() -> Self {
+        Face {
+            corners: Vec::new(),
+        }
+    }
+
+    fn set_property(&mut self, name: &str, property: Property) -> PropertyAccessResult {
+        if name != "vertex_indices" && name != "vertex_index" {
+            return PropertyAccessResult::Ignored;
+        }
+        self.corners = match property {
+            Property::ListChar(v) => v.into_iter().map(i64::from).collect(),
+            Property::ListUChar(v) => v.into_iter().map(i64::from).collect(),
+            Property::ListShort(v) => v.into_iter().map(i64::from).collect(),
+            Property::ListUShort(v) => v.into_iter().map(i64::from).collect(),
+            Property::ListInt(v) => v.into_iter().map(i64::from).collect(),
+            Property::ListUInt(v) => v.into_iter().map(i64::from).collect(),
+            _ => return PropertyAccessResult::UnsupportedType,
+        };
+        PropertyAccessResult::Set
+    }
+}
+
+/// Any other element: read past, nothing kept.
+struct Skipped;
+
+impl PropertyAccess for Skipped {
+    fn new() -> Self {
+        Skipped
+    }
+}
+
+impl Mesh {
+    /// Loads a PLY file, ASCII or binary (either byte order). The `vertex` element's `x y z`
+    /// (any numeric type) are the positions; the `face` element's `vertex_indices` (or
+    /// `vertex_index`) lists are polygons, fanned into triangles from their first corner and
+    /// numbered in file order. Other properties (normals, colours) and elements are ignored.
+    /// One object named `""`, no materials.
+    ///
+    /// # Errors
+    /// [`Error::Io`] for a missing or unreadable file; [`Error::Parse`] naming the file (and
+    /// the line, for ASCII) for a malformed header or body, a vertex without `x`, `y` or `z`,
+    /// a face with fewer than three corners, or no `vertex`/`face` element;
+    /// [`Error::IndexOutOfRange`] (with the line, for ASCII) for a corner that is negative or
+    /// past the vertices; [`Error::NonFiniteCoordinate`]; [`Error::NoTriangles`]; and
+    /// [`Error::LimitExceeded`] past the [`LoadOptions`] limits.
+    pub fn load_ply_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
+        let path = path.as_ref();
+        let bytes = read_limited(path, options.max_file_bytes)?;
+        parse_ply(path, &bytes, options)
+    }
+
+    /// [`load_ply_with`](Mesh::load_ply_with) with the default [`LoadOptions`].
+    ///
+    /// # Errors
+    /// As [`load_ply_with`](Mesh::load_ply_with).
+    pub fn load_ply(path: impl AsRef<Path>) -> Result<Mesh> {
+        Mesh::load_ply_with(path, &LoadOptions::default())
+    }
+
+    /// Parses PLY bytes held in memory; errors name the file `<memory>`.
+    ///
+    /// ```
+    /// use meshray::{LoadOptions, Mesh};
+    ///
+    /// let ply = b"ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\n\
+    ///             property float z\nelement face 1\nproperty list uchar int vertex_indices\n\
+    ///             end_header\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n4 0 1 2 3\n";
+    /// let mesh = Mesh::parse_ply(ply, &LoadOptions::default())?;
+    /// assert_eq!(mesh.triangles(), [[0, 1, 2], [0, 2, 3]]); // the square, fanned
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`load_ply_with`](Mesh::load_ply_with), except [`Error::Io`].
+    pub fn parse_ply(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
+        parse_ply(Path::new("<memory>"), bytes, options)
+    }
+}
+
+fn parse_ply(path: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
+    let error = |line: Option<usize>, message: String| Error::Parse {
+        path: path.into(),
+        line,
+        message,
+    };
+    let ply_error = |e: ply_rs_bw::parser::ParseError| error(e.line(), format!("{e}"));
+    let mut reader = Reader::new(Cursor::new(bytes));
+    let header = Parser::<Skipped>::new()
+        .read_header(&mut reader)
+        .map_err(ply_error)?;
+    let ascii = header.encoding == Encoding::Ascii;
+    let (mut vertices, mut faces, mut face_line) = (None, None, None);
+    for (name, element) in &header.elements {
+        match name.as_str() {
+            "vertex" => {
+                let read =
+                    Parser::<Vertex>::new().read_payload_for_element(&mut reader, element, &header);
+                vertices = Some(read.map_err(ply_error)?);
+            }
+            "face" => {
+                if element.count > options.max_triangles {
+                    return Err(too_many_triangles(path, options));
+                }
+                // The line of the first face, for errors about a face's corners (ASCII only:
+                // one element per line).
+                face_line = ascii.then(|| reader.line() + 1);
+                let read =
+                    Parser::<Face>::new().read_payload_for_element(&mut reader, element, &header);
+                faces = Some(read.map_err(ply_error)?);
+            }
+            _ => {
+                Parser::<Skipped>::new()
+                    .read_payload_for_element(&mut reader, element, &header)
+                    .map_err(ply_error)?;
+            }
+        }
+    }
+    let (Some(vertices), Some(faces)) = (vertices, faces) else {
+        return Err(error(None, "no `vertex` and `face` elements".into()));
+    };
+    let mut positions = Vec::with_capacity(vertices.len());
+    for (i, vertex) in vertices.iter().enumerate() {
+        if vertex.seen != 0b111 {
+            return Err(error(None, format!("vertex {i} lacks x, y or z")));
+        }
+        positions.push(Point3::from(vertex.position.map(|c| c as f32)));
+    }
+    let count = positions.len();
+    let mut triangles = Vec::with_capacity(faces.len());
+    for (i, face) in faces.iter().enumerate() {
+        let line = face_line.map(|first| first + i);
+        if face.corners.len() < 3 {
+            return Err(error(
+                line,
+                format!(
+                    "face {i} has {} corners; a face needs 3",
+                    face.corners.len()
+                ),
+            ));
+        }
+        if let Some(&index) = face.corners.iter().find(|&&c| c < 0 || c as usize >= count) {
+            return Err(Error::IndexOutOfRange {
+                path: Some(path.into()),
+                line,
+                what: "vertex",
+                index,
+                count,
+            });
+        }
+        if triangles.len() + face.corners.len() - 2 > options.max_triangles {
+            return Err(too_many_triangles(path, options));
+        }
+        let first = face.corners[0] as u32;
+        triangles.extend(
+            face.corners[1..]
+                .windows(2)
+                .map(|w| [first, w[0] as u32, w[1] as u32]),
+        );
+    }
+    Mesh::from_buffers(positions, triangles).map_err(|e| name_file(e, path))
+}

@@ -1,0 +1,836 @@
+//! glTF and PLY (features `gltf`, `ply`): files the test writes itself from the asset scene
+//! (ASCII PLY, binary PLY in both byte orders, glTF with an embedded buffer, with an external
+//! one, and GLB) load to the same triangles, bit for bit, as the OBJ; glTF node transforms
+//! place instances (flattened mesh and scene agree, mirrors keep the authored front face);
+//! bad files are errors naming the file; truncated and corrupted files never panic.
+#![cfg(all(feature = "gltf", feature = "ply"))]
+
+mod common;
+
+use base64::Engine;
+use common::Rng;
+use meshray::{
+    Bvh, Culling, Error, Format, LoadOptions, Mesh, QueryOptions, Ray, Scene, SceneOptions,
+};
+use nalgebra::{Matrix4, Point3, Quaternion, Translation3, UnitQuaternion, Vector3};
+use std::path::PathBuf;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("meshray-formats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn same_triangles(a: &Mesh, b: &Mesh) {
+    assert_eq!(a.triangle_count(), b.triangle_count());
+    for i in 0..a.triangle_count() {
+        assert_eq!(a.triangle(i), b.triangle(i), "triangle {i}");
+    }
+}
+
+// ---------------------------------------------------------------- PLY writers
+
+fn ply_header(mesh: &Mesh, format: &str, index_type: &str) -> String {
+    format!(
+        "ply\nformat {format} 1.0\ncomment written by meshray's tests\n\
+         element vertex {}\nproperty float x\nproperty float y\nproperty float z\n\
+         property uchar red\nelement face {}\nproperty list uchar {index_type} vertex_indices\n\
+         element edge 1\nproperty int vertex1\nproperty int vertex2\nend_header\n",
+        mesh.positions().len(),
+        mesh.triangle_count()
+    )
+}
+
+fn ascii_ply(mesh: &Mesh) -> Vec<u8> {
+    let mut out = ply_header(mesh, "ascii", "int");
+    for p in mesh.positions() {
+        // `{:?}` prints the shortest decimal that reads back to the same f32.
+        out.push_str(&format!("{:?} {:?} {:?} 200\n", p.x, p.y, p.z));
+    }
+    for t in mesh.triangles() {
+        out.push_str(&format!("3 {} {} {}\n", t[0], t[1], t[2]));
+    }
+    out.push_str("0 1\n");
+    out.into_bytes()
+}
+
+fn binary_ply(mesh: &Mesh, big_endian: bool) -> Vec<u8> {
+    let format = if big_endian {
+        "binary_big_endian"
+    } else {
+        "binary_little_endian"
+    };
+    let mut out = ply_header(mesh, format, "uint").into_bytes();
+    let f = |x: f32| {
+        if big_endian {
+            x.to_be_bytes()
+        } else {
+            x.to_le_bytes()
+        }
+    };
+    let u = |x: u32| {
+        if big_endian {
+            x.to_be_bytes()
+        } else {
+            x.to_le_bytes()
+        }
+    };
+    for p in mesh.positions() {
+        for c in [p.x, p.y, p.z] {
+            out.extend(f(c));
+        }
+        out.push(200);
+    }
+    for t in mesh.triangles() {
+        out.push(3);
+        for &i in t {
+            out.extend(u(i));
+        }
+    }
+    out.extend(u(0));
+    out.extend(u(1));
+    out
+}
+
+// ---------------------------------------------------------------- glTF writer
+
+/// A glTF document under construction: one buffer, JSON written by hand.
+#[derive(Default)]
+struct GltfWriter {
+    bin: Vec<u8>,
+    views: Vec<String>,
+    accessors: Vec<String>,
+    meshes: Vec<String>,
+    nodes: Vec<String>,
+    materials: Vec<String>,
+}
+
+impl GltfWriter {
+    fn view(&mut self, bytes: &[u8]) -> usize {
+        while !self.bin.len().is_multiple_of(4) {
+            self.bin.push(0);
+        }
+        self.views.push(format!(
+            r#"{{"buffer":0,"byteOffset":{},"byteLength":{}}}"#,
+            self.bin.len(),
+            bytes.len()
+        ));
+        self.bin.extend_from_slice(bytes);
+        self.views.len() - 1
+    }
+
+    fn positions(&mut self, points: &[Point3<f32>]) -> usize {
+        let bytes: Vec<u8> = points
+            .iter()
+            .flat_map(|p| [p.x, p.y, p.z])
+            .flat_map(f32::to_le_bytes)
+            .collect();
+        let view = self.view(&bytes);
+        let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
+        for p in points {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        self.accessors.push(format!(
+            r#"{{"bufferView":{view},"componentType":5126,"count":{},"type":"VEC3","min":{lo:?},"max":{hi:?}}}"#,
+            points.len()
+        ));
+        self.accessors.len() - 1
+    }
+
+    fn indices(&mut self, indices: &[u32]) -> usize {
+        let bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+        let view = self.view(&bytes);
+        self.accessors.push(format!(
+            r#"{{"bufferView":{view},"componentType":5125,"count":{},"type":"SCALAR"}}"#,
+            indices.len()
+        ));
+        self.accessors.len() - 1
+    }
+
+    /// A mesh of one primitive; `mode` 4 triangles, 5 strip, 6 fan.
+    fn mesh(
+        &mut self,
+        points: &[Point3<f32>],
+        indices: &[u32],
+        mode: u32,
+        material: Option<usize>,
+    ) -> usize {
+        let position = self.positions(points);
+        let index = self.indices(indices);
+        let material = material.map_or(String::new(), |m| format!(r#","material":{m}"#));
+        self.meshes.push(format!(
+            r#"{{"primitives":[{{"attributes":{{"POSITION":{position}}},"indices":{index},"mode":{mode}{material}}}]}}"#
+        ));
+        self.meshes.len() - 1
+    }
+
+    /// The JSON, with the buffer's `uri` (none: the GLB chunk).
+    fn json(&self, uri: Option<&str>, roots: &[usize]) -> String {
+        let uri = uri.map_or(String::new(), |u| format!(r#","uri":"{u}""#));
+        format!(
+            r#"{{"asset":{{"version":"2.0","generator":"meshray tests"}},"scene":0,"scenes":[{{"nodes":{roots:?}}}],"nodes":[{}],"meshes":[{}],"materials":[{}],"accessors":[{}],"bufferViews":[{}],"buffers":[{{"byteLength":{}{uri}}}]}}"#,
+            self.nodes.join(","),
+            self.meshes.join(","),
+            self.materials.join(","),
+            self.accessors.join(","),
+            self.views.join(","),
+            self.bin.len()
+        )
+    }
+
+    fn data_uri(&self) -> String {
+        format!(
+            "data:application/octet-stream;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(&self.bin)
+        )
+    }
+
+    fn glb(&self, roots: &[usize]) -> Vec<u8> {
+        let mut json = self.json(None, roots).into_bytes();
+        while !json.len().is_multiple_of(4) {
+            json.push(b' ');
+        }
+        let mut bin = self.bin.clone();
+        while !bin.len().is_multiple_of(4) {
+            bin.push(0);
+        }
+        let total = 12 + 8 + json.len() + 8 + bin.len();
+        let mut out = Vec::with_capacity(total);
+        out.extend(b"glTF");
+        out.extend(2u32.to_le_bytes());
+        out.extend((total as u32).to_le_bytes());
+        out.extend((json.len() as u32).to_le_bytes());
+        out.extend(b"JSON");
+        out.extend(json);
+        out.extend((bin.len() as u32).to_le_bytes());
+        out.extend(b"BIN\0");
+        out.extend(bin);
+        out
+    }
+}
+
+/// The asset scene as glTF: one mesh and one node per OBJ object (each with only the
+/// vertices it uses), its materials by name.
+fn scene_as_gltf(obj: &Mesh) -> (GltfWriter, Vec<usize>) {
+    let mut w = GltfWriter::default();
+    for name in obj.materials() {
+        w.materials.push(format!(r#"{{"name":"{name}"}}"#));
+    }
+    let mut roots = Vec::new();
+    for (object, name) in obj.objects().iter().enumerate() {
+        let tris: Vec<usize> = (0..obj.triangle_count())
+            .filter(|&i| obj.object_id(i) as usize == object)
+            .collect();
+        let mut remap = std::collections::HashMap::new();
+        let mut points = Vec::new();
+        let mut indices = Vec::new();
+        for &t in &tris {
+            for &v in &obj.triangles()[t] {
+                let next = points.len() as u32;
+                let local = *remap.entry(v).or_insert_with(|| {
+                    points.push(obj.positions()[v as usize]);
+                    next
+                });
+                indices.push(local);
+            }
+        }
+        let material = obj.material_id(tris[0]).map(|m| m as usize);
+        assert!(
+            tris.iter()
+                .all(|&t| obj.material_id(t) == material.map(|m| m as u32))
+        );
+        let mesh = w.mesh(&points, &indices, 4, material);
+        w.nodes
+            .push(format!(r#"{{"name":"{name}","mesh":{mesh}}}"#));
+        roots.push(w.nodes.len() - 1);
+    }
+    (w, roots)
+}
+
+#[test]
+fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
+    let obj = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    assert!(obj.objects().len() >= 5);
+
+    let ply_files = [
+        ("scene-ascii.ply", ascii_ply(&obj)),
+        ("scene-le.ply", binary_ply(&obj, false)),
+        ("scene-be.PLY", binary_ply(&obj, true)),
+    ];
+    for (name, bytes) in ply_files {
+        let path = scratch(name);
+        std::fs::write(&path, bytes).unwrap();
+        let ply = Mesh::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        same_triangles(&obj, &ply);
+        assert_eq!(ply.triangles(), obj.triangles(), "{name}: the same indices");
+    }
+
+    let (w, roots) = scene_as_gltf(&obj);
+    let embedded = scratch("scene-embedded.gltf");
+    std::fs::write(&embedded, w.json(Some(&w.data_uri()), &roots)).unwrap();
+    // An external buffer whose name needs percent-encoding.
+    let external = scratch("scene-external.gltf");
+    std::fs::write(scratch("scene data.bin"), &w.bin).unwrap();
+    std::fs::write(&external, w.json(Some("scene%20data.bin"), &roots)).unwrap();
+    let glb = scratch("scene.glb");
+    std::fs::write(&glb, w.glb(&roots)).unwrap();
+    for path in [&embedded, &external, &glb] {
+        let gltf = Mesh::load(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        same_triangles(&obj, &gltf);
+        for i in 0..obj.triangle_count() {
+            let object = |m: &Mesh| m.objects()[m.object_id(i) as usize].clone();
+            let material = |m: &Mesh| {
+                m.material_id(i)
+                    .map(|id| m.materials()[id as usize].clone())
+            };
+            assert_eq!(object(&gltf), object(&obj), "triangle {i}'s object");
+            assert_eq!(material(&gltf), material(&obj), "triangle {i}'s material");
+        }
+    }
+    // From memory: GLB and embedded JSON load; an external buffer cannot.
+    let options = LoadOptions::default();
+    same_triangles(&obj, &Mesh::parse_gltf(&w.glb(&roots), &options).unwrap());
+    let err = Mesh::parse_gltf(
+        w.json(Some("scene%20data.bin"), &roots).as_bytes(),
+        &options,
+    );
+    assert!(
+        matches!(err, Err(Error::Parse { ref message, .. }) if message.contains("from memory")),
+        "{err:?}"
+    );
+    same_triangles(
+        &obj,
+        &Mesh::parse_ply(&binary_ply(&obj, true), &options).unwrap(),
+    );
+
+    // The same hits, through any loader.
+    let bvh_obj = Bvh::build(obj.clone());
+    let bvh_glb = Bvh::build(Mesh::load(&glb).unwrap());
+    for ray in common::camera_rays(&obj, 48) {
+        let options = QueryOptions::default();
+        let (a, b) = (
+            bvh_obj.closest_hit(&ray, &options),
+            bvh_glb.closest_hit(&ray, &options),
+        );
+        assert_eq!(a.map(|h| (h.t, h.triangle)), b.map(|h| (h.t, h.triangle)));
+    }
+
+    // The extension picks the format; `load_as` overrides it.
+    let renamed = scratch("scene-glb.bin");
+    std::fs::copy(&glb, &renamed).unwrap();
+    assert!(matches!(Mesh::load(&renamed), Err(Error::Parse { .. })));
+    let loaded = Mesh::load_as(&renamed, Format::Gltf, &LoadOptions::default()).unwrap();
+    same_triangles(&obj, &loaded);
+    let renamed = scratch("scene-ply.txt");
+    std::fs::write(&renamed, ascii_ply(&obj)).unwrap();
+    same_triangles(
+        &obj,
+        &Mesh::load_as(&renamed, Format::Ply, &LoadOptions::default()).unwrap(),
+    );
+}
+
+/// A node's TRS as a matrix, built independently of the loader: T · R · S.
+fn trs(t: [f32; 3], r: [f32; 4], s: [f32; 3]) -> Matrix4<f64> {
+    let q = UnitQuaternion::from_quaternion(Quaternion::new(r[3], r[0], r[1], r[2]));
+    let m = Translation3::new(t[0], t[1], t[2]).to_homogeneous()
+        * q.to_homogeneous()
+        * Matrix4::new_nonuniform_scaling(&Vector3::new(s[0], s[1], s[2]));
+    m.cast::<f64>()
+}
+
+#[test]
+fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
+    let obj = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let mut w = GltfWriter::default();
+    let whole = w.mesh(obj.positions(), &obj.triangles().concat(), 4, None);
+    // A quad as a strip and as a fan, both facing +z.
+    let quad = [
+        Point3::new(0.0, 0.0, 0.0),
+        Point3::new(1.0, 0.0, 0.0),
+        Point3::new(0.0, 1.0, 0.0),
+        Point3::new(1.0, 1.0, 0.0),
+    ];
+    let strip = w.mesh(&quad, &[0, 1, 2, 3], 5, None);
+    let fan = w.mesh(&quad, &[0, 1, 3, 2], 6, None);
+
+    let half_turn = (
+        std::f32::consts::FRAC_PI_4.sin(),
+        std::f32::consts::FRAC_PI_4.cos(),
+    );
+    let root = (
+        [1.0, -0.5, 2.0],
+        [0.0, half_turn.0, 0.0, half_turn.1],
+        [1.0, 1.0, 1.0],
+    );
+    let mirrored = ([8.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [-1.0, 2.0, 1.0]);
+    let as_matrix = trs(
+        [-8.0, 1.0, 0.0],
+        [0.3, 0.1, 0.0, 0.9486833],
+        [0.5, 0.5, 0.5],
+    );
+    let matrix: Vec<f64> = as_matrix.iter().copied().collect(); // column-major, as glTF
+    let node = |name: &str, mesh: usize, (t, r, s): ([f32; 3], [f32; 4], [f32; 3])| {
+        format!(
+            r#"{{"name":"{name}","mesh":{mesh},"translation":{t:?},"rotation":{r:?},"scale":{s:?}}}"#
+        )
+    };
+    w.nodes
+        .push(r#"{"name":"root","children":[1,2,3,4,5,6]}"#.replace(
+            '}',
+            &format!(r#","translation":{:?},"rotation":{:?}}}"#, root.0, root.1),
+        ));
+    w.nodes.push(node(
+        "plain",
+        whole,
+        ([0.0; 3], [0.0, 0.0, 0.0, 1.0], [1.0; 3]),
+    ));
+    w.nodes.push(node("mirrored", whole, mirrored));
+    w.nodes.push(format!(
+        r#"{{"name":"matrix","mesh":{whole},"matrix":{matrix:?}}}"#
+    ));
+    w.nodes.push(node(
+        "hidden",
+        whole,
+        ([0.0; 3], [0.0, 0.0, 0.0, 1.0], [0.0; 3]),
+    ));
+    w.nodes.push(node(
+        "strip",
+        strip,
+        ([20.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0; 3]),
+    ));
+    w.nodes.push(node(
+        "fan",
+        fan,
+        ([22.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0; 3]),
+    ));
+    let path = scratch("instances.gltf");
+    std::fs::write(&path, w.json(Some(&w.data_uri()), &[0])).unwrap();
+
+    // The flattened mesh: every placement's vertices where the matrices say (in f64).
+    let flat = Mesh::load(&path).unwrap();
+    let root_m = trs(root.0, root.1, root.2);
+    let placements = [
+        ("plain", root_m, obj.positions().to_vec()),
+        (
+            "mirrored",
+            root_m * trs(mirrored.0, mirrored.1, mirrored.2),
+            obj.positions().to_vec(),
+        ),
+        ("matrix", root_m * as_matrix, obj.positions().to_vec()),
+        (
+            "hidden",
+            root_m * trs([0.0; 3], [0.0, 0.0, 0.0, 1.0], [0.0; 3]),
+            obj.positions().to_vec(),
+        ),
+        (
+            "strip",
+            root_m * trs([20.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0; 3]),
+            quad.to_vec(),
+        ),
+        (
+            "fan",
+            root_m * trs([22.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0; 3]),
+            quad.to_vec(),
+        ),
+    ];
+    let mut next = 0;
+    for (name, m, points) in &placements {
+        for p in points {
+            let expected = m.transform_point(&p.cast::<f64>());
+            let got = flat.positions()[next].cast::<f64>();
+            assert!(
+                (got - expected).norm() <= 1e-5 * (1.0 + expected.coords.norm()),
+                "{name}: {got} vs {expected}"
+            );
+            next += 1;
+        }
+    }
+    assert_eq!(next, flat.positions().len());
+    assert_eq!(
+        flat.objects(),
+        ["plain", "mirrored", "matrix", "hidden", "strip", "fan"]
+    );
+    assert_eq!(flat.triangle_count(), 4 * obj.triangle_count() + 4);
+
+    // Strip and fan: two triangles each, all facing +z turned by the root (a quarter turn
+    // about y: +z goes to +x), so rays along -x hit their front faces with back-face culling.
+    let culled = QueryOptions {
+        culling: Culling::Back,
+        ..Default::default()
+    };
+    let bvh = Bvh::build(flat.clone());
+    for (object, x) in [(4, 20.0), (5, 22.0)] {
+        for (u, v) in [(0.2, 0.7), (0.7, 0.2), (0.8, 0.8), (0.1, 0.1)] {
+            let local = Point3::new(x + u, v, 0.0);
+            let world = (root_m * Matrix4::new_translation(&Vector3::new(0.0, 0.0, 0.0)))
+                .transform_point(&local.cast::<f64>())
+                .cast::<f32>();
+            let ray = Ray::new(
+                world + Vector3::new(3.0, 0.0, 0.0),
+                Vector3::new(-1.0, 0.0, 0.0),
+            );
+            let hit = bvh
+                .closest_hit(&ray, &culled)
+                .unwrap_or_else(|| panic!("object {object} at {u},{v}"));
+            assert_eq!(flat.object_id(hit.triangle as usize), object);
+            assert!(hit.front_face);
+        }
+    }
+
+    // The scene: one BVH per glTF mesh, the hidden node dropped; its hits agree with the
+    // flattened mesh's, including the front face under the mirror.
+    let loaded = Scene::load_gltf(&path).unwrap();
+    assert_eq!(
+        loaded.names,
+        ["plain", "mirrored", "matrix", "strip", "fan"]
+    );
+    assert_eq!(loaded.nodes, [1, 2, 3, 5, 6]);
+    let scene = &loaded.scene;
+    assert!(
+        std::sync::Arc::ptr_eq(scene.bvh(0).unwrap(), scene.bvh(2).unwrap()),
+        "one BVH per mesh"
+    );
+    let mut rng = Rng::new(7);
+    let rays = common::random_rays(&flat, 3000, &mut rng);
+    let n = obj.triangle_count() as u32;
+    let offsets = [0, n, 2 * n, 3 * n, 4 * n, 4 * n + 2];
+    let (mut hits, mut compared, mut same) = (0, 0, 0);
+    for ray in &rays {
+        for options in [QueryOptions::default(), culled] {
+            let a = bvh.closest_hit(ray, &options);
+            let b = scene.closest_hit(
+                ray,
+                &SceneOptions {
+                    query: options,
+                    ..Default::default()
+                },
+            );
+            let (Some(a), Some(b)) = (a, b) else {
+                // Hit or miss may differ only by rounding at an edge: the f32 vertices of the
+                // flattened mesh are not the instance's transformed ones.
+                assert!(
+                    a.is_none() && b.is_none() || near_edge(a.or(b.map(|h| h.hit))),
+                    "{ray:?}"
+                );
+                continue;
+            };
+            compared += 1;
+            let name = &flat.objects()[flat.object_id(a.triangle as usize) as usize];
+            if (a.t - b.hit.t).abs() > 1e-4 * a.t.max(1.0) {
+                // Two surfaces within rounding of each other: allowed only at an edge.
+                assert!(near_edge(Some(a)), "{ray:?}: t {} vs {}", a.t, b.hit.t);
+                continue;
+            }
+            assert_eq!(name, &loaded.names[b.instance as usize], "{ray:?}");
+            // The same triangle (not a coplanar twin at the same t, as where two grounds
+            // meet): the same face, also under the mirror.
+            let object = flat.object_id(a.triangle as usize) as usize;
+            if a.triangle - offsets[object] == b.hit.triangle {
+                assert_eq!(
+                    a.front_face, b.hit.front_face,
+                    "{ray:?} on {name}: {a:?} vs {b:?}"
+                );
+                assert!((a.normal.into_inner() - b.hit.normal.into_inner()).norm() < 1e-3);
+                same += 1;
+            }
+            hits += 1;
+        }
+    }
+    assert!(
+        hits > 1500 && hits + 20 >= compared,
+        "{hits} agreeing hits of {compared}"
+    );
+    assert!(same > 1000, "{same} hits on the same triangle");
+
+    // One triangle facing +z, mirrored in x: its front side still faces +z in both.
+    let mut w = GltfWriter::default();
+    let tri = [
+        Point3::new(0.0, 0.0, 0.0),
+        Point3::new(1.0, 0.0, 0.0),
+        Point3::new(0.0, 1.0, 0.0),
+    ];
+    w.mesh(&tri, &[0, 1, 2], 4, None);
+    w.nodes.push(r#"{"mesh":0,"scale":[-1,1,1]}"#.into());
+    let path = scratch("mirrored-triangle.gltf");
+    std::fs::write(&path, w.json(Some(&w.data_uri()), &[0])).unwrap();
+    let ray = Ray::new(Point3::new(-0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0));
+    let flat = Bvh::build(Mesh::load(&path).unwrap());
+    let hit = flat
+        .closest_hit(&ray, &culled)
+        .expect("the front face, from +z");
+    assert!(hit.front_face && hit.normal.z > 0.99);
+    let scene = Scene::load_gltf(&path).unwrap().scene;
+    let hit = scene.closest_hit(
+        &ray,
+        &SceneOptions {
+            query: culled,
+            ..Default::default()
+        },
+    );
+    let hit = hit.expect("the front face, from +z").hit;
+    assert!(hit.front_face && hit.normal.z > 0.99);
+}
+
+/// Whether a hit lies within rounding of its triangle's edge (barycentrics near 0 or 1).
+fn near_edge(hit: Option<meshray::Hit>) -> bool {
+    hit.is_some_and(|h| {
+        let w = 1.0 - h.u - h.v;
+        h.u.min(h.v).min(w) < 1e-4
+    })
+}
+
+/// A bad file's name, its text, and what its error must be.
+type Case = (&'static str, String, fn(&Error) -> bool);
+
+#[test]
+fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
+    let header = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n\
+                  property float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
+    let body = "0 0 0\n1 0 0\n0 1 0\n";
+    let cases: Vec<Case> = vec![
+        ("out of range", format!("{header}{body}3 0 1 3\n"), |e| {
+            matches!(
+                e,
+                Error::IndexOutOfRange {
+                    line: Some(14),
+                    index: 3,
+                    count: 3,
+                    ..
+                }
+            )
+        }),
+        ("negative", format!("{header}{body}3 0 -1 2\n"), |e| {
+            matches!(
+                e,
+                Error::IndexOutOfRange {
+                    line: Some(14),
+                    index: -1,
+                    ..
+                }
+            )
+        }),
+        (
+            "two corners",
+            format!("{header}{body}2 0 1\n"),
+            |e| matches!(e, Error::Parse { line: Some(14), message, .. } if message.contains("2 corners")),
+        ),
+        (
+            "nan",
+            format!("{header}0 0 0\n1 nan 0\n0 1 0\n3 0 1 2\n"),
+            |e| {
+                matches!(
+                    e,
+                    Error::NonFiniteCoordinate { vertex: 1, .. } | Error::Parse { .. }
+                )
+            },
+        ),
+        (
+            "inf",
+            format!("{header}0 0 0\n1 1e300 0\n0 1 0\n3 0 1 2\n").replace("float", "double"),
+            |e| matches!(e, Error::NonFiniteCoordinate { vertex: 1, .. }),
+        ),
+        (
+            "missing z",
+            format!("{header}{body}3 0 1 2\n")
+                .replace("property float z\n", "")
+                .replace(" 0\n1 0 0\n0 1 0", "\n1 0\n0 1"),
+            |e| matches!(e, Error::Parse { message, .. } if message.contains("lacks")),
+        ),
+        (
+            "no faces",
+            format!("{header}{body}").replace("element face 1", "element face 0"),
+            |e| matches!(e, Error::NoTriangles { path: Some(_) }),
+        ),
+        (
+            "no face element",
+            header.replace(
+                "element face 1\nproperty list uchar int vertex_indices\n",
+                "",
+            ) + body,
+            |e| matches!(e, Error::Parse { message, .. } if message.contains("face")),
+        ),
+        ("short body", format!("{header}0 0 0\n1 0 0\n"), |e| {
+            matches!(e, Error::Parse { .. })
+        }),
+        ("garbage", "solid cube\nfacet\n".into(), |e| {
+            matches!(e, Error::Parse { .. })
+        }),
+        (
+            "bad number",
+            format!("{header}0 0 0\n1 zero 0\n0 1 0\n3 0 1 2\n"),
+            |e| matches!(e, Error::Parse { line: Some(11), .. }),
+        ),
+        ("empty", String::new(), |e| matches!(e, Error::Parse { .. })),
+    ];
+    for (name, text, expected) in cases {
+        let path = scratch(&format!("bad-{}.ply", name.replace(' ', "-")));
+        std::fs::write(&path, &text).unwrap();
+        let err = Mesh::load(&path).expect_err(name);
+        assert!(expected(&err), "{name}: {err:?}");
+        assert!(
+            err.to_string().contains(path.to_str().unwrap()),
+            "{name}: {err}"
+        );
+    }
+    let limits = LoadOptions {
+        max_triangles: 1,
+        ..Default::default()
+    };
+    let two = format!("{header}{body}3 0 1 2\n").replace("element face 1", "element face 2")
+        + "3 2 1 0\n";
+    assert!(matches!(
+        Mesh::parse_ply(two.as_bytes(), &limits),
+        Err(Error::LimitExceeded { .. })
+    ));
+    let quad = format!("{header}{body}4 0 1 2 0\n");
+    assert!(matches!(
+        Mesh::parse_ply(quad.as_bytes(), &limits),
+        Err(Error::LimitExceeded { .. })
+    ));
+
+    // glTF: a valid one-triangle document, then broken copies.
+    let mut w = GltfWriter::default();
+    let tri = [
+        Point3::new(0.0, 0.0, 0.0),
+        Point3::new(1.0, 0.0, 0.0),
+        Point3::new(0.0, 1.0, 0.0),
+    ];
+    w.mesh(&tri, &[0, 1, 2], 4, None);
+    w.nodes.push(r#"{"mesh":0}"#.into());
+    let good = w.json(Some(&w.data_uri()), &[0]);
+    assert_eq!(
+        Mesh::parse_gltf(good.as_bytes(), &LoadOptions::default())
+            .unwrap()
+            .triangle_count(),
+        1
+    );
+    let short_uri = format!(
+        "data:application/octet-stream;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(&w.bin[..20])
+    );
+    let cases: Vec<Case> = vec![
+        ("not json", "{ nope".into(), |e| matches!(e, Error::Parse { message, .. } if message.contains("glTF"))),
+        ("short buffer", good.replace(&w.data_uri(), &short_uri), |e| {
+            matches!(e, Error::Parse { message, .. } if message.contains("holds 20 bytes"))
+        }),
+        ("accessor past view", good.replace(r#""count":3,"type":"SCALAR""#, r#""count":9,"type":"SCALAR""#), |e| {
+            matches!(e, Error::Parse { message, .. } if message.contains("runs past"))
+        }),
+        ("index out of range", {
+            let mut w2 = GltfWriter::default();
+            w2.mesh(&tri, &[0, 1, 7], 4, None);
+            w2.nodes.push(r#"{"mesh":0}"#.into());
+            w2.json(Some(&w2.data_uri()), &[0])
+        }, |e| matches!(e, Error::IndexOutOfRange { index: 7, count: 3, path: Some(_), .. })),
+        ("required extension", good.replace(r#""asset""#, r#""extensionsRequired":["KHR_draco_mesh_compression"],"extensionsUsed":["KHR_draco_mesh_compression"],"asset""#), |e| {
+            matches!(e, Error::Parse { message, .. } if message.contains("KHR_draco_mesh_compression"))
+        }),
+        ("cycle", good.replace(r#""nodes":[{"mesh":0}]"#, r#""nodes":[{"mesh":0,"children":[1]},{"children":[0]}]"#), |e| {
+            matches!(e, Error::Parse { .. })
+        }),
+        ("bad base64", good.replace(";base64,", ";base64,!!!!"), |e| matches!(e, Error::Parse { message, .. } if message.contains("base64"))),
+        ("missing buffer file", good.replace(&w.data_uri(), "missing.bin"), |e| {
+            matches!(e, Error::Io { path, .. } if path.ends_with("missing.bin"))
+        }),
+        ("buffer outside", good.replace(&w.data_uri(), "../outside.bin"), |e| {
+            matches!(e, Error::Parse { message, .. } if message.contains("outside"))
+        }),
+        ("quantized positions", good.replacen(r#""componentType":5126"#, r#""componentType":5123"#, 1), |e| {
+            matches!(e, Error::Parse { .. })
+        }),
+        ("only points", good.replace(r#""mode":4"#, r#""mode":0"#), |e| matches!(e, Error::NoTriangles { path: Some(_) })),
+        ("nan", {
+            let mut w2 = GltfWriter::default();
+            w2.mesh(&[tri[0], Point3::new(f32::NAN, 0.0, 0.0), tri[2]], &[0, 1, 2], 4, None);
+            w2.nodes.push(r#"{"mesh":0}"#.into());
+            w2.json(Some(&w2.data_uri()), &[0]).replace("NaN", "0")
+        }, |e| matches!(e, Error::NonFiniteCoordinate { vertex: 1, path: Some(_), .. })),
+        ("transform to infinity", good.replace(r#"{"mesh":0}"#, r#"{"mesh":0,"scale":[1e38,1e38,1e38],"translation":[3e38,0,0]}"#), |e| {
+            matches!(e, Error::NonFiniteCoordinate { .. })
+        }),
+    ];
+    for (name, text, expected) in cases {
+        let path = scratch(&format!("bad-{}.gltf", name.replace(' ', "-")));
+        std::fs::write(&path, &text).unwrap();
+        let err = Mesh::load(&path).expect_err(name);
+        assert!(expected(&err), "{name}: {err:?}");
+        let shown = err.to_string();
+        assert!(
+            shown.contains(path.to_str().unwrap()) || shown.contains("missing.bin"),
+            "{name}: {shown}"
+        );
+        // The scene loader refuses the same files (but one: its instance keeps the finite
+        // vertices and a finite transform; only the flattened mesh overflows).
+        if name != "transform to infinity" {
+            assert!(Scene::load_gltf(&path).is_err(), "{name}");
+        }
+    }
+    let limits = LoadOptions {
+        max_triangles: 0,
+        ..Default::default()
+    };
+    assert!(matches!(
+        Mesh::parse_gltf(good.as_bytes(), &limits),
+        Err(Error::LimitExceeded { .. })
+    ));
+    for (path, kind) in [
+        (scratch("absent.glb"), "glb"),
+        (scratch("absent.ply"), "ply"),
+    ] {
+        let err = Mesh::load(&path).expect_err(kind);
+        assert!(
+            matches!(&err, Error::Io { path: p, .. } if *p == path),
+            "{err:?}"
+        );
+    }
+}
+
+/// Loads every corruption of `bytes` the test makes: an error or a valid mesh, never a panic.
+fn survives_corruption(name: &str, bytes: &[u8], parse: fn(&[u8]) -> meshray::Result<Mesh>) {
+    let check = |b: &[u8]| {
+        if let Ok(mesh) = parse(b) {
+            Bvh::build(mesh).validate().unwrap();
+        }
+    };
+    let step = (bytes.len() / 600).max(1);
+    for end in (0..bytes.len()).step_by(step) {
+        check(&bytes[..end]);
+    }
+    let mut rng = Rng::new(name.len() as u64);
+    for _ in 0..1500 {
+        let mut b = bytes.to_vec();
+        for _ in 0..1 + rng.below(3) {
+            let i = rng.below(b.len());
+            b[i] ^= 1 << rng.below(8);
+        }
+        check(&b);
+    }
+}
+
+#[test]
+fn truncated_and_corrupted_files_never_panic() {
+    let obj = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    // A small piece keeps the many parses quick: the first 40 triangles.
+    let small =
+        Mesh::from_buffers(obj.positions().to_vec(), obj.triangles()[..40].to_vec()).unwrap();
+    let options = LoadOptions::default();
+    survives_corruption("ascii ply", &ascii_ply(&small), |b| {
+        Mesh::parse_ply(b, &LoadOptions::default())
+    });
+    survives_corruption("binary ply", &binary_ply(&small, false), |b| {
+        Mesh::parse_ply(b, &LoadOptions::default())
+    });
+    let (w, roots) = scene_as_gltf(&obj);
+    survives_corruption("glb", &w.glb(&roots), |b| {
+        Mesh::parse_gltf(b, &LoadOptions::default())
+    });
+    survives_corruption(
+        "gltf",
+        w.json(Some(&w.data_uri()), &roots).as_bytes(),
+        |b| Mesh::parse_gltf(b, &LoadOptions::default()),
+    );
+    assert!(Mesh::parse_ply(&ascii_ply(&small), &options).is_ok());
+}
