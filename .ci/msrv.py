@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Checks the declared MSRV (`rust-version` in Cargo.toml) against the locked dependencies.
+
+Every crate the library depends on (normal dependencies, default features, as locked) must
+declare a `rust-version` no newer than ours, or none. The other half of the check is clippy's
+`incompatible_msrv` lint, which `cargo clippy` runs against the same `rust-version` for every
+standard-library item we use. Compiling with that toolchain itself needs a second toolchain,
+which this machine does not have.
+"""
+import json
+import subprocess
+import sys
+
+
+def version(text):
+    parts = [int(part) for part in text.split(".")[:3]]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def main():
+    out = subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--locked"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    meta = json.loads(out)
+    packages = {p["id"]: p for p in meta["packages"]}
+    resolve = meta["resolve"]
+    nodes = {n["id"]: n for n in resolve["nodes"]}
+    ours = packages[resolve["root"]]
+    msrv = version(ours["rust_version"])
+
+    seen, stack = set(), [resolve["root"]]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for dep in nodes[node]["deps"]:
+            if any(kind["kind"] is None for kind in dep["dep_kinds"]):
+                stack.append(dep["pkg"])
+
+    newer = []
+    for node in seen - {resolve["root"]}:
+        package = packages[node]
+        declared = package.get("rust_version")
+        if declared and version(declared) > msrv:
+            newer.append(f"{package['name']} {package['version']} needs Rust {declared}")
+    if newer:
+        print(f"MSRV {ours['rust_version']} is older than these dependencies need:")
+        print("\n".join(sorted(newer)))
+        sys.exit(1)
+    print(f"MSRV {ours['rust_version']}: {len(seen) - 1} locked dependencies declare nothing newer")
+
+
+if __name__ == "__main__":
+    main()
