@@ -1,11 +1,12 @@
 //! Picks triangles in a mesh: the main job of meshray, from the command line.
 //!
 //! ```text
-//! cargo run --release --example pick -- [MESH.obj] [--pixel X Y]... [--size W H]
+//! cargo run --release --example pick -- [MESH] [--pixel X Y]... [--size W H]
 //!     [--ray OX OY OZ DX DY DZ]... [--cull none|back|front] [--watertight] [--json]
 //! ```
 //!
-//! With no arguments it loads `assets/scene.obj`, frames it with the default camera (from
+//! MESH is any file `Mesh::load` reads: OBJ, STL, PLY, glTF/GLB (by extension). With no
+//! arguments it loads `assets/scene.obj`, frames it with the default camera (from
 //! the bounds' centre c, at c + 2.2·h·normalize(0.45, 0.35, 1) with h half the bounds'
 //! diagonal, vertical field of view 45°) and picks through the centre of an 800×600 image.
 //! `--pixel` picks through a pixel of that camera's image (pixel coordinates, origin top
@@ -99,7 +100,7 @@ fn parse_args() -> Result<Args, String> {
             "--json" => parsed.json = true,
             "--watertight" => parsed.watertight = true,
             "-h" | "--help" => {
-                return Err("usage: pick [MESH.obj] [--pixel X Y]... [--size W H] \
+                return Err("usage: pick [MESH] [--pixel X Y]... [--size W H] \
                             [--ray OX OY OZ DX DY DZ]... [--cull none|back|front] [--watertight] [--json]"
                     .into());
             }
@@ -148,7 +149,7 @@ fn json_vec(v: &[f32]) -> String {
 
 fn run(args: Args) -> Result<(), String> {
     let started = Instant::now();
-    let mesh = Mesh::load_obj(&args.mesh).map_err(|e| e.to_string())?;
+    let mesh = Mesh::load(&args.mesh).map_err(|e| e.to_string())?;
     let loaded = started.elapsed();
     for warning in mesh.load_warnings() {
         eprintln!("warning: {warning}");

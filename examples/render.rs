@@ -2,7 +2,7 @@
 //! highlighted, or a heatmap of what the BVH tested per pixel.
 //!
 //! ```text
-//! cargo run --release --example render -- [MESH.obj] [--size W H] [--orbit YAW PITCH]
+//! cargo run --release --example render -- [MESH] [--size W H] [--orbit YAW PITCH]
 //!     [--mode normal|depth|heat] [--pick X Y] [--out FILE.png]
 //! ```
 //!
@@ -98,7 +98,7 @@ fn heat_colour(x: f32) -> [u8; 3] {
 
 fn run(args: &Args) -> Result<(), String> {
     let started = Instant::now();
-    let bvh = Bvh::build(Mesh::load_obj(&args.mesh).map_err(|e| e.to_string())?);
+    let bvh = Bvh::build(Mesh::load(&args.mesh).map_err(|e| e.to_string())?);
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     let (w, h) = args.size;
     let (yaw, pitch) = (args.orbit.0.to_radians(), args.orbit.1.to_radians());

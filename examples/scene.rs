@@ -1,7 +1,7 @@
 //! Picks in a scene of several meshes placed with transforms.
 //!
 //! ```text
-//! cargo run --release --example scene -- [MESH.obj]... [--grid N] [--pixel X Y]...
+//! cargo run --release --example scene -- [MESH]... [--grid N] [--pixel X Y]...
 //! ```
 //!
 //! Loads each mesh once (default `assets/scene.obj`), builds its BVH once, and places
@@ -41,7 +41,7 @@ fn run() -> Result<(), String> {
     let started = Instant::now();
     let mut bvhs = Vec::new();
     for path in &paths {
-        let mesh = Mesh::load_obj(path).map_err(|e| e.to_string())?;
+        let mesh = Mesh::load(path).map_err(|e| e.to_string())?;
         bvhs.push(Arc::new(Bvh::build(mesh)));
     }
     let build_ms = started.elapsed().as_secs_f64() * 1e3;

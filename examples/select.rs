@@ -1,7 +1,7 @@
 //! Box select: the triangles under a screen rectangle, all of them and only the visible ones.
 //!
 //! ```text
-//! cargo run --release --example select -- [MESH.obj] [--rect X0 Y0 X1 Y1] [--samples N]
+//! cargo run --release --example select -- [MESH] [--rect X0 Y0 X1 Y1] [--samples N]
 //! ```
 //!
 //! The camera frames the mesh as `pick`'s does (800×600). Prints how many triangles overlap
@@ -42,7 +42,7 @@ fn run() -> Result<(), String> {
         }
     }
     let started = Instant::now();
-    let bvh = Bvh::build(Mesh::load_obj(&path).map_err(|e| e.to_string())?);
+    let bvh = Bvh::build(Mesh::load(&path).map_err(|e| e.to_string())?);
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     let (view, projection) =
         common::framing(&bvh.bounds(), common::default_direction(), 800.0 / 600.0);

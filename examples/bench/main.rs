@@ -1,7 +1,7 @@
 //! Ray throughput and build time on a mesh: the numbers behind the README's speed claims.
 //!
 //! ```text
-//! cargo run --release --example bench -- MESH.obj [--rays FILE]... [--hits-out FILE]...
+//! cargo run --release --example bench -- MESH [--rays FILE]... [--hits-out FILE]...
 //!     [--any] [--threads N] [--json] [--watertight] [--passes N] [--width N] [--random N]
 //!     [--subdivide K] [--write-rays DIR] [--bins N] [--max-leaf N] [--traversal-cost X] [--cost]
 //! ```
@@ -51,7 +51,7 @@ struct Args {
     cost: bool,
 }
 
-const USAGE: &str = "usage: bench MESH.obj [--rays FILE]... [--hits-out FILE]... [--any] \
+const USAGE: &str = "usage: bench MESH [--rays FILE]... [--hits-out FILE]... [--any] \
     [--threads N] [--json] [--watertight] [--passes N] [--width N] [--random N] [--subdivide K] \
     [--write-rays DIR] [--bins N] [--max-leaf N] [--traversal-cost X] [--cost]";
 
@@ -167,7 +167,7 @@ fn run(args: &Args) -> Result<(), String> {
     let spinner = indicatif::ProgressBar::new_spinner()
         .with_message(format!("loading {}", args.mesh.display()));
     spinner.enable_steady_tick(std::time::Duration::from_millis(100));
-    let mut mesh = Mesh::load_obj(&args.mesh).map_err(|e| e.to_string())?;
+    let mut mesh = Mesh::load(&args.mesh).map_err(|e| e.to_string())?;
     spinner.finish_and_clear();
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     if args.subdivide > 0 {
