@@ -674,6 +674,10 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
             err.to_string().contains(path.to_str().unwrap()),
             "{name}: {err}"
         );
+        assert!(
+            !err.to_string().contains("Line "),
+            "the line is named once: {err}"
+        );
     }
     let limits = LoadOptions {
         max_triangles: 1,

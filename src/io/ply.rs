@@ -143,7 +143,17 @@ fn parse_ply(path: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
         line,
         message,
     };
-    let ply_error = |e: ply_rs_bw::parser::ParseError| error(e.line(), format!("{e}"));
+    let ply_error = |e: ply_rs_bw::parser::ParseError| {
+        // The parser's text starts with its own "Line N: "; the error names the line anyway.
+        let text = e.to_string();
+        let message = match e.line() {
+            Some(line) => text
+                .trim_start_matches(&format!("Line {line}: "))
+                .to_owned(),
+            None => text,
+        };
+        error(e.line(), message)
+    };
     let mut reader = Reader::new(Cursor::new(bytes));
     let header = Parser::<Skipped>::new()
         .read_header(&mut reader)
