@@ -19,7 +19,8 @@
 //! centre, so what a click picks is exactly what that pixel shows. The camera starts as the
 //! other examples frame a mesh (`examples/common`: from the default direction, 2.2
 //! half-diagonals away), so a test can cast the same rays; the viewer prints `ready ...`
-//! once that first picture is on screen.
+//! once it has sent that first picture to the X server. minifb reads the mouse buttons and
+//! keys once a frame (60 a second), so a press and release quicker than a frame goes unseen.
 
 #[path = "../../common/mod.rs"]
 mod common;
