@@ -13,9 +13,20 @@ pub fn framing(
     direction: Vector3<f32>,
     aspect: f32,
 ) -> (Matrix4<f32>, Matrix4<f32>) {
+    framing_at(bounds, direction, 2.2, aspect)
+}
+
+/// [`framing`] with the eye `distance` half-diagonals from the centre instead of 2.2 (the
+/// viewer's zoom; 2.2 gives `framing`'s matrices bit for bit).
+pub fn framing_at(
+    bounds: &Aabb,
+    direction: Vector3<f32>,
+    distance: f32,
+    aspect: f32,
+) -> (Matrix4<f32>, Matrix4<f32>) {
     let c = bounds.centroid();
     let h = (bounds.extent().norm() * 0.5).max(1e-6);
-    let eye = c + direction.normalize() * (2.2 * h);
+    let eye = c + direction.normalize() * (distance * h);
     let view = Isometry3::look_at_rh(&eye, &c, &Vector3::y()).to_homogeneous();
     let projection =
         Perspective3::new(aspect, 45f32.to_radians(), 0.01 * h, 10.0 * h).to_homogeneous();

@@ -1,0 +1,331 @@
+//! An interactive viewer: orbit a mesh, click a triangle, see what meshray says about it.
+//!
+//! ```text
+//! cargo run --release -p meshray-viewer -- [MESH] [--size WxH]
+//! ```
+//!
+//! Any mesh `Mesh::load` reads (OBJ or STL), by default the repository's `assets/scene.obj`,
+//! in an 800×600 window. Drag with the left button or press the arrow keys to orbit, turn the
+//! wheel or press +/- to zoom, click (press and release without dragging) to pick; Escape or
+//! Q quits. The picked triangle is drawn pure yellow, (255, 255, 0), a colour the shading
+//! never makes, and its hit goes to the window's title and to stdout as one line:
+//!
+//! ```text
+//! pick x=412 y=300 triangle=1234 t=2.5 point=[x,y,z] u=0.25 v=0.5 normal=[x,y,z] face=front object="sphere"
+//! pick x=3 y=4 miss
+//! ```
+//!
+//! There is no rasterizer: every picture is ray-cast by the library, one ray per pixel
+//! centre, so what a click picks is exactly what that pixel shows. The camera starts as the
+//! other examples frame a mesh (`examples/common`: from the default direction, 2.2
+//! half-diagonals away), so a test can cast the same rays; the viewer prints `ready ...`
+//! once it has sent that first picture to the X server. minifb reads the mouse buttons and
+//! keys once a frame (60 a second), so a press and release quicker than a frame goes unseen.
+
+#[path = "../../common/mod.rs"]
+mod common;
+
+use meshray::{Bvh, Hit, Mesh, QueryOptions, Ray, pixel_ray};
+use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
+use nalgebra::{Matrix4, Point2, Vector2, Vector3};
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The picked triangle's colour. Shading is grey or dark red, so this is never a shade.
+const YELLOW: u32 = 0xFF_FF_00;
+const BACKGROUND: u32 = rgb(30, 30, 38);
+/// How far (pixels) the pointer may move with the button down and still be a click: a hand
+/// trembles.
+const CLICK_SLOP: f32 = 3.0;
+/// Orbit per pixel dragged and per arrow key press, in radians.
+const DRAG_TURN: f32 = 0.01;
+const KEY_TURN: f32 = 5.0 * std::f32::consts::PI / 180.0;
+/// How close the eye may come to straight above or below the mesh (where "up" is undefined).
+const MAX_PITCH: f32 = 85.0 * std::f32::consts::PI / 180.0;
+
+const fn rgb(r: u8, g: u8, b: u8) -> u32 {
+    (r as u32) << 16 | (g as u32) << 8 | b as u32
+}
+
+struct Args {
+    mesh: PathBuf,
+    size: (usize, usize),
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut parsed = Args {
+        mesh: PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../assets/scene.obj"
+        )),
+        size: (800, 600),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--size" => {
+                let value = args.next().unwrap_or_default();
+                parsed.size = value
+                    .split_once('x')
+                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+                    .filter(|&(w, h)| (16..=8192).contains(&w) && (16..=8192).contains(&h))
+                    .ok_or(format!(
+                        "--size takes WIDTHxHEIGHT, 16 to 8192 each, not {value:?}"
+                    ))?;
+            }
+            flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
+            path => parsed.mesh = PathBuf::from(path),
+        }
+    }
+    Ok(parsed)
+}
+
+/// Where the eye is: a direction from the mesh's centre and a distance in half-diagonals
+/// of its bounds (what `common::framing_at` takes).
+struct Orbit {
+    direction: Vector3<f32>,
+    distance: f32,
+}
+
+impl Orbit {
+    /// Moves the eye `yaw` radians about +y and `pitch` radians up, short of the poles.
+    fn turn(&mut self, yaw: f32, pitch: f32) {
+        let d = self.direction.normalize();
+        let yaw = d.x.atan2(d.z) + yaw;
+        let pitch = (d.y.asin() + pitch).clamp(-MAX_PITCH, MAX_PITCH);
+        self.direction = Vector3::new(
+            yaw.sin() * pitch.cos(),
+            pitch.sin(),
+            yaw.cos() * pitch.cos(),
+        );
+    }
+
+    /// Moves the eye `factor` times as far, between 0.3 half-diagonals (inside the bounds,
+    /// for a close look) and 8 (the whole mesh small).
+    fn zoom(&mut self, factor: f32) {
+        self.distance = (self.distance * factor).clamp(0.3, 8.0);
+    }
+}
+
+/// The camera's matrices and the window's size: everything a pixel's ray depends on.
+struct View {
+    view: Matrix4<f32>,
+    projection: Matrix4<f32>,
+    size: (usize, usize),
+}
+
+impl View {
+    fn new(bvh: &Bvh, orbit: &Orbit, size: (usize, usize)) -> View {
+        let aspect = size.0 as f32 / size.1 as f32;
+        let (view, projection) =
+            common::framing_at(&bvh.bounds(), orbit.direction, orbit.distance, aspect);
+        View {
+            view,
+            projection,
+            size,
+        }
+    }
+
+    /// The ray through the centre of pixel (x, y).
+    fn ray(&self, x: usize, y: usize) -> Option<Ray> {
+        let viewport = Vector2::new(self.size.0 as f32, self.size.1 as f32);
+        let pixel = Point2::new(x as f32 + 0.5, y as f32 + 0.5);
+        pixel_ray(&self.view, &self.projection, viewport, pixel).ok()
+    }
+
+    /// The closest hit of the ray through the centre of pixel (x, y).
+    fn hit(&self, bvh: &Bvh, x: usize, y: usize) -> Option<Hit> {
+        bvh.closest_hit(&self.ray(x, y)?, &QueryOptions::default())
+    }
+
+    /// Ray-casts the picture, rows in parallel: each pixel's shade, like the render example's
+    /// (grey by how squarely the front face meets the ray, back faces dark red), and which
+    /// triangle it shows, so that a new pick recolours the picture without casting again.
+    fn cast(&self, bvh: &Bvh) -> (Vec<u32>, Vec<Option<u32>>) {
+        let (w, h) = self.size;
+        let mut shades = vec![BACKGROUND; w * h];
+        let mut triangles = vec![None; w * h];
+        shades
+            .par_chunks_mut(w)
+            .zip(triangles.par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(y, (shades, triangles))| {
+                for x in 0..w {
+                    let Some(ray) = self.ray(x, y) else { continue };
+                    let Some(hit) = bvh.closest_hit(&ray, &QueryOptions::default()) else {
+                        continue;
+                    };
+                    let v = (40.0 + 215.0 * hit.normal.dot(&ray.direction()).abs()) as u8;
+                    shades[x] = if hit.front_face {
+                        rgb(v, v, v)
+                    } else {
+                        rgb(v, v / 4, v / 4)
+                    };
+                    triangles[x] = Some(hit.triangle);
+                }
+            });
+        (shades, triangles)
+    }
+}
+
+/// The pick as one line for stdout (a test parses it) and as the window's title.
+fn describe(bvh: &Bvh, x: usize, y: usize, hit: Option<&Hit>) -> (String, String) {
+    let Some(hit) = hit else {
+        return (
+            format!("pick x={x} y={y} miss"),
+            format!("meshray viewer: nothing at ({x}, {y})"),
+        );
+    };
+    let object = &bvh.mesh().objects()[hit.object as usize];
+    let (p, n) = (hit.point, hit.normal.into_inner());
+    let face = if hit.front_face { "front" } else { "back" };
+    let line = format!(
+        "pick x={x} y={y} triangle={} t={} point=[{},{},{}] u={} v={} normal=[{},{},{}] face={face} object={}",
+        hit.triangle,
+        hit.t,
+        p.x,
+        p.y,
+        p.z,
+        hit.u,
+        hit.v,
+        n.x,
+        n.y,
+        n.z,
+        common::json_string(object)
+    );
+    let title = format!(
+        "meshray viewer: triangle {} of {object}, t {:.4}, point ({:.3}, {:.3}, {:.3}), u {:.3} v {:.3}, normal ({:.3}, {:.3}, {:.3}), {face} face",
+        hit.triangle, hit.t, p.x, p.y, p.z, hit.u, hit.v, n.x, n.y, n.z
+    );
+    (line, title)
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let mesh = Mesh::load(&args.mesh).map_err(|e| e.to_string())?;
+    let bvh = Bvh::build(mesh);
+    let (w, h) = args.size;
+    let name = args.mesh.file_name().map_or_else(
+        || args.mesh.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let help = format!(
+        "meshray viewer: {name}, {} triangles; drag or arrows orbit, wheel or +/- zoom, click picks",
+        bvh.mesh().triangle_count()
+    );
+    let mut window = Window::new(&help, w, h, WindowOptions::default())
+        .map_err(|e| format!("cannot open a window: {e}"))?;
+    window.set_target_fps(60);
+
+    let mut orbit = Orbit {
+        direction: common::default_direction(),
+        distance: 2.2,
+    };
+    let mut view = View::new(&bvh, &orbit, args.size);
+    let (mut shades, mut triangles) = view.cast(&bvh);
+    let mut picked: Option<u32> = None;
+    let mut buffer = vec![BACKGROUND; w * h];
+    let mut recolour = true;
+    // Where the left button went down, where the pointer was last frame, and whether it has
+    // moved far enough since the press to be a drag rather than a click.
+    let mut press: Option<(f32, f32)> = None;
+    let mut last = (0.0, 0.0);
+    let mut dragging = false;
+    let mut ready = false;
+
+    while window.is_open() && !window.is_key_down(Key::Escape) && !window.is_key_down(Key::Q) {
+        let (mut yaw, mut pitch, mut zoom) = (0.0, 0.0, 1.0);
+        for key in window.get_keys_pressed(KeyRepeat::Yes) {
+            match key {
+                // Keys turn the mesh the way dragging towards them does.
+                Key::Left => yaw += KEY_TURN,
+                Key::Right => yaw -= KEY_TURN,
+                Key::Up => pitch -= KEY_TURN,
+                Key::Down => pitch += KEY_TURN,
+                // '+' is shifted '=' on most layouts.
+                Key::Equal | Key::NumPadPlus => zoom /= 1.1,
+                Key::Minus | Key::NumPadMinus => zoom *= 1.1,
+                _ => {}
+            }
+        }
+        if let Some((_, scroll)) = window.get_scroll_wheel() {
+            zoom *= 0.9f32.powf(scroll);
+        }
+        let mouse = window.get_mouse_pos(MouseMode::Discard);
+        match (window.get_mouse_down(MouseButton::Left), press, mouse) {
+            (true, None, Some(at)) => {
+                press = Some(at);
+                last = at;
+                dragging = false;
+            }
+            (true, Some(from), Some(at)) => {
+                dragging |= (at.0 - from.0).hypot(at.1 - from.1) > CLICK_SLOP;
+                if dragging {
+                    yaw -= (at.0 - last.0) * DRAG_TURN;
+                    pitch += (at.1 - last.1) * DRAG_TURN;
+                }
+                last = at;
+            }
+            (false, Some(from), _) => {
+                press = None;
+                if !dragging {
+                    let (x, y) = (from.0 as usize, from.1 as usize);
+                    if x < w && y < h {
+                        let hit = view.hit(&bvh, x, y);
+                        let (line, title) = describe(&bvh, x, y, hit.as_ref());
+                        println!("{line}");
+                        window.set_title(&title);
+                        picked = hit.map(|hit| hit.triangle);
+                        recolour = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if yaw != 0.0 || pitch != 0.0 || zoom != 1.0 {
+            orbit.turn(yaw, pitch);
+            orbit.zoom(zoom);
+            view = View::new(&bvh, &orbit, args.size);
+            (shades, triangles) = view.cast(&bvh);
+            recolour = true;
+        }
+        if recolour {
+            for ((out, &shade), &triangle) in buffer.iter_mut().zip(&shades).zip(&triangles) {
+                *out = if triangle.is_some() && triangle == picked {
+                    YELLOW
+                } else {
+                    shade
+                };
+            }
+            recolour = false;
+        }
+        // minifb does not report exposures, so the buffer is presented every frame; only the
+        // ray casting waits for a change.
+        window
+            .update_with_buffer(&buffer, w, h)
+            .map_err(|e| format!("cannot draw the window: {e}"))?;
+        if !ready {
+            let d = orbit.direction;
+            println!(
+                "ready size={w}x{h} triangles={} direction=[{},{},{}] distance={}",
+                bvh.mesh().triangle_count(),
+                d.x,
+                d.y,
+                d.z,
+                orbit.distance
+            );
+            ready = true;
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match parse_args().and_then(|args| run(&args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("viewer: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
