@@ -4,7 +4,7 @@
 //! cargo run --release -p meshray-viewer -- [MESH] [--size WxH]
 //! ```
 //!
-//! Any mesh `Mesh::load` reads (OBJ or STL), by default the repository's `assets/scene.obj`,
+//! Any mesh `Mesh::load` reads (OBJ, STL, PLY, glTF), by default the repository's `assets/scene.obj`,
 //! in an 800×600 window. Drag with the left button or press the arrow keys to orbit, turn the
 //! wheel or press +/- to zoom, click (press and release without dragging) to pick; Escape or
 //! Q quits. The picked triangle is drawn pure yellow, (255, 255, 0), a colour the shading
