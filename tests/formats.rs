@@ -838,3 +838,80 @@ fn truncated_and_corrupted_files_never_panic() {
     );
     assert!(Mesh::parse_ply(&ascii_ply(&small), &options).is_ok());
 }
+
+#[test]
+fn loading_reports_progress_in_bytes() {
+    // A 300 × 300 grid: a few megabytes of text, so several reports.
+    let n = 300u32;
+    let positions: Vec<Point3<f32>> = (0..n * n)
+        .map(|i| {
+            Point3::new(
+                (i % n) as f32 * 0.37,
+                (i / n) as f32 * 0.41,
+                (i % 7) as f32 * 0.1,
+            )
+        })
+        .collect();
+    let mut triangles = Vec::new();
+    for y in 0..n - 1 {
+        for x in 0..n - 1 {
+            let i = y * n + x;
+            triangles.push([i, i + 1, i + n + 1]);
+            triangles.push([i, i + n + 1, i + n]);
+        }
+    }
+    let grid = Mesh::from_buffers(positions, triangles).unwrap();
+    let mut obj = String::new();
+    for p in grid.positions() {
+        obj.push_str(&format!("v {:?} {:?} {:?}\n", p.x, p.y, p.z));
+    }
+    for t in grid.triangles() {
+        obj.push_str(&format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1));
+    }
+    let (mut w, tris) = (GltfWriter::default(), grid.triangles().concat());
+    w.mesh(grid.positions(), &tris, 4, None);
+    w.nodes.push(r#"{"mesh":0}"#.into());
+    let files = [
+        ("grid.obj", obj.into_bytes(), 3),
+        ("grid.ply", ascii_ply(&grid), 3),
+        ("grid-binary.ply", binary_ply(&grid, false), 2),
+        ("grid.glb", w.glb(&[0]), 1),
+    ];
+    for (name, bytes, at_least) in files {
+        let path = scratch(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let calls = std::cell::RefCell::new(Vec::new());
+        let mesh =
+            Mesh::load_with_progress(&path, None, &LoadOptions::default(), &|done, total| {
+                calls.borrow_mut().push((done, total))
+            })
+            .unwrap();
+        same_triangles(&grid, &mesh);
+        let calls = calls.into_inner();
+        let size = bytes.len() as u64;
+        assert!(calls.len() >= at_least, "{name}: {calls:?}");
+        assert!(
+            calls
+                .iter()
+                .all(|&(done, total)| total == size && done <= size),
+            "{name}"
+        );
+        assert!(
+            calls.windows(2).all(|w| w[0].0 <= w[1].0),
+            "{name}: {calls:?}"
+        );
+        assert_eq!(calls.last(), Some(&(size, size)), "{name}");
+    }
+    // A bad file is an error, its progress never claims the end.
+    let path = scratch("grid-bad.ply");
+    std::fs::write(&path, &ascii_ply(&grid)[..500_000]).unwrap();
+    let last = std::cell::Cell::new((0, 1));
+    let err = Mesh::load_with_progress(
+        &path,
+        Some(Format::Ply),
+        &LoadOptions::default(),
+        &|d, t| last.set((d, t)),
+    );
+    assert!(err.is_err());
+    assert!(last.get().0 < last.get().1);
+}

@@ -27,7 +27,7 @@ mod rays;
 #[path = "subdivide.rs"]
 mod subdivide;
 
-use meshray::{BuildOptions, Bvh, Mesh, QueryOptions, Ray};
+use meshray::{BuildOptions, Bvh, LoadOptions, Mesh, QueryOptions, Ray};
 use rayon::prelude::*;
 use rays::{HitRecord, Kind, RaySet};
 use std::path::PathBuf;
@@ -164,11 +164,20 @@ fn run(args: &Args) -> Result<(), String> {
     let session = Instant::now();
     let started = Instant::now();
     // Progress on stderr, shown only on a terminal (indicatif hides itself otherwise).
-    let spinner = indicatif::ProgressBar::new_spinner()
-        .with_message(format!("loading {}", args.mesh.display()));
-    spinner.enable_steady_tick(std::time::Duration::from_millis(100));
-    let mut mesh = Mesh::load(&args.mesh).map_err(|e| e.to_string())?;
-    spinner.finish_and_clear();
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template(
+            "loading {msg} {bar:40} {bytes}/{total_bytes} {elapsed}",
+        )
+        .expect("a valid template"),
+    );
+    bar.set_message(args.mesh.display().to_string());
+    let mut mesh =
+        Mesh::load_with_progress(&args.mesh, None, &LoadOptions::default(), &|done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        })
+        .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     if args.subdivide > 0 {
         mesh = subdivide::subdivide(&mesh, args.subdivide);

@@ -110,8 +110,7 @@ impl Mesh {
     pub fn load_gltf_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
         let path = path.as_ref();
         let bytes = read_limited(path, options.max_file_bytes)?;
-        let document = Document::parse(path, path.parent(), &bytes, options)?;
-        document.flatten(options)
+        load_gltf_bytes(path, &bytes, options)
     }
 
     /// [`load_gltf_with`](Mesh::load_gltf_with) with the default [`LoadOptions`].
@@ -156,6 +155,11 @@ impl Scene {
     pub fn load_gltf(path: impl AsRef<Path>) -> Result<GltfScene> {
         Scene::load_gltf_with(path, &LoadOptions::default())
     }
+}
+
+/// Loads the glTF document `bytes` of file `path` (external buffers beside it) as one mesh.
+pub(crate) fn load_gltf_bytes(path: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
+    Document::parse(path, path.parent(), bytes, options)?.flatten(options)
 }
 
 fn parse_error(path: &Path, message: String) -> Error {

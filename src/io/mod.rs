@@ -5,10 +5,13 @@ pub(crate) mod gltf;
 pub(crate) mod obj;
 #[cfg(feature = "ply")]
 pub(crate) mod ply;
+pub(crate) mod progress;
 #[cfg(feature = "stl")]
 pub(crate) mod stl;
 
 use crate::{Error, LoadOptions, Mesh, Result};
+use obj::read_limited;
+use progress::Progress;
 use std::path::Path;
 
 /// A mesh file format, for [`Mesh::load_as`]. Formats other than OBJ each have a cargo
@@ -70,14 +73,7 @@ impl Mesh {
     /// format this build reads (use [`load_as`](Mesh::load_as) to say which).
     pub fn load(path: impl AsRef<Path>) -> Result<Mesh> {
         let path = path.as_ref();
-        let format = Format::from_path(path).ok_or_else(|| Error::Parse {
-            path: path.into(),
-            line: None,
-            message: "unknown mesh format: the extension names no format this build reads \
-                      (use Mesh::load_as)"
-                .into(),
-        })?;
-        Mesh::load_as(path, format, &LoadOptions::default())
+        Mesh::load_as(path, format_of(path)?, &LoadOptions::default())
     }
 
     /// Loads a mesh in the given format, whatever the file's name.
@@ -95,15 +91,83 @@ impl Mesh {
     /// As the format's loader: [`load_obj_with`](Mesh::load_obj_with) and those of the other
     /// formats.
     pub fn load_as(path: impl AsRef<Path>, format: Format, options: &LoadOptions) -> Result<Mesh> {
-        match format {
-            Format::Obj => Mesh::load_obj_with(path, options),
-            #[cfg(feature = "stl")]
-            Format::Stl => Mesh::load_stl_with(path, options),
-            #[cfg(feature = "ply")]
-            Format::Ply => Mesh::load_ply_with(path, options),
-            #[cfg(feature = "gltf")]
-            Format::Gltf => Mesh::load_gltf_with(path, options),
-        }
+        let path = path.as_ref();
+        let bytes = read_limited(path, options.max_file_bytes)?;
+        parse_file(path, &bytes, format, options, &Progress::none())
+    }
+
+    /// Loads a mesh as [`load_as`](Mesh::load_as) does (the format chosen by extension when
+    /// `format` is `None`), telling `progress(done, total)` how many of the file's `total`
+    /// bytes the parser has consumed: every MiB or so, and once at the end with
+    /// `done == total`. For progress bars on files of hundreds of megabytes; the library
+    /// itself prints nothing. (The file is read into memory first: from the page cache
+    /// that takes a small part of the time. glTF reports only its end: its JSON is small and
+    /// its buffers are read whole.)
+    ///
+    /// ```
+    /// use meshray::{LoadOptions, Mesh};
+    /// use std::cell::Cell;
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
+    /// let last = Cell::new((0, 0));
+    /// let mesh = Mesh::load_with_progress(path, None, &LoadOptions::default(), &|done, total| {
+    ///     assert!(done <= total);
+    ///     last.set((done, total));
+    /// })?;
+    /// let size = std::fs::metadata(path).unwrap().len();
+    /// assert_eq!(last.get(), (size, size));
+    /// assert_eq!(mesh.triangle_count(), 2090);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`load`](Mesh::load) and [`load_as`](Mesh::load_as).
+    pub fn load_with_progress(
+        path: impl AsRef<Path>,
+        format: Option<Format>,
+        options: &LoadOptions,
+        progress: &dyn Fn(u64, u64),
+    ) -> Result<Mesh> {
+        let path = path.as_ref();
+        let format = match format {
+            Some(format) => format,
+            None => format_of(path)?,
+        };
+        let bytes = read_limited(path, options.max_file_bytes)?;
+        let progress = Progress::new(progress, bytes.len() as u64);
+        let mesh = parse_file(path, &bytes, format, options, &progress)?;
+        progress.finish();
+        Ok(mesh)
+    }
+}
+
+/// The format `path`'s extension names, or an error saying how to name one.
+fn format_of(path: &Path) -> Result<Format> {
+    Format::from_path(path).ok_or_else(|| Error::Parse {
+        path: path.into(),
+        line: None,
+        message: "unknown mesh format: the extension names no format this build reads \
+                  (use Mesh::load_as)"
+            .into(),
+    })
+}
+
+/// Parses the bytes of file `path` in `format`.
+fn parse_file(
+    path: &Path,
+    bytes: &[u8],
+    format: Format,
+    options: &LoadOptions,
+    progress: &Progress,
+) -> Result<Mesh> {
+    match format {
+        Format::Obj => obj::load_obj_bytes(path, bytes, options, progress),
+        #[cfg(feature = "stl")]
+        Format::Stl => stl::parse_stl(path, bytes, options, progress),
+        #[cfg(feature = "ply")]
+        Format::Ply => ply::parse_ply(path, bytes, options, progress),
+        #[cfg(feature = "gltf")]
+        Format::Gltf => gltf::load_gltf_bytes(path, bytes, options),
     }
 }
 

@@ -5,6 +5,7 @@
 //! out-of-range index or a non-finite coordinate (found by a second look at the text, paid
 //! only on the error path), and a material library that fails without losing the geometry.
 
+use super::progress::Progress;
 use crate::mesh::{CornerAttribute, NO_INDEX};
 use crate::{Error, Mesh, Result};
 use nalgebra::{Point2, Point3, Vector3};
@@ -61,11 +62,14 @@ struct CheckingReader<'a> {
     inner: Cursor<&'a [u8]>,
     syntax: Syntax,
     scan: &'a RefCell<Scan>,
+    progress: &'a Progress<'a>,
 }
 
 impl Read for CheckingReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.inner.read(buf)
+        let n = self.inner.read(buf)?;
+        self.progress.at(self.inner.position());
+        Ok(n)
     }
 }
 
@@ -75,7 +79,8 @@ impl BufRead for CheckingReader<'_> {
     }
 
     fn consume(&mut self, amt: usize) {
-        self.inner.consume(amt)
+        self.inner.consume(amt);
+        self.progress.at(self.inner.position());
     }
 
     fn read_line(&mut self, buf: &mut String) -> std::io::Result<usize> {
@@ -83,7 +88,10 @@ impl BufRead for CheckingReader<'_> {
         let mut scan = self.scan.borrow_mut();
         scan.line += 1;
         let n = match self.inner.read_line(buf) {
-            Ok(n) => n,
+            Ok(n) => {
+                self.progress.at(self.inner.position());
+                n
+            }
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
                 scan.refusal = Some(Refusal::Parse("the line is not valid UTF-8".into()));
                 return Err(e);
@@ -306,7 +314,13 @@ impl Mesh {
     /// # Errors
     /// As [`load_obj_with`](Mesh::load_obj_with), except [`Error::Io`].
     pub fn parse_obj(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
-        parse(Path::new("<memory>"), None, bytes, options)
+        parse(
+            Path::new("<memory>"),
+            None,
+            bytes,
+            options,
+            &Progress::none(),
+        )
     }
 
     /// [`load_obj`](Mesh::load_obj) with explicit [`LoadOptions`].
@@ -317,17 +331,29 @@ impl Mesh {
     pub fn load_obj_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
         let path = path.as_ref();
         let bytes = read_limited(path, options.max_file_bytes)?;
-        load_obj_bytes(path, &bytes, options)
+        load_obj_bytes(path, &bytes, options, &Progress::none())
     }
 }
 
-/// Parses OBJ text; material libraries are read from `dir`, or not at all without one.
-fn load_obj_bytes(path: &Path, bytes: &[u8], limits: &LoadOptions) -> Result<Mesh> {
+/// Parses the OBJ text of file `path`; material libraries are read from its directory.
+pub(crate) fn load_obj_bytes(
+    path: &Path,
+    bytes: &[u8],
+    limits: &LoadOptions,
+    progress: &Progress,
+) -> Result<Mesh> {
     let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
-    parse(path, Some(&dir), bytes, limits)
+    parse(path, Some(&dir), bytes, limits, progress)
 }
 
-fn parse(path: &Path, dir: Option<&Path>, bytes: &[u8], limits: &LoadOptions) -> Result<Mesh> {
+/// Parses OBJ text; material libraries are read from `dir`, or not at all without one.
+fn parse(
+    path: &Path,
+    dir: Option<&Path>,
+    bytes: &[u8],
+    limits: &LoadOptions,
+    progress: &Progress,
+) -> Result<Mesh> {
     if bytes.len() as u64 > limits.max_file_bytes {
         return Err(Error::LimitExceeded {
             path: path.into(),
@@ -351,6 +377,7 @@ fn parse(path: &Path, dir: Option<&Path>, bytes: &[u8], limits: &LoadOptions) ->
         inner: Cursor::new(bytes),
         syntax: Syntax::Obj,
         scan: &scan,
+        progress,
     };
     let loaded = tobj::load_obj_buf(&mut reader, &options, |mtl| {
         let mut warnings = warnings.borrow_mut();
@@ -517,10 +544,12 @@ fn load_materials(path: &Path, max_bytes: u64, warnings: &mut Vec<Error>) -> tob
         }
     };
     let scan = RefCell::new(Scan::default());
+    let none = Progress::none();
     let mut reader = CheckingReader {
         inner: Cursor::new(&bytes),
         syntax: Syntax::Mtl,
         scan: &scan,
+        progress: &none,
     };
     match tobj::load_mtl_buf(&mut reader) {
         Ok(ok) => Ok(ok),
@@ -682,6 +711,7 @@ mod tests {
             Path::new("mem.obj"),
             text.as_bytes(),
             &LoadOptions::default(),
+            &Progress::none(),
         )
     }
 
@@ -739,7 +769,12 @@ mod tests {
     fn non_utf8_is_a_parse_error() {
         let mut bytes = TRI.as_bytes().to_vec();
         bytes.extend_from_slice(b"f 1 2 \xff\n");
-        match load_obj_bytes(Path::new("x.obj"), &bytes, &LoadOptions::default()) {
+        match load_obj_bytes(
+            Path::new("x.obj"),
+            &bytes,
+            &LoadOptions::default(),
+            &Progress::none(),
+        ) {
             Err(Error::Parse { line: Some(4), .. }) => {}
             other => panic!("{other:?}"),
         }

@@ -5,6 +5,7 @@
 //! elements (edges, materials...) are read past and dropped.
 
 use super::obj::read_limited;
+use super::progress::{Progress, Reporting};
 use super::{name_file, too_many_triangles};
 use crate::{Error, LoadOptions, Mesh, Result};
 use nalgebra::Point3;
@@ -106,7 +107,7 @@ impl Mesh {
     pub fn load_ply_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
         let path = path.as_ref();
         let bytes = read_limited(path, options.max_file_bytes)?;
-        parse_ply(path, &bytes, options)
+        parse_ply(path, &bytes, options, &Progress::none())
     }
 
     /// [`load_ply_with`](Mesh::load_ply_with) with the default [`LoadOptions`].
@@ -133,11 +134,16 @@ impl Mesh {
     /// # Errors
     /// As [`load_ply_with`](Mesh::load_ply_with), except [`Error::Io`].
     pub fn parse_ply(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
-        parse_ply(Path::new("<memory>"), bytes, options)
+        parse_ply(Path::new("<memory>"), bytes, options, &Progress::none())
     }
 }
 
-fn parse_ply(path: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
+pub(crate) fn parse_ply(
+    path: &Path,
+    bytes: &[u8],
+    options: &LoadOptions,
+    progress: &Progress,
+) -> Result<Mesh> {
     let error = |line: Option<usize>, message: String| Error::Parse {
         path: path.into(),
         line,
@@ -154,7 +160,7 @@ fn parse_ply(path: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
         };
         error(e.line(), message)
     };
-    let mut reader = Reader::new(Cursor::new(bytes));
+    let mut reader = Reader::new(Reporting::new(Cursor::new(bytes), progress));
     let header = Parser::<Skipped>::new()
         .read_header(&mut reader)
         .map_err(ply_error)?;

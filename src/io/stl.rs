@@ -1,6 +1,7 @@
 //! STL, binary and ASCII, through `stl_io` (the `stl` feature, on by default).
 
 use super::obj::read_limited;
+use super::progress::{Progress, Reporting};
 use super::{name_file, too_many_triangles};
 use crate::{Error, LoadOptions, Mesh, Result};
 use nalgebra::Point3;
@@ -20,7 +21,7 @@ impl Mesh {
     pub fn load_stl_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
         let path = path.as_ref();
         let bytes = read_limited(path, options.max_file_bytes)?;
-        parse_stl(path, &bytes, options)
+        parse_stl(path, &bytes, options, &Progress::none())
     }
 
     /// [`load_stl_with`](Mesh::load_stl_with) with the default [`LoadOptions`].
@@ -36,17 +37,22 @@ impl Mesh {
     /// # Errors
     /// As [`load_stl_with`](Mesh::load_stl_with), except [`Error::Io`].
     pub fn parse_stl(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
-        parse_stl(Path::new("<memory>"), bytes, options)
+        parse_stl(Path::new("<memory>"), bytes, options, &Progress::none())
     }
 }
 
-fn parse_stl(path: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
+pub(crate) fn parse_stl(
+    path: &Path,
+    bytes: &[u8],
+    options: &LoadOptions,
+    progress: &Progress,
+) -> Result<Mesh> {
     let parse = |message: String| Error::Parse {
         path: path.into(),
         line: None,
         message,
     };
-    let mut reader = Cursor::new(bytes);
+    let mut reader = Reporting::new(Cursor::new(bytes), progress);
     let facets =
         stl_io::create_stl_reader(&mut reader).map_err(|e| parse(format!("not STL: {e}")))?;
     let (mut positions, mut triangles) = (Vec::new(), Vec::new());
