@@ -746,6 +746,11 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
             matches!(e, Error::Parse { .. })
         }),
         ("only points", good.replace(r#""mode":4"#, r#""mode":0"#), |e| matches!(e, Error::NoTriangles { path: Some(_) })),
+        // No indices, and a vertex count of four billion: refused before anything that size
+        // is allocated.
+        ("huge count", good.replace(r#","indices":1"#, "").replacen(r#""count":3"#, r#""count":4000000000"#, 1), |e| {
+            matches!(e, Error::Parse { .. })
+        }),
         ("nan", {
             let mut w2 = GltfWriter::default();
             w2.mesh(&[tri[0], Point3::new(f32::NAN, 0.0, 0.0), tri[2]], &[0, 1, 2], 4, None);

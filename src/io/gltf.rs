@@ -162,6 +162,15 @@ pub(crate) fn load_gltf_bytes(path: &Path, bytes: &[u8], options: &LoadOptions) 
     Document::parse(path, path.parent(), bytes, options)?.flatten(options)
 }
 
+/// The error for more vertices than a mesh can number (or than the triangle limit allows
+/// for: three per triangle).
+fn too_many_vertices(path: &Path) -> Error {
+    parse_error(
+        path,
+        "more vertices than a mesh can hold (2^32, or three per allowed triangle)".into(),
+    )
+}
+
 fn parse_error(path: &Path, message: String) -> Error {
     Error::Parse {
         path: path.into(),
@@ -299,8 +308,14 @@ impl<'a> Document<'a> {
                     what("POSITION is not float VEC3 (quantized positions are not read)"),
                 ));
             }
-            let base = part.positions.len() as u32;
-            let count = positions.count();
+            // Positions first: reading them checks the accessor against the bytes present,
+            // so no count the JSON claims is trusted before that.
+            let xyz = self.read_floats(&positions, 3, &what("POSITION"))?;
+            let count = xyz.len() / 3;
+            let base = part.positions.len();
+            if base + count > u32::MAX as usize {
+                return Err(too_many_vertices(self.path));
+            }
             let corners: Vec<u32> = match primitive.indices() {
                 Some(indices) => self.read_indices(&indices, &what("indices"))?,
                 None => (0..count as u32).collect(),
@@ -318,9 +333,9 @@ impl<'a> Document<'a> {
             if part.triangles.len() + triangles.len() > budget {
                 return Err(too_many_triangles(self.path, options));
             }
-            let xyz = self.read_floats(&positions, 3, &what("POSITION"))?;
             part.positions
                 .extend(xyz.chunks_exact(3).map(|p| Point3::new(p[0], p[1], p[2])));
+            let base = base as u32;
             part.triangles
                 .extend(triangles.iter().map(|t| t.map(|i| base + i)));
             let material = primitive.material().index().map(|m| m as u32);
@@ -467,6 +482,14 @@ impl<'a> Document<'a> {
         let has_uvs = placements
             .iter()
             .all(|p| parts[p.mesh].as_ref().is_some_and(|m| m.has_uvs));
+        // Placements copy their mesh's vertices: bound the total before allocating it.
+        let vertices: usize = placements
+            .iter()
+            .map(|p| parts[p.mesh].as_ref().map_or(0, |m| m.positions.len()))
+            .sum();
+        if vertices > u32::MAX as usize || vertices / 3 > options.max_triangles {
+            return Err(too_many_vertices(self.path));
+        }
         let (mut positions, mut triangles, mut normals, mut uvs) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut object_ids, mut material_ids) = (Vec::new(), Vec::new());
