@@ -247,6 +247,10 @@ impl Frustum {
 /// Whether the triangle `a, b, c` overlaps the box (closed sets; the separating axis test
 /// of Akenine-Möller (2001) in `f64`). What [`Bvh::triangles_in_box`](crate::Bvh::triangles_in_box) tests.
 ///
+/// The box is not checked here: for an empty box (`min > max` on an axis, or a NaN) the
+/// answer means nothing, where [`Bvh::triangles_in_box`](crate::Bvh::triangles_in_box)
+/// returns no triangle. Check [`Aabb::is_empty`] first when the box may be empty.
+///
 /// ```
 /// use meshray::{triangle_overlaps_box, Aabb};
 /// use nalgebra::Point3;
@@ -269,6 +273,10 @@ pub fn triangle_overlaps_box(
 
 /// Whether the triangle `a, b, c` comes within `radius` of `centre` (its closest point, in
 /// `f64`). What [`Bvh::triangles_in_sphere`](crate::Bvh::triangles_in_sphere) tests.
+///
+/// The radius is not checked here: a negative radius acts as its absolute value (a NaN
+/// overlaps nothing), where [`Bvh::triangles_in_sphere`](crate::Bvh::triangles_in_sphere)
+/// returns no triangle for a negative one.
 ///
 /// ```
 /// use meshray::triangle_overlaps_sphere;
