@@ -115,6 +115,10 @@ impl Node {
 
 /// A mesh with its BVH: build it once, then cast rays.
 ///
+/// `Send` and `Sync`: share one across threads (or instances of a [`Scene`](crate::Scene),
+/// through an `Arc`). With the `serde` feature (default) it is `Serialize` and
+/// `Deserialize`, validated on load (see [Building](crate#building) in the crate guide).
+///
 /// ```
 /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
 /// use nalgebra::{Point3, Vector3};
