@@ -54,39 +54,88 @@ impl Default for Aabb {
 
 impl Aabb {
     /// The box `[min, max]`.
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// let b = Aabb::new(Point3::new(0.0, 0.0, 0.0), Point3::new(2.0, 1.0, 1.0));
+    /// assert_eq!(b.centroid(), Point3::new(1.0, 0.5, 0.5));
+    /// assert!(Aabb::new(Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 1.0)).is_empty()); // min > max
+    /// ```
     pub fn new(min: Point3<f32>, max: Point3<f32>) -> Aabb {
         Aabb { min, max }
     }
 
     /// The empty box (`min = +inf`, `max = -inf`): the identity of [`grow`](Aabb::grow) and
     /// [`union`](Aabb::union); it contains nothing and no ray hits it.
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// let p = Point3::new(1.0, 2.0, 3.0);
+    /// assert!(Aabb::EMPTY.is_empty());
+    /// assert_eq!(Aabb::EMPTY.grow(&p), Aabb::new(p, p));
+    /// ```
     pub const EMPTY: Aabb = Aabb {
         min: Point3::new(f32::INFINITY, f32::INFINITY, f32::INFINITY),
         max: Point3::new(f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY),
     };
 
     /// The same as [`Aabb::EMPTY`].
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// assert_eq!(Aabb::empty(), Aabb::EMPTY);
+    /// assert_eq!(Aabb::default(), Aabb::empty());
+    /// ```
     pub fn empty() -> Aabb {
         Aabb::EMPTY
     }
 
     /// The smallest box holding all the points.
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// let b = Aabb::from_points(&[Point3::new(1.0, 5.0, 0.0), Point3::new(-1.0, 2.0, 3.0)]);
+    /// assert_eq!(b, Aabb::new(Point3::new(-1.0, 2.0, 0.0), Point3::new(1.0, 5.0, 3.0)));
+    /// assert!(Aabb::from_points(&[]).is_empty());
+    /// ```
     pub fn from_points<'a>(points: impl IntoIterator<Item = &'a Point3<f32>>) -> Aabb {
         points.into_iter().fold(Aabb::empty(), |b, p| b.grow(p))
     }
 
     /// Whether `min > max` on some axis.
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// let point = Aabb::new(Point3::new(1.0, 1.0, 1.0), Point3::new(1.0, 1.0, 1.0));
+    /// assert!(!point.is_empty()); // closed: a single point is a box
+    /// assert!(Aabb::EMPTY.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         (0..3).any(|a| !(self.min[a] <= self.max[a]))
     }
 
     /// This box grown to hold `p`.
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// let b = Aabb::new(Point3::origin(), Point3::new(1.0, 1.0, 1.0)).grow(&Point3::new(3.0, 0.5, 0.5));
+    /// assert_eq!(b.max, Point3::new(3.0, 1.0, 1.0));
+    /// ```
     #[inline]
     pub fn grow(&self, p: &Point3<f32>) -> Aabb {
         self.union(&Aabb { min: *p, max: *p })
     }
 
     /// The smallest box holding both.
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// let a = Aabb::new(Point3::origin(), Point3::new(1.0, 1.0, 1.0));
+    /// let b = Aabb::new(Point3::new(2.0, 0.0, 0.0), Point3::new(3.0, 1.0, 1.0));
+    /// let both = a.union(&b);
+    /// assert!(both.contains(&a) && both.contains(&b));
+    /// assert_eq!(a.union(&Aabb::EMPTY), a);
+    /// ```
     #[inline]
     pub fn union(&self, other: &Aabb) -> Aabb {
         // Written out per component as plain comparisons, which compile to single min/max
@@ -109,17 +158,36 @@ impl Aabb {
     }
 
     /// `max - min`.
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// let b = Aabb::new(Point3::new(1.0, 1.0, 1.0), Point3::new(3.0, 2.0, 1.5));
+    /// assert_eq!(b.extent(), nalgebra::Vector3::new(2.0, 1.0, 0.5));
+    /// ```
     pub fn extent(&self) -> Vector3<f32> {
         self.max - self.min
     }
 
     /// The centre.
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// let b = Aabb::new(Point3::new(-1.0, 0.0, 2.0), Point3::new(1.0, 2.0, 4.0));
+    /// assert_eq!(b.centroid(), Point3::new(0.0, 1.0, 3.0));
+    /// ```
     pub fn centroid(&self) -> Point3<f32> {
         nalgebra::center(&self.min, &self.max)
     }
 
     /// Half the surface area, `xy + yz + zx` (0 for an empty box): the SAH only compares
     /// areas, so the factor 2 is left out.
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// let b = Aabb::new(Point3::origin(), Point3::new(1.0, 2.0, 3.0));
+    /// assert_eq!(b.half_area(), 1.0 * 2.0 + 2.0 * 3.0 + 3.0 * 1.0);
+    /// assert_eq!(Aabb::EMPTY.half_area(), 0.0);
+    /// ```
     #[inline]
     pub fn half_area(&self) -> f32 {
         if self.is_empty() {
@@ -130,6 +198,14 @@ impl Aabb {
     }
 
     /// Whether `other` lies inside this box (an empty `other` lies in any box).
+    ///
+    /// ```
+    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// let big = Aabb::new(Point3::origin(), Point3::new(4.0, 4.0, 4.0));
+    /// let small = Aabb::new(Point3::new(1.0, 1.0, 1.0), Point3::new(2.0, 2.0, 4.0));
+    /// assert!(big.contains(&small) && !small.contains(&big));
+    /// assert!(small.contains(&Aabb::EMPTY));
+    /// ```
     pub fn contains(&self, other: &Aabb) -> bool {
         other.is_empty()
             || (0..3).all(|a| self.min[a] <= other.min[a] && other.max[a] <= self.max[a])
@@ -138,6 +214,21 @@ impl Aabb {
     /// The slab test: the interval `(t_near, t_far)` of the ray's range inside the box, or
     /// `None` when the ray misses it. See the [type docs](Aabb) for the policy on zero
     /// direction components, rays in a face plane, origins inside, and NaN.
+    ///
+    /// ```
+    /// use meshray::{Aabb, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let b = Aabb::new(Point3::origin(), Point3::new(1.0, 1.0, 1.0));
+    /// // Starting inside: t_near is the ray's t_min.
+    /// let inside = Ray::new(Point3::new(0.5, 0.5, 0.5), Vector3::x());
+    /// assert_eq!(b.intersect_ray(&inside), Some((0.0, 0.5)));
+    /// // Along a face plane (y = 1, direction y = 0): the closed box is touched.
+    /// let along = Ray::new(Point3::new(-1.0, 1.0, 0.5), Vector3::x());
+    /// assert_eq!(b.intersect_ray(&along), Some((1.0, 2.0)));
+    /// // Parallel to a slab and outside it: a miss.
+    /// assert_eq!(b.intersect_ray(&Ray::new(Point3::new(-1.0, 2.0, 0.5), Vector3::x())), None);
+    /// ```
     #[inline]
     pub fn intersect_ray(&self, ray: &Ray) -> Option<(f32, f32)> {
         if !ray.is_valid() {

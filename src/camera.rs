@@ -49,7 +49,23 @@ pub fn pixel_ray(
     unproject(&inverse, viewport, pixel)
 }
 
-/// [`pixel_ray`] for a camera given by the inverse of `projection · view`.
+/// [`pixel_ray`] for a camera given by the inverse of `projection · view`, for engines that
+/// keep that inverse already (it is inverted in `f32` there; [`pixel_ray`] inverts in `f64`).
+///
+/// ```
+/// use meshray::{pixel_ray, pixel_ray_from_inverse};
+/// use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
+///
+/// let view = Isometry3::look_at_rh(&Point3::new(0.0, 0.0, 5.0), &Point3::origin(), &Vector3::y()).to_homogeneous();
+/// let projection = Perspective3::new(1.5, 0.8, 0.1, 100.0).to_homogeneous();
+/// let inverse = (projection * view).try_inverse().unwrap();
+/// let (viewport, pixel) = (Vector2::new(300.0, 200.0), Point2::new(20.0, 180.0));
+/// let ray = pixel_ray_from_inverse(&inverse, viewport, pixel)?;
+/// let reference = pixel_ray(&view, &projection, viewport, pixel)?;
+/// assert!((ray.direction() - reference.direction()).norm() < 1e-4);
+/// assert!(pixel_ray_from_inverse(&inverse, Vector2::new(0.0, 200.0), pixel).is_err()); // empty viewport
+/// # Ok::<(), meshray::Error>(())
+/// ```
 ///
 /// # Errors
 /// [`Error::InvalidCamera`] when the viewport is not positive and finite, the pixel is not

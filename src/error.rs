@@ -7,6 +7,17 @@ use std::path::PathBuf;
 ///
 /// Queries never fail: a ray that cannot hit gives `None`. Variants that come from a file
 /// name it, and the 1-based line where the loader could tell.
+///
+/// ```
+/// use meshray::{Error, LoadOptions, Mesh};
+///
+/// // Face index 3 on line 2 names a vertex that does not exist.
+/// let obj = b"v 0 0 0\nf 1 2 3\n";
+/// let error = Mesh::parse_obj(obj, &LoadOptions::default()).unwrap_err();
+/// assert!(matches!(error, Error::IndexOutOfRange { line: Some(2), what: "vertex", .. }));
+/// let message = error.to_string();
+/// assert!(message.starts_with("<memory>:2: "), "{message}");
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -17,8 +28,10 @@ pub enum Error {
         /// What the operating system said.
         source: std::io::Error,
     },
-    /// The file is not valid OBJ (or MTL): an unreadable number, a face with fewer than three
-    /// vertices, bytes that are not UTF-8...
+    /// The file is not valid in its format (OBJ, MTL, STL, PLY or glTF): an unreadable
+    /// number, a face with fewer than three vertices, bytes that are not UTF-8, a truncated
+    /// file... Also an extension that names no format this build reads
+    /// ([`Mesh::load`](crate::Mesh::load)).
     Parse {
         /// The file.
         path: PathBuf,
@@ -27,13 +40,18 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// A face refers to a vertex (or normal, or texture coordinate) that does not exist.
+    /// A face refers to a vertex (or normal, or texture coordinate) that does not exist, or a
+    /// buffer given to [`Mesh::from_buffers`](crate::Mesh::from_buffers) or its `with_*`
+    /// companions indexes past its data or has the wrong length.
     IndexOutOfRange {
         /// The file, when the mesh came from one.
         path: Option<PathBuf>,
         /// The offending line, 1-based, where known.
         line: Option<usize>,
-        /// What the index refers to: `"vertex"`, `"normal"` or `"texture coordinate"`.
+        /// What the index refers to: `"vertex"`, `"normal"`, `"texture coordinate"`,
+        /// `"object"` or `"material"`; `"triangle"` when a per-triangle list has the wrong
+        /// length (then `index` is its length and `count` the number of triangles) or a mesh
+        /// has `u32::MAX` triangles or more.
         what: &'static str,
         /// The index as written (OBJ: 1-based or negative) or as given (buffers: 0-based).
         index: i64,
@@ -181,6 +199,17 @@ impl Clone for Error {
 }
 
 /// `Result` with this crate's [`Error`].
+///
+/// ```
+/// use meshray::{Bvh, Mesh};
+///
+/// fn triangles_in(path: &str) -> meshray::Result<usize> {
+///     Ok(Bvh::build(Mesh::load(path)?).mesh().triangle_count())
+/// }
+/// assert_eq!(triangles_in(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?, 2090);
+/// assert!(matches!(triangles_in("no/such/file.obj"), Err(meshray::Error::Io { .. })));
+/// # Ok::<(), meshray::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 fn at(path: &Option<PathBuf>, line: &Option<usize>) -> String {

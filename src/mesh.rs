@@ -59,6 +59,26 @@ impl Mesh {
     /// A mesh from vertex positions and triangles of 0-based indices into them. All
     /// triangles belong to one object named `""` and have no material.
     ///
+    /// ```
+    /// use meshray::{Error, Mesh};
+    /// use nalgebra::Point3;
+    ///
+    /// let square = vec![
+    ///     Point3::new(0.0, 0.0, 0.0),
+    ///     Point3::new(1.0, 0.0, 0.0),
+    ///     Point3::new(1.0, 1.0, 0.0),
+    ///     Point3::new(0.0, 1.0, 0.0),
+    /// ];
+    /// let mesh = Mesh::from_buffers(square.clone(), vec![[0, 1, 2], [0, 2, 3]])?;
+    /// assert_eq!(mesh.triangle_count(), 2);
+    /// assert_eq!(mesh.objects(), [""]);
+    ///
+    /// // Index 4 does not exist: an error, not a panic.
+    /// let bad = Mesh::from_buffers(square, vec![[0, 1, 4]]);
+    /// assert!(matches!(bad, Err(Error::IndexOutOfRange { index: 4, count: 4, .. })));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::IndexOutOfRange`] for an index `>= positions.len()`,
     /// [`Error::NonFiniteCoordinate`] for a NaN or infinite coordinate, and
@@ -110,6 +130,17 @@ impl Mesh {
     /// Adds per-corner texture coordinates, indexed like
     /// [`with_corner_normals`](Mesh::with_corner_normals).
     ///
+    /// ```
+    /// use meshray::Mesh;
+    /// use nalgebra::{Point2, Point3};
+    ///
+    /// let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// let uvs = vec![Point2::new(0.0, 0.0), Point2::new(1.0, 0.0), Point2::new(0.0, 1.0)];
+    /// let mesh = Mesh::from_buffers(p, vec![[0, 1, 2]])?.with_corner_uvs(uvs.clone(), vec![[0, 1, 2]])?;
+    /// assert_eq!(mesh.corner_uvs(0), Some([uvs[0], uvs[1], uvs[2]]));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::IndexOutOfRange`] when `corners` does not have one entry per triangle or an
     /// index is past `values`.
@@ -130,6 +161,24 @@ impl Mesh {
 
     /// Names objects and assigns each triangle to one: `ids[i]` indexes `names`.
     ///
+    /// ```
+    /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// // Two triangles side by side, one object each.
+    /// let p = vec![
+    ///     Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0),
+    ///     Point3::new(2.0, 0.0, 0.0), Point3::new(3.0, 0.0, 0.0), Point3::new(2.0, 1.0, 0.0),
+    /// ];
+    /// let mesh = Mesh::from_buffers(p, vec![[0, 1, 2], [3, 4, 5]])?
+    ///     .with_objects(vec![0, 1], vec!["left".into(), "right".into()])?;
+    /// let bvh = Bvh::build(mesh);
+    /// let ray = Ray::new(Point3::new(2.2, 0.2, 1.0), -Vector3::z());
+    /// let hit = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
+    /// assert_eq!(bvh.mesh().objects()[hit.object as usize], "right");
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::IndexOutOfRange`] when `ids` does not have one entry per triangle or an id is
     /// past `names`.
@@ -142,6 +191,24 @@ impl Mesh {
 
     /// Names materials and assigns them to triangles: `ids[i]` indexes `names`, `None` for
     /// no material.
+    ///
+    /// ```
+    /// use meshray::Mesh;
+    /// use nalgebra::Point3;
+    ///
+    /// let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// let mesh = Mesh::from_buffers(p, vec![[0, 1, 2], [0, 2, 1]])?
+    ///     .with_materials(vec![Some(0), None], vec!["paint".into()])?;
+    /// assert_eq!(mesh.material_id(0), Some(0));
+    /// assert_eq!(mesh.material_id(1), None);
+    /// assert_eq!(mesh.materials(), ["paint"]);
+    /// // Material 1 does not exist.
+    /// assert!(mesh.clone().with_materials(vec![Some(1), None], vec!["paint".into()]).is_err());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// An id of `Some(u32::MAX)` is taken as `None` (the mesh stores "no material" as
+    /// `u32::MAX`).
     ///
     /// # Errors
     /// [`Error::IndexOutOfRange`] when `ids` does not have one entry per triangle or an id is
@@ -189,21 +256,50 @@ impl Mesh {
     }
 
     /// Number of triangles.
+    ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// assert_eq!(mesh.triangle_count(), 2090);
+    /// assert_eq!(mesh.triangle_count(), mesh.triangles().len());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn triangle_count(&self) -> usize {
         self.triangles.len()
     }
 
     /// Vertex positions.
+    ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// // The ground is the plane y = 0; nothing in the scene goes below it.
+    /// assert!(mesh.positions().iter().all(|p| p.y >= 0.0));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn positions(&self) -> &[Point3<f32>] {
         &self.positions
     }
 
     /// Triangles as indices into [`positions`](Mesh::positions).
+    ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let count = mesh.positions().len();
+    /// assert!(mesh.triangles().iter().flatten().all(|&v| (v as usize) < count));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn triangles(&self) -> &[[u32; 3]] {
         &self.triangles
     }
 
     /// The corners `A, B, C` of triangle `i`.
+    ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let [a, b, c] = mesh.triangle(0);
+    /// let [ia, ib, ic] = mesh.triangles()[0];
+    /// assert_eq!([a, b, c], [ia, ib, ic].map(|v| mesh.positions()[v as usize]));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     ///
     /// # Panics
     /// When `i >= triangle_count()`.
@@ -213,6 +309,18 @@ impl Mesh {
 
     /// The normals given for triangle `i`'s corners (OBJ `vn`), if the file had them.
     ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// // The ground is written without normals (`f v`), the sphere with them (`f v/vt/vn`).
+    /// let object = |i: usize| mesh.objects()[mesh.object_id(i) as usize].as_str();
+    /// let ground = (0..mesh.triangle_count()).find(|&i| object(i) == "ground").unwrap();
+    /// let sphere = (0..mesh.triangle_count()).find(|&i| object(i) == "sphere").unwrap();
+    /// assert_eq!(mesh.corner_normals(ground), None);
+    /// let normals = mesh.corner_normals(sphere).unwrap();
+    /// assert!(normals.iter().all(|n| (n.norm() - 1.0).abs() < 1e-5));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Panics
     /// When `i >= triangle_count()`.
     pub fn corner_normals(&self, i: usize) -> Option<[Vector3<f32>; 3]> {
@@ -220,6 +328,16 @@ impl Mesh {
     }
 
     /// The texture coordinates given for triangle `i`'s corners (OBJ `vt`), if any.
+    ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// // Only the sphere has texture coordinates, all in [0, 1].
+    /// let with_uvs: Vec<usize> = (0..mesh.triangle_count()).filter(|&i| mesh.corner_uvs(i).is_some()).collect();
+    /// assert!(with_uvs.iter().all(|&i| mesh.objects()[mesh.object_id(i) as usize] == "sphere"));
+    /// let uv = mesh.corner_uvs(with_uvs[0]).unwrap()[0];
+    /// assert!((0.0..=1.0).contains(&uv.x) && (0.0..=1.0).contains(&uv.y));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     ///
     /// # Panics
     /// When `i >= triangle_count()`.
@@ -229,33 +347,85 @@ impl Mesh {
 
     /// The object (OBJ `o` or `g` name) triangle `i` belongs to, as an index into
     /// [`objects`](Mesh::objects).
+    ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let first = mesh.object_id(0);
+    /// assert_eq!(mesh.objects()[first as usize], "ground");
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Panics
+    /// When `i >= triangle_count()`.
     pub fn object_id(&self, i: usize) -> u32 {
         self.object_ids[i]
     }
 
     /// Object names, in order of first appearance; objects with the same name share an id.
+    ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// assert_eq!(mesh.objects(), ["ground", "sphere", "box", "torus", "cone"]);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn objects(&self) -> &[String] {
         &self.objects
     }
 
-    /// The material of triangle `i`, as an index into [`materials`](Mesh::materials).
+    /// The material of triangle `i`, as an index into [`materials`](Mesh::materials);
+    /// `None` when it has none.
+    ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let m = mesh.material_id(0).expect("the ground has a material");
+    /// assert_eq!(mesh.materials()[m as usize], "ground_grey");
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Panics
+    /// When `i >= triangle_count()`.
     pub fn material_id(&self, i: usize) -> Option<u32> {
         let m = self.material_ids[i];
         (m != NO_INDEX).then_some(m)
     }
 
     /// Material names, in the order of the material libraries.
+    ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// assert_eq!(mesh.materials(), ["ground_grey", "sphere_red", "box_green", "torus_blue", "cone_gold"]);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn materials(&self) -> &[String] {
         &self.materials
     }
 
     /// Problems met while loading that did not cost geometry, such as a material library that
     /// is missing or malformed ([`Error::Material`]). Empty for a clean load.
+    ///
+    /// ```
+    /// use meshray::{Error, LoadOptions, Mesh};
+    ///
+    /// // From memory, `mtllib` is not followed: the geometry loads, with a warning.
+    /// let obj = b"mtllib paint.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+    /// let mesh = Mesh::parse_obj(obj, &LoadOptions::default())?;
+    /// assert_eq!(mesh.triangle_count(), 1);
+    /// assert!(matches!(mesh.load_warnings(), [Error::Material { .. }]));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn load_warnings(&self) -> &[Error] {
         &self.load_warnings
     }
 
     /// The box around all vertices that triangles use.
+    ///
+    /// ```
+    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let bounds = mesh.bounds();
+    /// assert_eq!((bounds.min.y, bounds.max.y), (0.0, 2.0)); // the ground to the sphere's top
+    /// assert_eq!((bounds.min.x, bounds.max.x), (-4.0, 4.0));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn bounds(&self) -> Aabb {
         Aabb::from_points(
             self.triangles

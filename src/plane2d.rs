@@ -60,6 +60,12 @@ pub struct Ray2 {
 
 impl Ray2 {
     /// A ray over `t ∈ [0, +∞)`.
+    ///
+    /// ```
+    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
+    /// let ray = Ray2::new(Point2::new(0.0, 1.0), Vector2::new(3.0, 0.0));
+    /// assert_eq!((ray.t_min(), ray.t_max()), (0.0, f32::INFINITY));
+    /// ```
     pub fn new(origin: Point2<f32>, direction: Vector2<f32>) -> Ray2 {
         Ray2::with_range(origin, direction, 0.0, f32::INFINITY)
     }
@@ -69,6 +75,16 @@ impl Ray2 {
     ///
     /// Nothing is validated here so construction never panics; queries reject rays for
     /// which [`Ray2::is_valid`] is false.
+    ///
+    /// ```
+    /// use meshray::{Ray2, ray_segment};
+    /// use nalgebra::{Point2, Vector2};
+    ///
+    /// let probe = Ray2::with_range(Point2::new(0.0, 0.0), Vector2::new(1.0, 0.0), 0.0, 2.0);
+    /// // A wall at x = 3 lies beyond t_max = 2.
+    /// assert!(ray_segment(&probe, Point2::new(3.0, -1.0), Point2::new(3.0, 1.0)).is_none());
+    /// assert!(!Ray2::with_range(Point2::origin(), Vector2::x(), 1.0, f32::NAN).is_valid());
+    /// ```
     pub fn with_range(
         origin: Point2<f32>,
         direction: Vector2<f32>,
@@ -85,26 +101,54 @@ impl Ray2 {
     }
 
     /// The point at `t = 0`.
+    ///
+    /// ```
+    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
+    /// let ray = Ray2::new(Point2::new(1.0, 2.0), Vector2::x());
+    /// assert_eq!(ray.origin(), ray.at(0.0));
+    /// ```
     pub fn origin(&self) -> Point2<f32> {
         self.origin
     }
 
     /// The (unnormalized) direction.
+    ///
+    /// ```
+    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
+    /// let ray = Ray2::new(Point2::origin(), Vector2::new(3.0, 4.0));
+    /// assert_eq!(ray.direction().norm(), 5.0);
+    /// ```
     pub fn direction(&self) -> Vector2<f32> {
         self.direction
     }
 
     /// Lower end of the parameter range.
+    ///
+    /// ```
+    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
+    /// assert_eq!(Ray2::with_range(Point2::origin(), Vector2::x(), 0.5, 1.0).t_min(), 0.5);
+    /// ```
     pub fn t_min(&self) -> f32 {
         self.t_min
     }
 
     /// Upper end of the parameter range (may be `+∞`).
+    ///
+    /// ```
+    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
+    /// assert_eq!(Ray2::new(Point2::origin(), Vector2::x()).t_max(), f32::INFINITY);
+    /// ```
     pub fn t_max(&self) -> f32 {
         self.t_max
     }
 
     /// The point `origin + t·direction`.
+    ///
+    /// ```
+    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
+    /// let ray = Ray2::new(Point2::new(1.0, 1.0), Vector2::new(0.0, -2.0));
+    /// assert_eq!(ray.at(0.5), Point2::new(1.0, 0.0));
+    /// ```
     pub fn at(&self, t: f32) -> Point2<f32> {
         self.origin + self.direction * t
     }
@@ -112,6 +156,16 @@ impl Ray2 {
     /// Whether queries can give a meaningful answer: origin and direction finite, direction
     /// non-zero (`-0.0` counts as zero), and `t_min <= t_max` with neither NaN.
     /// `t_max` (and `t_min`) may be infinite.
+    ///
+    /// ```
+    /// use meshray::{Ray2, Rect};
+    /// use nalgebra::{Point2, Vector2};
+    ///
+    /// let still = Ray2::new(Point2::origin(), Vector2::new(-0.0, 0.0));
+    /// assert!(!still.is_valid());
+    /// let rect = Rect::new(Point2::new(-1.0, -1.0), Point2::new(1.0, 1.0));
+    /// assert!(rect.intersect_ray(&still).is_none()); // "no hit", never a panic
+    /// ```
     pub fn is_valid(&self) -> bool {
         let finite = self.origin.iter().all(|c| c.is_finite())
             && self.direction.iter().all(|c| c.is_finite());
@@ -122,6 +176,16 @@ impl Ray2 {
 }
 
 /// Where a ray crosses a segment `a → b`.
+///
+/// ```
+/// use meshray::{ray_segment, Ray2};
+/// use nalgebra::{Point2, Vector2};
+///
+/// let ray = Ray2::new(Point2::new(0.0, 0.0), Vector2::new(1.0, 1.0));
+/// let hit = ray_segment(&ray, Point2::new(0.0, 2.0), Point2::new(2.0, 0.0)).unwrap();
+/// assert_eq!((hit.t, hit.s, hit.point), (1.0, 0.5, Point2::new(1.0, 1.0)));
+/// assert_eq!(hit.point, ray.at(hit.t));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SegmentHit {
     /// Ray parameter of the crossing, within the ray's `[t_min, t_max]`.
@@ -211,6 +275,18 @@ fn cross(u: Vector2<f32>, v: Vector2<f32>) -> f32 {
 ///
 /// A rectangle with `min > max` on an axis is empty; one with `min == max` on an axis is a
 /// segment (or a point) and can still be hit.
+///
+/// ```
+/// use meshray::{Ray2, Rect};
+/// use nalgebra::{Point2, Vector2};
+///
+/// let tile = Rect { min: Point2::new(0.0, 0.0), max: Point2::new(1.0, 1.0) };
+/// assert_eq!(tile, Rect::new(Point2::new(0.0, 0.0), Point2::new(1.0, 1.0)));
+/// // A ray that passes exactly through a corner touches the closed rectangle.
+/// let corner = Ray2::new(Point2::new(2.0, 0.0), Vector2::new(-1.0, 1.0));
+/// let hit = tile.intersect_ray(&corner).unwrap();
+/// assert_eq!((hit.t_near, hit.t_far), (1.0, 1.0));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rect {
     /// Lower-left corner (smallest coordinates).
@@ -220,6 +296,18 @@ pub struct Rect {
 }
 
 /// Entry and exit of a ray through a rectangle, clipped to the ray's `[t_min, t_max]`.
+///
+/// ```
+/// use meshray::{Ray2, Rect};
+/// use nalgebra::{Point2, Vector2};
+///
+/// let rect = Rect::new(Point2::new(-1.0, -1.0), Point2::new(1.0, 1.0));
+/// // Starting inside: t_near is the ray's start, `near` its origin.
+/// let ray = Ray2::new(Point2::new(0.0, 0.0), Vector2::new(2.0, 0.0));
+/// let hit = rect.intersect_ray(&ray).unwrap();
+/// assert_eq!((hit.t_near, hit.t_far), (0.0, 0.5));
+/// assert_eq!((hit.near, hit.far), (Point2::new(0.0, 0.0), Point2::new(1.0, 0.0)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RectHit {
     /// Ray parameter where the ray enters the rectangle (or `t_min` if it starts inside).
@@ -235,6 +323,16 @@ pub struct RectHit {
 impl Rect {
     /// The rectangle spanning `min` to `max`. Not validated: an inverted rectangle is
     /// simply empty.
+    ///
+    /// ```
+    /// use meshray::{Ray2, Rect};
+    /// use nalgebra::{Point2, Vector2};
+    ///
+    /// let ray = Ray2::new(Point2::new(0.0, 0.5), Vector2::x());
+    /// assert!(Rect::new(Point2::new(1.0, 0.0), Point2::new(2.0, 1.0)).intersect_ray(&ray).is_some());
+    /// // Corners swapped: an empty rectangle, never hit.
+    /// assert!(Rect::new(Point2::new(2.0, 1.0), Point2::new(1.0, 0.0)).intersect_ray(&ray).is_none());
+    /// ```
     pub fn new(min: Point2<f32>, max: Point2<f32>) -> Rect {
         Rect { min, max }
     }

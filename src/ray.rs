@@ -32,6 +32,15 @@ pub struct Ray {
 
 impl Ray {
     /// A ray over `t` in `[0, +inf)`.
+    ///
+    /// ```
+    /// use meshray::Ray;
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let ray = Ray::new(Point3::new(1.0, 2.0, 3.0), Vector3::new(0.0, 0.0, -2.0));
+    /// assert_eq!((ray.t_min(), ray.t_max()), (0.0, f32::INFINITY));
+    /// assert_eq!(ray.at(1.0), Point3::new(1.0, 2.0, 1.0)); // not normalized: t = 1 is 2 units away
+    /// ```
     pub fn new(origin: Point3<f32>, direction: Vector3<f32>) -> Ray {
         Ray::with_range(origin, direction, 0.0, f32::INFINITY)
     }
@@ -41,6 +50,18 @@ impl Ray {
     /// Never fails: a ray that cannot hit anything (NaN or infinite origin or direction,
     /// zero direction, NaN range, `t_min > t_max`) is kept as given, reports
     /// [`is_valid`](Ray::is_valid) `false`, and every query answers "no hit" for it.
+    ///
+    /// ```
+    /// use meshray::Ray;
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// // A line of sight from a to b: t in [0, 1] covers exactly the segment.
+    /// let (a, b) = (Point3::new(0.0, 1.0, 0.0), Point3::new(4.0, 1.0, 0.0));
+    /// let segment = Ray::with_range(a, b - a, 0.0, 1.0);
+    /// assert_eq!(segment.at(segment.t_max()), b);
+    /// // Never a panic: a zero direction gives a ray that hits nothing.
+    /// assert!(!Ray::with_range(a, Vector3::zeros(), 0.0, 1.0).is_valid());
+    /// ```
     pub fn with_range(origin: Point3<f32>, direction: Vector3<f32>, t_min: f32, t_max: f32) -> Ray {
         Ray {
             origin,
@@ -57,6 +78,15 @@ impl Ray {
     }
 
     /// The same ray with another range.
+    ///
+    /// ```
+    /// use meshray::Ray;
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let ray = Ray::new(Point3::origin(), Vector3::x());
+    /// let near_only = ray.with_t_range(0.0, 5.0);
+    /// assert_eq!((near_only.origin(), near_only.t_max()), (ray.origin(), 5.0));
+    /// ```
     pub fn with_t_range(&self, t_min: f32, t_max: f32) -> Ray {
         Ray {
             t_min,
@@ -66,37 +96,80 @@ impl Ray {
     }
 
     /// Where the ray starts at `t = 0`.
+    ///
+    /// ```
+    /// # use meshray::Ray; use nalgebra::{Point3, Vector3};
+    /// let ray = Ray::new(Point3::new(1.0, 2.0, 3.0), Vector3::y());
+    /// assert_eq!(ray.origin(), Point3::new(1.0, 2.0, 3.0));
+    /// assert_eq!(ray.origin(), ray.at(0.0));
+    /// ```
     pub fn origin(&self) -> Point3<f32> {
         self.origin
     }
 
     /// The direction, as given (not normalized).
+    ///
+    /// ```
+    /// # use meshray::Ray; use nalgebra::{Point3, Vector3};
+    /// let ray = Ray::new(Point3::origin(), Vector3::new(0.0, 3.0, 4.0));
+    /// assert_eq!(ray.direction().norm(), 5.0); // kept as given
+    /// ```
     pub fn direction(&self) -> Vector3<f32> {
         self.direction
     }
 
     /// `1 / direction`, per component; `±inf` where a component is `±0`.
+    ///
+    /// ```
+    /// # use meshray::Ray; use nalgebra::{Point3, Vector3};
+    /// let ray = Ray::new(Point3::origin(), Vector3::new(2.0, -0.0, 4.0));
+    /// assert_eq!(ray.inv_direction(), Vector3::new(0.5, f32::NEG_INFINITY, 0.25));
+    /// ```
     pub fn inv_direction(&self) -> Vector3<f32> {
         self.inv_direction
     }
 
     /// Per axis, whether the direction's sign bit is set (true for `-0.0` too), which
     /// decides which slab plane the ray meets first.
+    ///
+    /// ```
+    /// # use meshray::Ray; use nalgebra::{Point3, Vector3};
+    /// let ray = Ray::new(Point3::origin(), Vector3::new(-1.0, -0.0, 0.0));
+    /// assert_eq!(ray.negative(), [true, true, false]);
+    /// ```
     pub fn negative(&self) -> [bool; 3] {
         self.negative
     }
 
     /// The start of the range.
+    ///
+    /// ```
+    /// # use meshray::Ray; use nalgebra::{Point3, Vector3};
+    /// let ray = Ray::with_range(Point3::origin(), Vector3::x(), 0.5, 2.0);
+    /// assert_eq!(ray.t_min(), 0.5);
+    /// ```
     pub fn t_min(&self) -> f32 {
         self.t_min
     }
 
     /// The end of the range (may be `+inf`).
+    ///
+    /// ```
+    /// # use meshray::Ray; use nalgebra::{Point3, Vector3};
+    /// assert_eq!(Ray::new(Point3::origin(), Vector3::x()).t_max(), f32::INFINITY);
+    /// assert_eq!(Ray::with_range(Point3::origin(), Vector3::x(), 0.0, 2.0).t_max(), 2.0);
+    /// ```
     pub fn t_max(&self) -> f32 {
         self.t_max
     }
 
     /// The point at parameter `t`.
+    ///
+    /// ```
+    /// # use meshray::Ray; use nalgebra::{Point3, Vector3};
+    /// let ray = Ray::new(Point3::new(1.0, 0.0, 0.0), Vector3::new(0.0, 2.0, 0.0));
+    /// assert_eq!(ray.at(1.5), Point3::new(1.0, 3.0, 0.0));
+    /// ```
     pub fn at(&self, t: f32) -> Point3<f32> {
         self.origin + self.direction * t
     }
@@ -104,6 +177,19 @@ impl Ray {
     /// Whether the ray can hit anything: finite origin and direction, a non-zero direction,
     /// and a range with `t_min <= t_max` and no NaN. Queries check this once per ray, so an
     /// invalid ray costs no traversal.
+    ///
+    /// ```
+    /// use meshray::{Bvh, QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    /// # let bvh = Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// let nan = Ray::new(Point3::new(f32::NAN, 1.0, 10.0), -Vector3::z());
+    /// assert!(!nan.is_valid());
+    /// // An invalid ray is a documented "no hit", never a panic.
+    /// assert_eq!(bvh.closest_hit_with_cost(&nan, &QueryOptions::default()).1.boxes, 0);
+    /// assert!(bvh.closest_hit(&nan, &QueryOptions::default()).is_none());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn is_valid(&self) -> bool {
         self.origin.iter().all(|c| c.is_finite())
             && self.direction.iter().all(|c| c.is_finite())

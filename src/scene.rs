@@ -8,6 +8,20 @@ use nalgebra::{Matrix3, Matrix4, Point3, Unit, Vector3};
 use std::sync::Arc;
 
 /// An instance's number in its [`Scene`], in the order they were added.
+///
+/// ```
+/// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+/// # use nalgebra::{Matrix4, Point3, Vector3};
+/// # use std::sync::Arc;
+/// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+/// # // The unit triangle in the plane z = 0, its front face towards +z.
+/// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+/// let mut scene = Scene::new();
+/// let first: meshray::InstanceId = scene.add(triangle.clone(), Matrix4::identity())?;
+/// let second = scene.add(triangle, Matrix4::new_translation(&Vector3::new(5.0, 0.0, 0.0)))?;
+/// assert_eq!((first, second), (0, 1));
+/// # Ok::<(), meshray::Error>(())
+/// ```
 pub type InstanceId = u32;
 
 /// A mesh placed in a scene.
@@ -24,6 +38,26 @@ struct Instance {
 
 /// How a scene query runs: the mesh query's options, and which instances it sees (those
 /// whose mask shares a bit with `mask`).
+///
+/// ```
+/// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+/// # use nalgebra::{Matrix4, Point3, Vector3};
+/// # use std::sync::Arc;
+/// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+/// # // The unit triangle in the plane z = 0, its front face towards +z.
+/// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+/// # let mut scene = Scene::new();
+/// const PROPS: u32 = 0b10;
+/// let floor = scene.add(triangle.clone(), Matrix4::identity())?;
+/// let prop = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 1.0)))?;
+/// scene.set_mask(prop, PROPS)?;
+/// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
+/// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, prop);
+/// // Everything but the props.
+/// let no_props = SceneOptions { mask: !PROPS, ..Default::default() };
+/// assert_eq!(scene.closest_hit(&ray, &no_props).unwrap().instance, floor);
+/// # Ok::<(), meshray::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SceneOptions {
     /// Culling and triangle test, as for a mesh. An instance's front faces are the images of
@@ -45,6 +79,28 @@ impl Default for SceneOptions {
 /// A hit in a scene: the instance and everything a mesh hit tells, with `point`, `normal`
 /// and `shading_normal` in world space (`t` is the same in both spaces: rays are not
 /// normalized when they move into object space).
+///
+/// ```
+/// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+/// # use nalgebra::{Matrix4, Point3, Vector3};
+/// # use std::sync::Arc;
+/// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+/// # // The unit triangle in the plane z = 0, its front face towards +z.
+/// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+/// # let mut scene = Scene::new();
+/// // The triangle turned to stand in the plane x = 2, facing +x.
+/// let turn = Matrix4::new_translation(&Vector3::new(2.0, 0.0, 0.0))
+///     * Matrix4::from_axis_angle(&Vector3::y_axis(), std::f32::consts::FRAC_PI_2);
+/// let id = scene.add(triangle, turn)?;
+/// let ray = Ray::new(Point3::new(10.0, 0.2, -0.2), -Vector3::x());
+/// let found = scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
+/// assert_eq!(found.instance, id);
+/// // World space: the point on the plane x = 2, the normal along +x; t as in world space.
+/// assert!((found.hit.point - Point3::new(2.0, 0.2, -0.2)).norm() < 1e-5);
+/// assert!((found.hit.normal.x - 1.0).abs() < 1e-5 && found.hit.front_face);
+/// assert!((found.hit.t - 8.0).abs() < 1e-5);
+/// # Ok::<(), meshray::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SceneHit {
     /// The instance hit.
@@ -121,6 +177,16 @@ fn transform_point(m: &Matrix4<f64>, p: &Point3<f64>) -> Point3<f64> {
 
 impl Scene {
     /// An empty scene.
+    ///
+    /// ```
+    /// use meshray::{Ray, Scene, SceneOptions};
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let scene = Scene::new();
+    /// assert!(scene.is_empty() && scene.bounds().is_empty());
+    /// let ray = Ray::new(Point3::origin(), Vector3::x());
+    /// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_none());
+    /// ```
     pub fn new() -> Scene {
         Scene::default()
     }
@@ -131,6 +197,29 @@ impl Scene {
     /// A mirror (negative determinant) turns the world winding over but keeps the mesh's
     /// front side in front, as glTF, three.js and Unity do: a mirrored closed mesh still
     /// faces outwards, and back-face culling still shows its outside.
+    ///
+    /// ```
+    /// use meshray::Error;
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// // Mirrored in z: the triangle's front face still faces the way its mesh's did,
+    /// // now towards -z.
+    /// let mirror = Matrix4::new_nonuniform_scaling(&Vector3::new(1.0, 1.0, -1.0));
+    /// let id = scene.add(triangle.clone(), mirror)?;
+    /// let from_below = Ray::new(Point3::new(0.2, 0.2, -5.0), Vector3::z());
+    /// let hit = scene.closest_hit(&from_below, &SceneOptions::default()).unwrap();
+    /// assert!(hit.instance == id && hit.hit.front_face);
+    /// // A flattening scale cannot be inverted: refused, and the scene is unchanged.
+    /// let flat = Matrix4::new_nonuniform_scaling(&Vector3::new(1.0, 0.0, 1.0));
+    /// assert!(matches!(scene.add(triangle, flat), Err(Error::InvalidTransform { .. })));
+    /// assert_eq!(scene.len(), 1);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidTransform`] for a non-finite, non-affine or singular transform.
@@ -170,6 +259,25 @@ impl Scene {
     /// # Errors
     /// [`Error::InvalidTransform`] as for [`add`](Scene::add), or
     /// [`Error::UnknownInstance`]; the scene is then unchanged.
+    ///
+    /// ```
+    /// use meshray::Error;
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let id = scene.add(triangle, Matrix4::identity())?;
+    /// let ray = Ray::new(Point3::new(5.2, 0.2, 1.0), -Vector3::z());
+    /// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_none());
+    /// scene.set_transform(id, Matrix4::new_translation(&Vector3::new(5.0, 0.0, 0.0)))?;
+    /// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_some());
+    /// let unknown = scene.set_transform(7, Matrix4::identity());
+    /// assert!(matches!(unknown, Err(Error::UnknownInstance { id: 7, count: 1 })));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn set_transform(&mut self, id: InstanceId, transform: Matrix4<f32>) -> Result<()> {
         let (to_world, to_object) = affine(&transform)?;
         let instance = self.get_mut(id)?;
@@ -180,7 +288,26 @@ impl Scene {
         Ok(())
     }
 
-    /// Shows or hides an instance.
+    /// Shows or hides an instance: a disabled instance is skipped by every query (and still
+    /// counted by [`len`](Scene::len) and [`bounds`](Scene::bounds)).
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let id = scene.add(triangle, Matrix4::identity())?;
+    /// let ray = Ray::new(Point3::new(0.2, 0.2, 1.0), -Vector3::z());
+    /// scene.set_enabled(id, false)?;
+    /// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_none());
+    /// scene.set_enabled(id, true)?;
+    /// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_some());
+    /// assert!(scene.set_enabled(1, false).is_err());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::UnknownInstance`].
@@ -189,7 +316,24 @@ impl Scene {
         Ok(())
     }
 
-    /// Sets an instance's mask (see [`SceneOptions::mask`]).
+    /// Sets an instance's mask (see [`SceneOptions::mask`]; new instances have all bits set).
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let id = scene.add(triangle, Matrix4::identity())?;
+    /// scene.set_mask(id, 0b100)?;
+    /// let ray = Ray::new(Point3::new(0.2, 0.2, 1.0), -Vector3::z());
+    /// let only = |mask| SceneOptions { mask, ..Default::default() };
+    /// assert!(scene.closest_hit(&ray, &only(0b100)).is_some());
+    /// assert!(scene.closest_hit(&ray, &only(0b011)).is_none());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::UnknownInstance`].
@@ -199,17 +343,61 @@ impl Scene {
     }
 
     /// How many instances the scene holds.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// scene.add(triangle.clone(), Matrix4::identity())?;
+    /// scene.add(triangle, Matrix4::new_scaling(2.0))?;
+    /// assert_eq!(scene.len(), 2);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.instances.len()
     }
 
     /// Whether the scene holds no instance.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// assert!(scene.is_empty());
+    /// scene.add(triangle, Matrix4::identity())?;
+    /// assert!(!scene.is_empty());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.instances.is_empty()
     }
 
     /// The box around every instance in world space (enabled or not), a little loose: each
     /// instance's box is its mesh box's corners transformed. Empty for an empty scene.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// scene.add(triangle.clone(), Matrix4::identity())?;
+    /// scene.add(triangle, Matrix4::new_translation(&Vector3::new(5.0, 0.0, 0.0)))?;
+    /// let bounds = scene.bounds();
+    /// assert!((bounds.min - Point3::new(0.0, 0.0, 0.0)).norm() < 1e-4);
+    /// assert!((bounds.max - Point3::new(6.0, 1.0, 0.0)).norm() < 1e-4);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn bounds(&self) -> Aabb {
         self.instances
             .iter()
@@ -218,11 +406,41 @@ impl Scene {
 
     /// An instance's box in world space (its mesh box's corners transformed, a little
     /// loose).
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let id = scene.add(triangle, Matrix4::new_scaling(3.0))?;
+    /// let bounds = scene.instance_bounds(id).unwrap();
+    /// assert!((bounds.max - Point3::new(3.0, 3.0, 0.0)).norm() < 1e-4);
+    /// assert!(bounds.contains(&meshray::Aabb::new(Point3::origin(), Point3::new(3.0, 3.0, 0.0))));
+    /// assert_eq!(scene.instance_bounds(id + 1), None);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn instance_bounds(&self, id: InstanceId) -> Option<Aabb> {
         self.instances.get(id as usize).map(|i| i.world_bounds)
     }
 
     /// An instance's mesh BVH.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let id = scene.add(triangle.clone(), Matrix4::identity())?;
+    /// assert!(Arc::ptr_eq(scene.bvh(id).unwrap(), &triangle)); // shared, not copied
+    /// assert!(scene.bvh(id + 1).is_none());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn bvh(&self, id: InstanceId) -> Option<&Arc<Bvh>> {
         self.instances.get(id as usize).map(|i| &i.bvh)
     }
@@ -247,11 +465,45 @@ impl Scene {
 
     /// The first hit along the ray among the enabled instances the options' mask selects.
     /// `None` for a miss, an invalid ray or an empty scene. Allocates nothing.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// scene.add(triangle.clone(), Matrix4::identity())?;
+    /// let front = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 1.0)))?;
+    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
+    /// let hit = scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
+    /// assert_eq!((hit.instance, hit.hit.t), (front, 4.0));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn closest_hit(&self, ray: &Ray, options: &SceneOptions) -> Option<SceneHit> {
         self.closest_hit_filtered(ray, options, |_| true)
     }
 
     /// [`closest_hit`](Scene::closest_hit) among the instances `filter` also accepts.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let back = scene.add(triangle.clone(), Matrix4::identity())?;
+    /// let front = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 1.0)))?;
+    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
+    /// // Pick through the instance being dragged.
+    /// let dragged = front;
+    /// let under = scene.closest_hit_filtered(&ray, &SceneOptions::default(), |id| id != dragged);
+    /// assert_eq!(under.unwrap().instance, back);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn closest_hit_filtered(
         &self,
         ray: &Ray,
@@ -270,6 +522,22 @@ impl Scene {
     }
 
     /// Some hit along the ray (the first found, not necessarily the closest).
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// scene.add(triangle, Matrix4::identity())?;
+    /// // Is the segment from (0.2, 0.2, 1) to (0.2, 0.2, -1) blocked?
+    /// let sight = Ray::with_range(Point3::new(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -2.0), 0.0, 1.0);
+    /// assert!(scene.any_hit(&sight, &SceneOptions::default()).is_some());
+    /// assert!(scene.any_hit(&sight.with_t_range(0.0, 0.4), &SceneOptions::default()).is_none());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn any_hit(&self, ray: &Ray, options: &SceneOptions) -> Option<SceneHit> {
         let mut found = None;
         self.walk(ray, options, &|_| true, |id, instance, t_max| {
@@ -282,6 +550,24 @@ impl Scene {
     }
 
     /// Every hit along the ray, sorted by `t` (then instance, then triangle).
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// for z in [0.0, 1.0, 2.0] {
+    ///     scene.add(triangle.clone(), Matrix4::new_translation(&Vector3::new(0.0, 0.0, z)))?;
+    /// }
+    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
+    /// let hits = scene.all_hits(&ray, &SceneOptions::default());
+    /// let order: Vec<_> = hits.iter().map(|h| (h.instance, h.hit.t)).collect();
+    /// assert_eq!(order, [(2, 3.0), (1, 4.0), (0, 5.0)]);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn all_hits(&self, ray: &Ray, options: &SceneOptions) -> Vec<SceneHit> {
         let (mut hits, mut local_hits) = (Vec::new(), Vec::new());
         let t_end = ray.t_max();
@@ -361,6 +647,29 @@ impl Scene {
     /// instance's triangles and boxes are moved to world space as the search reaches them);
     /// ties go to the lowest instance, then triangle. `None` as for
     /// [`Bvh::closest_point`].
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # // The unit triangle in the plane z = 0, its front face towards +z.
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// scene.add(triangle.clone(), Matrix4::identity())?;
+    /// // Stretched 4x along x and moved to z = 10: measured in world space, stretch included.
+    /// let far = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 10.0))
+    ///     * Matrix4::new_nonuniform_scaling(&Vector3::new(4.0, 1.0, 1.0)))?;
+    /// let p = Point3::new(3.0, 0.1, 8.0);
+    /// let (id, near) = scene.closest_point(&p, f32::INFINITY, u32::MAX).unwrap();
+    /// assert_eq!(id, far);
+    /// assert!((near.distance - 2.0).abs() < 1e-5);
+    /// assert!((near.point - Point3::new(3.0, 0.1, 10.0)).norm() < 1e-5);
+    /// // Nothing within 1, or with a mask no instance shares.
+    /// assert!(scene.closest_point(&p, 1.0, u32::MAX).is_none());
+    /// assert!(scene.closest_point(&p, f32::INFINITY, 0).is_none());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn closest_point(
         &self,
         point: &Point3<f32>,

@@ -124,6 +124,27 @@ impl Frustum {
     /// [`pixel_ray`](crate::pixel_ray): origin top left, `y` down), between the projection's
     /// near and far planes (OpenGL clip space).
     ///
+    /// The corners may be given in any order; the rectangle may extend past the viewport.
+    ///
+    /// ```
+    /// use meshray::{Error, Frustum};
+    /// use nalgebra::Matrix4;
+    /// # use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
+    /// # let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y()).to_homogeneous();
+    /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
+    /// # let viewport = Vector2::new(800.0, 600.0);
+    ///
+    /// let (a, b) = (Point2::new(350.0, 250.0), Point2::new(450.0, 350.0));
+    /// let frustum = Frustum::from_screen_rect(&view, &projection, viewport, a, b)?;
+    /// assert_eq!(frustum, Frustum::from_screen_rect(&view, &projection, viewport, b, a)?);
+    /// // A rectangle of zero width, or a singular camera: errors.
+    /// let flat = Frustum::from_screen_rect(&view, &projection, viewport, a, Point2::new(350.0, 300.0));
+    /// assert!(matches!(flat, Err(Error::InvalidCamera { .. })));
+    /// let singular = Frustum::from_screen_rect(&view, &Matrix4::zeros(), viewport, a, b);
+    /// assert!(matches!(singular, Err(Error::InvalidCamera { .. })));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidCamera`] for a singular camera, a viewport that is not positive and
     /// finite, non-finite corners, or a rectangle of zero width or height.
@@ -200,6 +221,24 @@ impl Frustum {
     }
 
     /// Whether the triangle `a, b, c` overlaps the frustum (touching counts).
+    ///
+    /// ```
+    /// use meshray::Frustum;
+    /// # use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
+    /// # let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y()).to_homogeneous();
+    /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
+    /// # let viewport = Vector2::new(800.0, 600.0);
+    ///
+    /// let frustum = Frustum::from_screen_rect(&view, &projection, viewport,
+    ///     Point2::new(350.0, 250.0), Point2::new(450.0, 350.0))?;
+    /// // The camera at (0, 1, 6) looks at (0, 1, 0): a triangle there is inside, one behind the
+    /// // camera is not.
+    /// let (a, b, c) = (Point3::new(-0.1, 1.0, 0.0), Point3::new(0.1, 1.0, 0.0), Point3::new(0.0, 1.1, 0.0));
+    /// assert!(frustum.overlaps_triangle(&a, &b, &c));
+    /// let behind = [a, b, c].map(|p| p + Vector3::new(0.0, 0.0, 10.0));
+    /// assert!(!frustum.overlaps_triangle(&behind[0], &behind[1], &behind[2]));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn overlaps_triangle(&self, a: &Point3<f32>, b: &Point3<f32>, c: &Point3<f32>) -> bool {
         self.region.overlaps_triangle(&[*a, *b, *c])
     }
@@ -207,6 +246,10 @@ impl Frustum {
 
 /// Whether the triangle `a, b, c` overlaps the box (closed sets; the separating axis test
 /// of Akenine-Möller (2001) in `f64`). What [`Bvh::triangles_in_box`](crate::Bvh::triangles_in_box) tests.
+///
+/// The box is not checked here: for an empty box (`min > max` on an axis, or a NaN) the
+/// answer means nothing, where [`Bvh::triangles_in_box`](crate::Bvh::triangles_in_box)
+/// returns no triangle. Check [`Aabb::is_empty`] first when the box may be empty.
 ///
 /// ```
 /// use meshray::{triangle_overlaps_box, Aabb};
@@ -230,6 +273,21 @@ pub fn triangle_overlaps_box(
 
 /// Whether the triangle `a, b, c` comes within `radius` of `centre` (its closest point, in
 /// `f64`). What [`Bvh::triangles_in_sphere`](crate::Bvh::triangles_in_sphere) tests.
+///
+/// The radius is not checked here: a negative radius acts as its absolute value (a NaN
+/// overlaps nothing), where [`Bvh::triangles_in_sphere`](crate::Bvh::triangles_in_sphere)
+/// returns no triangle for a negative one.
+///
+/// ```
+/// use meshray::triangle_overlaps_sphere;
+/// use nalgebra::Point3;
+///
+/// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0));
+/// // 0.5 above the triangle's face: a radius of 0.5 touches it, a smaller one does not.
+/// let centre = Point3::new(0.25, 0.25, 0.5);
+/// assert!(triangle_overlaps_sphere(&a, &b, &c, &centre, 0.5));
+/// assert!(!triangle_overlaps_sphere(&a, &b, &c, &centre, 0.49));
+/// ```
 pub fn triangle_overlaps_sphere(
     a: &Point3<f32>,
     b: &Point3<f32>,

@@ -5,6 +5,21 @@ use nalgebra::{Point3, Vector3};
 
 /// Which faces a query may hit. The front face is the side from which the triangle's
 /// corners `A, B, C` appear counter-clockwise (OBJ's convention for outward faces).
+///
+/// ```
+/// use meshray::{intersect_triangle, Culling, Ray};
+/// use nalgebra::{Point3, Vector3};
+///
+/// // Counter-clockwise seen from +z: the front face looks up the z axis.
+/// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0));
+/// let down = Ray::new(Point3::new(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0)); // meets the front
+/// let up = Ray::new(Point3::new(0.2, 0.2, -1.0), Vector3::new(0.0, 0.0, 1.0)); // meets the back
+/// for (culling, hits_down, hits_up) in [(Culling::None, true, true), (Culling::Back, true, false), (Culling::Front, false, true)] {
+///     assert_eq!(intersect_triangle(&down, &a, &b, &c, culling).is_some(), hits_down);
+///     assert_eq!(intersect_triangle(&up, &a, &b, &c, culling).is_some(), hits_up);
+/// }
+/// assert_eq!(Culling::default(), Culling::None);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Culling {
     /// Both faces hit (two-sided): the default, right for picking.
@@ -18,6 +33,18 @@ pub enum Culling {
 
 /// Where a ray meets a triangle: the ray parameter and the barycentrics of the point,
 /// `P = (1 − u − v)·A + u·B + v·C`.
+///
+/// ```
+/// use meshray::{intersect_triangle, Culling, Ray};
+/// use nalgebra::{Point3, Vector3};
+///
+/// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(2.0, 0.0, 0.0), Point3::new(0.0, 2.0, 0.0));
+/// let ray = Ray::new(Point3::new(0.5, 1.0, 3.0), Vector3::new(0.0, 0.0, -1.0));
+/// let hit = intersect_triangle(&ray, &a, &b, &c, Culling::None).unwrap();
+/// let p = a.coords * (1.0 - hit.u - hit.v) + b.coords * hit.u + c.coords * hit.v;
+/// assert_eq!(Point3::from(p), ray.at(hit.t));
+/// assert_eq!((hit.t, hit.u, hit.v), (3.0, 0.25, 0.5));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TriangleHit {
     /// The ray parameter of the hit, in the ray's range.

@@ -33,6 +33,20 @@ impl Bvh {
 
     /// [`any_hit`](Bvh::any_hit) for each ray, in order; parallel like
     /// [`closest_hits`](Bvh::closest_hits).
+    ///
+    /// ```
+    /// use meshray::{QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// // Which of these points on the ground can see a light high above the sphere?
+    /// let light = Point3::new(0.0, 10.0, 0.0);
+    /// let points = [Point3::new(0.3, 0.0, 0.2), Point3::new(3.0, 0.0, 3.0)];
+    /// let rays: Vec<Ray> = points.iter().map(|&p| Ray::with_range(p, light - p, 1e-4, 1.0)).collect();
+    /// let blocked = bvh.any_hits(&rays, &QueryOptions::default());
+    /// assert!(blocked[0].is_some() && blocked[1].is_none());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn any_hits(&self, rays: &[Ray], options: &QueryOptions) -> Vec<Option<Hit>> {
         self.map_rays(rays, |ray| self.any_hit(ray, options))
     }

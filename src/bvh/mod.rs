@@ -115,6 +115,10 @@ impl Node {
 
 /// A mesh with its BVH: build it once, then cast rays.
 ///
+/// `Send` and `Sync`: share one across threads (or instances of a [`Scene`](crate::Scene),
+/// through an `Arc`). With the `serde` feature (default) it is `Serialize` and
+/// `Deserialize`, validated on load (see [Building](crate#building) in the crate guide).
+///
 /// ```
 /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
 /// use nalgebra::{Point3, Vector3};
@@ -144,11 +148,35 @@ pub struct Bvh {
 impl Bvh {
     /// Builds the BVH with the default [`BuildOptions`]. The BVH owns the mesh; get it back
     /// with [`mesh`](Bvh::mesh) or [`into_mesh`](Bvh::into_mesh).
+    ///
+    /// ```
+    /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let bvh = Bvh::build(mesh);
+    /// assert_eq!(bvh.mesh().triangle_count(), 2090);
+    /// // Straight down onto the ground (the plane y = 0) from 5 above it.
+    /// let ray = Ray::new(Point3::new(0.3, 5.0, 3.1), -Vector3::y());
+    /// assert_eq!(bvh.closest_hit(&ray, &QueryOptions::default()).unwrap().t, 5.0);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn build(mesh: Mesh) -> Bvh {
         Bvh::build_with(mesh, &BuildOptions::default())
     }
 
     /// Builds the BVH with the given options.
+    ///
+    /// ```
+    /// use meshray::{BuildOptions, Bvh, Mesh};
+    ///
+    /// # let mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let options = BuildOptions { max_leaf_size: 4, ..Default::default() };
+    /// let bvh = Bvh::build_with(mesh, &options);
+    /// assert!(bvh.stats().max_leaf_size <= 4);
+    /// assert_eq!(bvh.options(), &options);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn build_with(mesh: Mesh, options: &BuildOptions) -> Bvh {
         Bvh::build_with_progress(mesh, options, &|_, _| {})
     }
@@ -225,21 +253,53 @@ impl Bvh {
     }
 
     /// The mesh the BVH was built over.
+    ///
+    /// ```
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// assert_eq!(bvh.mesh().objects()[1], "sphere");
+    /// assert_eq!(bvh.mesh().bounds(), bvh.bounds());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn mesh(&self) -> &Mesh {
         &self.mesh
     }
 
     /// Gives the mesh back.
+    ///
+    /// ```
+    /// use meshray::{Bvh, Mesh};
+    /// use nalgebra::Point3;
+    ///
+    /// let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// let bvh = Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?);
+    /// let mesh = bvh.into_mesh(); // the tree is dropped, the mesh kept
+    /// assert_eq!(mesh.triangle_count(), 1);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn into_mesh(self) -> Mesh {
         self.mesh
     }
 
     /// The options it was built with.
+    ///
+    /// ```
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// assert_eq!(bvh.options(), &meshray::BuildOptions::default());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn options(&self) -> &BuildOptions {
         &self.options
     }
 
     /// The box around the whole mesh.
+    ///
+    /// ```
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let bounds = bvh.bounds();
+    /// assert_eq!((bounds.min.y, bounds.max.y), (0.0, 2.0));
+    /// assert!(bounds.contains(&bvh.mesh().bounds()));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn bounds(&self) -> Aabb {
         self.nodes[0].bounds()
     }

@@ -10,6 +10,20 @@ use nalgebra::{Matrix4, Point3};
 use smallvec::SmallVec;
 
 /// The point of a mesh nearest to a query point (see [`Bvh::closest_point`]).
+///
+/// ```
+/// use nalgebra::Point3;
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+///
+/// // Snap a 3D cursor just above the ground onto the mesh.
+/// let cursor = Point3::new(3.1, 0.25, 3.2);
+/// let snapped = bvh.closest_point(&cursor, 1.0).unwrap();
+/// assert_eq!(snapped.point, Point3::new(3.1, 0.0, 3.2));
+/// assert_eq!(snapped.distance, 0.25);
+/// assert_eq!(bvh.mesh().object_id(snapped.triangle as usize), 0); // the ground
+/// assert!(snapped.u >= 0.0 && snapped.v >= 0.0 && snapped.u + snapped.v <= 1.0);
+/// # Ok::<(), meshray::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClosestPoint {
     /// The triangle's number in the mesh (file order).

@@ -41,6 +41,20 @@ impl Bvh {
 
     /// Every triangle that comes within `radius` of `centre` (its closest point, compared
     /// in `f64`), ascending. Empty for a NaN or infinite centre or a NaN or negative radius.
+    ///
+    /// ```
+    /// use nalgebra::Point3;
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let mesh = bvh.mesh();
+    ///
+    /// let centre = Point3::new(0.0, 1.0, 0.0); // the sphere's centre
+    /// assert!(bvh.triangles_in_sphere(&centre, 0.5).is_empty()); // a hollow shell
+    /// let shell = bvh.triangles_in_sphere(&centre, 1.0);
+    /// let sphere = (0..mesh.triangle_count() as u32).filter(|&t| mesh.object_id(t as usize) == 1);
+    /// assert!(sphere.into_iter().all(|t| shell.binary_search(&t).is_ok()));
+    /// assert!(bvh.triangles_in_sphere(&centre, -1.0).is_empty()); // a negative radius selects nothing
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn triangles_in_sphere(&self, centre: &Point3<f32>, radius: f32) -> Vec<u32> {
         if !centre.iter().all(|c| c.is_finite()) || !(radius >= 0.0) {
             return Vec::new();
@@ -56,6 +70,27 @@ impl Bvh {
     /// Every triangle overlapping the frustum (see [`Frustum::from_screen_rect`]), ascending:
     /// box select of all triangles, hidden ones included. For only the ones the user can see,
     /// [`visible_triangles`](Bvh::visible_triangles).
+    ///
+    /// ```
+    /// use meshray::{pixel_ray, Frustum, QueryOptions};
+    /// # use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
+    /// # let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y()).to_homogeneous();
+    /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
+    /// # let viewport = Vector2::new(800.0, 600.0);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// // Box select around the middle of the screen, where the sphere is.
+    /// let frustum = Frustum::from_screen_rect(&view, &projection, viewport,
+    ///     Point2::new(380.0, 280.0), Point2::new(420.0, 320.0))?;
+    /// let selected = bvh.triangles_in_frustum(&frustum);
+    /// // The triangle under the centre pixel is selected, and so are hidden ones behind it.
+    /// let ray = pixel_ray(&view, &projection, viewport, Point2::new(400.0, 300.0))?;
+    /// let front = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
+    /// assert!(selected.contains(&front.triangle));
+    /// let behind = bvh.all_hits(&ray, &QueryOptions::default());
+    /// assert!(behind.len() > 1 && behind.iter().all(|h| selected.contains(&h.triangle)));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn triangles_in_frustum(&self, frustum: &Frustum) -> Vec<u32> {
         let region = &frustum.region;
         self.select(
@@ -71,9 +106,34 @@ impl Bvh {
     /// pixel centres) whose centre lies in the rectangle and the viewport. So a triangle
     /// smaller than a pixel may be missed at `samples = 1`, as it would be by the renderer.
     ///
+    /// ```
+    /// use meshray::{pixel_ray, Error, QueryOptions};
+    /// # use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
+    /// # let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y()).to_homogeneous();
+    /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
+    /// # let viewport = Vector2::new(800.0, 600.0);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// let options = QueryOptions::default();
+    /// let (a, b) = (Point2::new(390.0, 290.0), Point2::new(410.0, 310.0));
+    /// let visible = bvh.visible_triangles(&view, &projection, viewport, a, b, 1, &options)?;
+    /// let centre = pixel_ray(&view, &projection, viewport, Point2::new(400.5, 300.5))?;
+    /// let front = bvh.closest_triangle(&centre, &options).unwrap().triangle;
+    /// assert!(visible.contains(&front));
+    /// // Its back, seen by no sample ray, is not visible (but is in the frustum).
+    /// let back = bvh.all_hits(&centre, &options)[1].triangle;
+    /// assert!(!visible.contains(&back));
+    /// let denser = bvh.visible_triangles(&view, &projection, viewport, a, b, 4, &options)?;
+    /// assert!(visible.iter().all(|t| denser.contains(t)));
+    /// let zero = bvh.visible_triangles(&view, &projection, viewport, a, b, 0, &options);
+    /// assert!(matches!(zero, Err(Error::InvalidCamera { .. })));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Errors
-    /// [`Error::InvalidCamera`] for a camera [`pixel_ray`] rejects, non-finite corners, or
-    /// `samples` of 0 or above 64.
+    /// [`Error::InvalidCamera`] for `samples` of 0 or above 64, non-finite corners, or a
+    /// camera [`pixel_ray`] rejects. The camera is checked through the sample rays, so a
+    /// rectangle that holds no sample inside the viewport gives an empty list, not an error.
     #[allow(clippy::too_many_arguments)]
     pub fn visible_triangles(
         &self,

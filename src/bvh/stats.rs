@@ -4,6 +4,16 @@ use super::Bvh;
 use std::fmt;
 
 /// Size and quality of a BVH (see [`Bvh::stats`]).
+///
+/// ```
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// let stats = bvh.stats();
+/// println!("{stats}"); // one line: triangles, nodes, leaves, depth, SAH cost, bytes/triangle
+/// assert_eq!(stats.triangles, 2090);
+/// assert!(stats.leaves >= stats.triangles.div_ceil(stats.max_leaf_size));
+/// assert!(stats.bytes_per_triangle < 64.0);
+/// # Ok::<(), meshray::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stats {
     /// Triangles in the mesh.

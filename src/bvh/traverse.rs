@@ -120,6 +120,27 @@ impl LeafTest {
 ///
 /// Barycentrics follow `P = (1 − u − v)·A + u·B + v·C` for the triangle's corners `A, B, C`
 /// in the order the file or buffer gave them.
+///
+/// ```
+/// use meshray::{QueryOptions, Ray};
+/// use nalgebra::{Point3, Vector3};
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+///
+/// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
+/// let hit = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
+/// let mesh = bvh.mesh();
+/// assert_eq!(mesh.objects()[hit.object as usize], "sphere");
+/// assert_eq!(mesh.materials()[hit.material.unwrap() as usize], "sphere_red");
+/// // The point is where the ray is at t, and where the barycentrics put it.
+/// assert!((hit.point - ray.at(hit.t)).norm() < 1e-5);
+/// let [a, b, c] = mesh.triangle(hit.triangle as usize);
+/// let p = a.coords * (1.0 - hit.u - hit.v) + b.coords * hit.u + c.coords * hit.v;
+/// assert!((hit.point.coords - p).norm() < 1e-5);
+/// // The sphere has normals and texture coordinates; its front faces face the ray.
+/// assert!(hit.front_face && hit.normal.dot(&ray.direction()) < 0.0);
+/// assert!(hit.shading_normal.unwrap().z > 0.99 && hit.uv.is_some());
+/// # Ok::<(), meshray::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hit {
     /// The ray parameter: the hit is at `origin + t·direction`.
@@ -151,6 +172,19 @@ pub struct Hit {
 /// The short answer of [`Bvh::closest_triangle`] and [`Bvh::any_triangle`]: which triangle,
 /// where along the ray and where on the triangle. 16 bytes; [`Bvh::hit_details`] turns it
 /// into a full [`Hit`].
+///
+/// ```
+/// use meshray::{QueryOptions, Ray, RayHit};
+/// use nalgebra::{Point3, Vector3};
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+///
+/// let ray = Ray::new(Point3::new(0.3, 5.0, 3.1), -Vector3::y()); // down onto the ground
+/// let RayHit { t, triangle, u, v } = bvh.closest_triangle(&ray, &QueryOptions::default()).unwrap();
+/// assert_eq!(t, 5.0);
+/// assert!(u >= 0.0 && v >= 0.0 && u + v <= 1.0);
+/// assert_eq!(bvh.mesh().object_id(triangle as usize), 0); // the ground
+/// # Ok::<(), meshray::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RayHit {
     /// The ray parameter: the hit is at `origin + t·direction`.
@@ -180,6 +214,20 @@ fn widened(far: f32) -> f32 {
 }
 
 /// What a query tested (see [`Bvh::closest_hit_with_cost`]).
+///
+/// ```
+/// use meshray::{QueryOptions, Ray};
+/// use nalgebra::{Point3, Vector3};
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+///
+/// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
+/// let (_, cost) = bvh.closest_hit_with_cost(&ray, &QueryOptions::default());
+/// // Far fewer triangles tested than the mesh has: that is what the tree is for.
+/// assert!(cost.triangles > 0 && cost.triangles < 100);
+/// let miss = Ray::new(Point3::new(0.0, 50.0, 0.0), Vector3::y());
+/// assert_eq!(bvh.closest_hit_with_cost(&miss, &QueryOptions::default()).1.triangles, 0);
+/// # Ok::<(), meshray::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueryCost {
     /// Ray–box slab tests.
@@ -295,6 +343,28 @@ impl Bvh {
     /// The first triangle along the ray within its range: the smallest `t`, as a test of
     /// every triangle would find. `None` for a miss and for an invalid ray
     /// ([`Ray::is_valid`]). Allocates nothing.
+    ///
+    /// ```
+    /// use meshray::{Culling, QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// // Towards the sphere (centre (0, 1, 0), radius 1) from z = 10.
+    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
+    /// let hit = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
+    /// assert!((hit.t - 9.0).abs() < 1e-2 && hit.front_face);
+    ///
+    /// // From inside the sphere, front faces only: its inside is all back faces, so the ray
+    /// // leaves it unseen and finds nothing behind.
+    /// let inside = Ray::new(Point3::new(0.0, 1.0, 0.0), -Vector3::z());
+    /// let front_only = QueryOptions { culling: Culling::Back, ..Default::default() };
+    /// assert!(bvh.closest_hit(&inside, &front_only).is_none());
+    /// assert!(!bvh.closest_hit(&inside, &QueryOptions::default()).unwrap().front_face);
+    ///
+    /// // A range that stops short of the sphere: no hit.
+    /// assert!(bvh.closest_hit(&ray.with_t_range(0.0, 8.0), &QueryOptions::default()).is_none());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn closest_hit(&self, ray: &Ray, options: &QueryOptions) -> Option<Hit> {
         self.closest_hit_tallied(ray, options, &mut ())
     }
@@ -357,6 +427,19 @@ impl Bvh {
 
     /// [`any_hit`](Bvh::any_hit)'s answer, reporting only the triangle, `t` and
     /// barycentrics (see [`closest_triangle`](Bvh::closest_triangle)).
+    ///
+    /// ```
+    /// use meshray::{QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// // Is the line of sight from a to b blocked? (The sphere is in between.)
+    /// let (a, b) = (Point3::new(0.0, 1.0, 5.0), Point3::new(0.0, 1.0, -3.0));
+    /// let sight = Ray::with_range(a, b - a, 0.0, 1.0);
+    /// let blocker = bvh.any_triangle(&sight, &QueryOptions::default()).expect("blocked");
+    /// assert!(blocker.t > 0.0 && blocker.t < 1.0);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn any_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<RayHit> {
         self.any_slot(ray, options).map(|found| self.ray_hit(found))
     }
@@ -364,8 +447,23 @@ impl Bvh {
     /// Everything [`Hit`] tells about a hit found by [`closest_triangle`](Bvh::closest_triangle)
     /// or [`any_triangle`](Bvh::any_triangle) for this `ray`.
     ///
+    /// ```
+    /// use meshray::{QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
+    /// let short = bvh.closest_triangle(&ray, &QueryOptions::default()).unwrap();
+    /// let hit = bvh.hit_details(&ray, &short);
+    /// assert_eq!((hit.t, hit.triangle), (short.t, short.triangle));
+    /// assert_eq!(bvh.mesh().objects()[hit.object as usize], "sphere");
+    /// assert!(hit.uv.is_some()); // the sphere has texture coordinates
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Panics
-    /// If `hit.triangle` is not a triangle of the mesh.
+    /// If `hit.triangle` is not a triangle of the mesh (`>= triangle_count()`): pass only
+    /// hits that this BVH's queries returned.
     pub fn hit_details(&self, ray: &Ray, hit: &RayHit) -> Hit {
         self.hit(ray, *hit)
     }
@@ -421,12 +519,43 @@ impl Bvh {
     /// Some hit within the ray's range, the first the walk meets (not necessarily the
     /// closest): the cheap question "is anything there?", for shadows and lines of sight.
     /// Allocates nothing.
+    ///
+    /// ```
+    /// use meshray::{QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// // A shadow ray from a point on the ground towards a light high above the sphere.
+    /// let ground = Point3::new(0.3, 0.0, 0.2);
+    /// let light = Point3::new(0.0, 10.0, 0.0);
+    /// // t_min skips the ground point itself; t_max stops at the light.
+    /// let shadow = Ray::with_range(ground, light - ground, 1e-4, 1.0);
+    /// assert!(bvh.any_hit(&shadow, &QueryOptions::default()).is_some()); // in the sphere's shadow
+    /// let open_sky = Ray::with_range(Point3::new(3.0, 0.0, 3.0), Vector3::new(0.0, 10.0, 0.0), 1e-4, 1.0);
+    /// assert!(bvh.any_hit(&open_sky, &QueryOptions::default()).is_none());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn any_hit(&self, ray: &Ray, options: &QueryOptions) -> Option<Hit> {
         let found = self.any_slot(ray, options)?;
         Some(self.hit(ray, self.ray_hit(found)))
     }
 
     /// Every hit within the ray's range, sorted by `t` (ties by triangle number).
+    ///
+    /// ```
+    /// use meshray::{Culling, QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// // Through the sphere: in at its front, out at its back.
+    /// let ray = Ray::new(Point3::new(0.1, 1.05, 10.0), -Vector3::z());
+    /// let hits = bvh.all_hits(&ray, &QueryOptions::default());
+    /// assert_eq!(hits.len(), 2);
+    /// assert!(hits[0].t < hits[1].t && hits[0].front_face && !hits[1].front_face);
+    /// let front_only = QueryOptions { culling: Culling::Back, ..Default::default() };
+    /// assert_eq!(bvh.all_hits(&ray, &front_only).len(), 1);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn all_hits(&self, ray: &Ray, options: &QueryOptions) -> Vec<Hit> {
         let mut hits = Vec::new();
         self.all_hits_into(ray, options, &mut hits);
@@ -435,6 +564,23 @@ impl Bvh {
 
     /// [`all_hits`](Bvh::all_hits) into a vector the caller reuses (cleared first), so a loop
     /// over many rays allocates only while the vector grows.
+    ///
+    /// ```
+    /// use meshray::{QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// let mut hits = Vec::new();
+    /// let mut layers = 0;
+    /// for (x, z) in [(-3.1, -3.2), (0.3, 0.2), (3.1, 3.2)] {
+    ///     let ray = Ray::new(Point3::new(x, 10.0, z), -Vector3::y());
+    ///     bvh.all_hits_into(&ray, &QueryOptions::default(), &mut hits); // cleared, then filled
+    ///     assert_eq!(hits, bvh.all_hits(&ray, &QueryOptions::default()));
+    ///     layers += hits.len();
+    /// }
+    /// assert_eq!(layers, 1 + 3 + 1); // ground; sphere top, sphere bottom, ground; ground
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     pub fn all_hits_into(&self, ray: &Ray, options: &QueryOptions, hits: &mut Vec<Hit>) {
         hits.clear();
         if !ray.is_valid() {

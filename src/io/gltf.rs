@@ -98,6 +98,28 @@ impl Mesh {
     /// normals (`NORMAL`) and texture coordinates (`TEXCOORD_0`) are kept when every
     /// primitive has them.
     ///
+    /// ```
+    /// use meshray::{Error, LoadOptions, Mesh};
+    ///
+    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-lifted.gltf-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let path = dir.join("lifted.gltf");
+    /// # // One triangle, placed by the node "lifted" 2 up the y axis.
+    /// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+    /// #   "nodes":[{"name":"lifted","mesh":0,"translation":[0,2,0]}],
+    /// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+    /// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
+    /// #   "bufferViews":[{"buffer":0,"byteLength":36}],
+    /// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
+    /// let mesh = Mesh::load_gltf_with(&path, &LoadOptions::default())?;
+    /// assert_eq!(mesh.objects(), ["lifted"]);
+    /// assert!(mesh.positions().iter().all(|p| p.y >= 2.0)); // in world space
+    /// let none = LoadOptions { max_triangles: 0, ..Default::default() };
+    /// assert!(matches!(Mesh::load_gltf_with(&path, &none), Err(Error::LimitExceeded { .. })));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Io`] for a missing or unreadable file or external buffer,
     /// [`Error::Parse`] naming the file for JSON or GLB that is not valid glTF 2.0, a buffer
@@ -115,6 +137,23 @@ impl Mesh {
 
     /// [`load_gltf_with`](Mesh::load_gltf_with) with the default [`LoadOptions`].
     ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-mesh.gltf-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let path = dir.join("mesh.gltf");
+    /// # // One triangle, placed by the node "lifted" 2 up the y axis.
+    /// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+    /// #   "nodes":[{"name":"lifted","mesh":0,"translation":[0,2,0]}],
+    /// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+    /// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
+    /// #   "bufferViews":[{"buffer":0,"byteLength":36}],
+    /// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
+    /// let mesh = meshray::Mesh::load_gltf(&path)?;
+    /// assert_eq!(mesh.triangle_count(), 1);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`load_gltf_with`](Mesh::load_gltf_with).
     pub fn load_gltf(path: impl AsRef<Path>) -> Result<Mesh> {
@@ -124,6 +163,22 @@ impl Mesh {
     /// Parses a glTF document held in memory (JSON or GLB); errors name the file `<memory>`.
     /// Its buffers must be inside it (GLB's binary chunk or `data:` URIs): there is no
     /// directory to read external ones from.
+    ///
+    /// ```
+    /// use meshray::{Error, LoadOptions, Mesh};
+    ///
+    /// let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+    ///   "nodes":[{"name":"lifted","mesh":0,"translation":[0,2,0]}],
+    ///   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+    ///   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
+    ///   "bufferViews":[{"buffer":0,"byteLength":36}],
+    ///   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#;
+    /// let mesh = Mesh::parse_gltf(gltf.as_bytes(), &LoadOptions::default())?;
+    /// assert_eq!(mesh.triangle(0)[0], nalgebra::Point3::new(0.0, 2.0, 0.0));
+    /// let cut = Mesh::parse_gltf(&gltf.as_bytes()[..100], &LoadOptions::default());
+    /// assert!(matches!(cut, Err(Error::Parse { .. })));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`load_gltf_with`](Mesh::load_gltf_with), except [`Error::Io`]; a reference to an
@@ -140,6 +195,29 @@ impl Scene {
     /// [`Mesh::load_gltf_with`]; a node whose transform is singular (a zero scale, used to
     /// hide things) covers no area and gets no instance, nor does a mesh without triangles.
     ///
+    /// ```
+    /// use meshray::{LoadOptions, Ray, Scene, SceneOptions};
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-scene.gltf-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let path = dir.join("scene.gltf");
+    /// # // One triangle, placed by the node "lifted" 2 up the y axis.
+    /// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+    /// #   "nodes":[{"name":"lifted","mesh":0,"translation":[0,2,0]}],
+    /// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+    /// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
+    /// #   "bufferViews":[{"buffer":0,"byteLength":36}],
+    /// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
+    /// let loaded = Scene::load_gltf_with(&path, &LoadOptions::default())?;
+    /// assert_eq!((loaded.scene.len(), loaded.names[0].as_str(), loaded.nodes[0]), (1, "lifted", 0));
+    /// let ray = Ray::new(Point3::new(0.2, 2.2, 1.0), -Vector3::z());
+    /// let hit = loaded.scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
+    /// assert!((hit.hit.point - Point3::new(0.2, 2.2, 0.0)).norm() < 1e-6); // world space
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Mesh::load_gltf_with`]; [`Error::NoTriangles`] when no node places a triangle.
     pub fn load_gltf_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<GltfScene> {
@@ -149,6 +227,23 @@ impl Scene {
     }
 
     /// [`load_gltf_with`](Scene::load_gltf_with) with the default [`LoadOptions`].
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-default.gltf-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let path = dir.join("default.gltf");
+    /// # // One triangle, placed by the node "lifted" 2 up the y axis.
+    /// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+    /// #   "nodes":[{"name":"lifted","mesh":0,"translation":[0,2,0]}],
+    /// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+    /// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
+    /// #   "bufferViews":[{"buffer":0,"byteLength":36}],
+    /// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
+    /// let loaded = meshray::Scene::load_gltf(&path)?;
+    /// assert_eq!(loaded.names, ["lifted"]);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`load_gltf_with`](Scene::load_gltf_with).

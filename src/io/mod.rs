@@ -16,6 +16,18 @@ use std::path::Path;
 
 /// A mesh file format, for [`Mesh::load_as`]. Formats other than OBJ each have a cargo
 /// feature (all on by default); a build without one has no variant for it.
+///
+/// ```
+/// use meshray::{Format, LoadOptions, Mesh};
+/// use std::path::Path;
+///
+/// // A file whose name does not tell its format: say which it is.
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
+/// assert_eq!(Format::from_path(Path::new(path)), Some(Format::Obj));
+/// let mesh = Mesh::load_as(path, Format::Obj, &LoadOptions::default())?;
+/// assert_eq!(mesh.triangle_count(), 2090);
+/// # Ok::<(), meshray::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Format {
@@ -66,6 +78,13 @@ impl Mesh {
     /// let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// assert_eq!(mesh.triangle_count(), 2090);
     /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// ```
+    /// use meshray::{Error, Mesh};
+    ///
+    /// let unknown = Mesh::load("notes.txt");
+    /// assert!(matches!(unknown, Err(Error::Parse { .. })));
     /// ```
     ///
     /// # Errors

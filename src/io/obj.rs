@@ -294,8 +294,9 @@ impl Mesh {
     /// # Errors
     /// [`Error::Io`] when the file cannot be read, [`Error::Parse`] for malformed text,
     /// [`Error::IndexOutOfRange`] for a face index past the data, [`Error::NonFiniteCoordinate`]
-    /// for a NaN or infinite vertex used by a face, [`Error::NoTriangles`] when no face is left.
-    /// All name the file, and the line where it is known.
+    /// for a NaN or infinite vertex used by a face, [`Error::NoTriangles`] when no face is left,
+    /// and [`Error::LimitExceeded`] past the default [`LoadOptions`] limits (2 GiB, 100 million
+    /// triangles). All name the file, and the line where it is known.
     pub fn load_obj(path: impl AsRef<Path>) -> Result<Mesh> {
         Mesh::load_obj_with(path, &LoadOptions::default())
     }
@@ -324,6 +325,17 @@ impl Mesh {
     }
 
     /// [`load_obj`](Mesh::load_obj) with explicit [`LoadOptions`].
+    ///
+    /// ```
+    /// use meshray::{Error, LoadOptions, Mesh};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
+    /// let small = LoadOptions { max_triangles: 1000, ..Default::default() };
+    /// let refused = Mesh::load_obj_with(path, &small);
+    /// assert!(matches!(refused, Err(Error::LimitExceeded { what: "triangles", limit: 1000, .. })));
+    /// assert_eq!(Mesh::load_obj_with(path, &LoadOptions::default())?.triangle_count(), 2090);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`load_obj`](Mesh::load_obj), and [`Error::LimitExceeded`] when the file is larger

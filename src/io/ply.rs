@@ -97,6 +97,22 @@ impl Mesh {
     /// numbered in file order. Other properties (normals, colours) and elements are ignored.
     /// One object named `""`, no materials.
     ///
+    /// ```
+    /// use meshray::{Error, LoadOptions, Mesh};
+    ///
+    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-tri.ply-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let path = dir.join("tri.ply");
+    /// # std::fs::write(&path, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n").unwrap();
+    /// // `path`: an ASCII PLY file of one triangle.
+    /// let mesh = Mesh::load_ply_with(&path, &LoadOptions::default())?;
+    /// assert_eq!(mesh.triangles(), [[0, 1, 2]]);
+    /// let tiny = LoadOptions { max_file_bytes: 16, ..Default::default() };
+    /// assert!(matches!(Mesh::load_ply_with(&path, &tiny), Err(Error::LimitExceeded { what: "bytes", .. })));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Io`] for a missing or unreadable file; [`Error::Parse`] naming the file (and
     /// the line, for ASCII) for a malformed header or body, a vertex without `x`, `y` or `z`,
@@ -111,6 +127,17 @@ impl Mesh {
     }
 
     /// [`load_ply_with`](Mesh::load_ply_with) with the default [`LoadOptions`].
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-one.ply-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let path = dir.join("one.ply");
+    /// # std::fs::write(&path, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n").unwrap();
+    /// let mesh = meshray::Mesh::load_ply(&path)?;
+    /// assert_eq!(mesh.triangle_count(), 1);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`load_ply_with`](Mesh::load_ply_with).
