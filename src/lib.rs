@@ -263,9 +263,9 @@
 //! is `None`, never a sentinel. A ray that cannot hit anything (NaN, infinite or zero
 //! direction, NaN range, `t_min > t_max`; [`Ray::is_valid`]) is a documented "no hit", never a
 //! panic. Loading, refitting, cameras and scene edits return [`Result`] with one [`Error`]
-//! enum that names the file and line where there is one; queries never fail. The accessors
-//! that take a triangle number ([`Mesh::triangle`] and its companions,
-//! [`Bvh::hit_details`]) panic when it is out of range, as slice indexing does.
+//! enum that names the file and line where there is one; queries never fail. The mesh
+//! accessors that take a triangle number ([`Mesh::triangle`] and its companions) panic when
+//! it is out of range, as slice indexing does; [`Bvh::hit_details`] answers `None`.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 // `!(a <= b)` is how this crate makes a NaN fail a test; it is deliberate everywhere.

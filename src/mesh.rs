@@ -204,16 +204,23 @@ impl Mesh {
     /// assert_eq!(mesh.materials(), ["paint"]);
     /// // Material 1 does not exist.
     /// assert!(mesh.clone().with_materials(vec![Some(1), None], vec!["paint".into()]).is_err());
+    /// assert!(mesh.clone().with_materials(vec![Some(u32::MAX), None], vec!["paint".into()]).is_err());
     /// # Ok::<(), meshray::Error>(())
     /// ```
     ///
-    /// An id of `Some(u32::MAX)` is taken as `None` (the mesh stores "no material" as
-    /// `u32::MAX`).
-    ///
     /// # Errors
     /// [`Error::IndexOutOfRange`] when `ids` does not have one entry per triangle or an id is
-    /// past `names`.
+    /// past `names` (`Some(u32::MAX)` always is: the mesh keeps that value for "none").
     pub fn with_materials(mut self, ids: Vec<Option<u32>>, names: Vec<String>) -> Result<Mesh> {
+        if ids.contains(&Some(NO_INDEX)) {
+            return Err(Error::IndexOutOfRange {
+                path: None,
+                line: None,
+                what: "material",
+                index: NO_INDEX.into(),
+                count: names.len(),
+            });
+        }
         let ids: Vec<u32> = ids.into_iter().map(|m| m.unwrap_or(NO_INDEX)).collect();
         check_ids("material", &ids, names.len(), self.triangles.len())?;
         self.material_ids = ids;

@@ -230,6 +230,7 @@ impl Scene {
         Ok((self.instances.len() - 1) as InstanceId)
     }
 
+    #[cfg(feature = "gltf")]
     /// Places many instances and builds the top-level tree once (loaders use it: `add` in a
     /// loop would rebuild it per instance). Adds none if any transform is refused.
     pub(crate) fn add_all(
@@ -248,6 +249,7 @@ impl Scene {
             .collect())
     }
 
+    #[cfg(feature = "gltf")]
     /// Whether [`add`](Scene::add) would take this transform.
     pub(crate) fn is_usable_transform(transform: &Matrix4<f32>) -> bool {
         affine(transform).is_ok()
@@ -738,7 +740,7 @@ impl Scene {
     /// The full hit of instance `id` for a short one found with the object-space ray `local`.
     fn details(&self, id: InstanceId, local: &Ray, hit: &crate::RayHit, ray: &Ray) -> SceneHit {
         let bvh = &self.instances[id as usize].bvh;
-        self.to_world(id, bvh.hit_details(local, hit), ray)
+        self.to_world(id, bvh.own_hit_details(local, hit), ray)
     }
 
     /// An object-space hit of instance `id` moved to world space for the world ray `ray`.

@@ -247,9 +247,8 @@ impl Frustum {
 /// Whether the triangle `a, b, c` overlaps the box (closed sets; the separating axis test
 /// of Akenine-Möller (2001) in `f64`). What [`Bvh::triangles_in_box`](crate::Bvh::triangles_in_box) tests.
 ///
-/// The box is not checked here: for an empty box (`min > max` on an axis, or a NaN) the
-/// answer means nothing, where [`Bvh::triangles_in_box`](crate::Bvh::triangles_in_box)
-/// returns no triangle. Check [`Aabb::is_empty`] first when the box may be empty.
+/// An empty box (`min > max` on an axis, or a NaN) overlaps nothing, as in
+/// [`Bvh::triangles_in_box`](crate::Bvh::triangles_in_box).
 ///
 /// ```
 /// use meshray::{triangle_overlaps_box, Aabb};
@@ -261,6 +260,7 @@ impl Frustum {
 /// assert!(triangle_overlaps_box(&a, &b, &c, &unit));
 /// let lifted = [a, b, c].map(|p| p + nalgebra::Vector3::new(0.0, 2.0, 0.0));
 /// assert!(!triangle_overlaps_box(&lifted[0], &lifted[1], &lifted[2], &unit));
+/// assert!(!triangle_overlaps_box(&a, &b, &c, &Aabb::EMPTY)); // an empty box holds nothing
 /// ```
 pub fn triangle_overlaps_box(
     a: &Point3<f32>,
@@ -268,15 +268,15 @@ pub fn triangle_overlaps_box(
     c: &Point3<f32>,
     aabb: &Aabb,
 ) -> bool {
-    Polytope::from_box(aabb).overlaps_triangle(&[*a, *b, *c])
+    (0..3).all(|k| aabb.min[k] <= aabb.max[k])
+        && Polytope::from_box(aabb).overlaps_triangle(&[*a, *b, *c])
 }
 
 /// Whether the triangle `a, b, c` comes within `radius` of `centre` (its closest point, in
 /// `f64`). What [`Bvh::triangles_in_sphere`](crate::Bvh::triangles_in_sphere) tests.
 ///
-/// The radius is not checked here: a negative radius acts as its absolute value (a NaN
-/// overlaps nothing), where [`Bvh::triangles_in_sphere`](crate::Bvh::triangles_in_sphere)
-/// returns no triangle for a negative one.
+/// A negative or NaN radius (or a NaN centre) overlaps nothing, as in
+/// [`Bvh::triangles_in_sphere`](crate::Bvh::triangles_in_sphere).
 ///
 /// ```
 /// use meshray::triangle_overlaps_sphere;
@@ -287,6 +287,7 @@ pub fn triangle_overlaps_box(
 /// let centre = Point3::new(0.25, 0.25, 0.5);
 /// assert!(triangle_overlaps_sphere(&a, &b, &c, &centre, 0.5));
 /// assert!(!triangle_overlaps_sphere(&a, &b, &c, &centre, 0.49));
+/// assert!(!triangle_overlaps_sphere(&a, &b, &c, &centre, -1.0)); // nor does a negative one
 /// ```
 pub fn triangle_overlaps_sphere(
     a: &Point3<f32>,
@@ -296,5 +297,5 @@ pub fn triangle_overlaps_sphere(
     radius: f32,
 ) -> bool {
     let r = f64::from(radius);
-    nearest_on_triangle(centre, a, b, c).distance_squared <= r * r
+    r >= 0.0 && nearest_on_triangle(centre, a, b, c).distance_squared <= r * r
 }

@@ -127,13 +127,15 @@ impl Bvh {
     /// assert!(visible.iter().all(|t| denser.contains(t)));
     /// let zero = bvh.visible_triangles(&view, &projection, viewport, a, b, 0, &options);
     /// assert!(matches!(zero, Err(Error::InvalidCamera { .. })));
+    /// let flipped = -viewport; // a negative viewport is refused, even for an empty rectangle
+    /// let refused = bvh.visible_triangles(&view, &projection, flipped, a, a, 1, &options);
+    /// assert!(matches!(refused, Err(Error::InvalidCamera { .. })));
     /// # Ok::<(), meshray::Error>(())
     /// ```
     ///
     /// # Errors
     /// [`Error::InvalidCamera`] for `samples` of 0 or above 64, non-finite corners, or a
-    /// camera [`pixel_ray`] rejects. The camera is checked through the sample rays, so a
-    /// rectangle that holds no sample inside the viewport gives an empty list, not an error.
+    /// camera or viewport [`pixel_ray`] rejects (checked first, whatever the rectangle).
     #[allow(clippy::too_many_arguments)]
     pub fn visible_triangles(
         &self,
@@ -155,6 +157,8 @@ impl Bvh {
                 reason: "the rectangle needs finite corners",
             });
         }
+        // The camera and viewport, checked once through the ray at the viewport's centre.
+        pixel_ray(view, projection, viewport, Point2::from(viewport / 2.0))?;
         // Pixels whose sample centres may fall in the rectangle, within the viewport.
         let (x0, x1) = (a.x.min(b.x).max(0.0), a.x.max(b.x).min(viewport.x));
         let (y0, y1) = (a.y.min(b.y).max(0.0), a.y.max(b.y).min(viewport.y));

@@ -417,7 +417,7 @@ impl Bvh {
     /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), Vector3::new(0.0, 0.0, -1.0));
     /// let options = QueryOptions::default();
     /// let short = bvh.closest_triangle(&ray, &options).expect("the sphere is there");
-    /// assert_eq!(Some(bvh.hit_details(&ray, &short)), bvh.closest_hit(&ray, &options));
+    /// assert_eq!(bvh.hit_details(&ray, &short), bvh.closest_hit(&ray, &options));
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn closest_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<RayHit> {
@@ -454,17 +454,25 @@ impl Bvh {
     ///
     /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
     /// let short = bvh.closest_triangle(&ray, &QueryOptions::default()).unwrap();
-    /// let hit = bvh.hit_details(&ray, &short);
+    /// let hit = bvh.hit_details(&ray, &short).unwrap();
     /// assert_eq!((hit.t, hit.triangle), (short.t, short.triangle));
     /// assert_eq!(bvh.mesh().objects()[hit.object as usize], "sphere");
     /// assert!(hit.uv.is_some()); // the sphere has texture coordinates
+    ///
+    /// // A hand-made RayHit naming no triangle of the mesh has no details.
+    /// let bogus = meshray::RayHit { triangle: u32::MAX, ..short };
+    /// assert!(bvh.hit_details(&ray, &bogus).is_none());
     /// # Ok::<(), meshray::Error>(())
     /// ```
     ///
-    /// # Panics
-    /// If `hit.triangle` is not a triangle of the mesh (`>= triangle_count()`): pass only
-    /// hits that this BVH's queries returned.
-    pub fn hit_details(&self, ray: &Ray, hit: &RayHit) -> Hit {
+    /// `None` when `hit.triangle` is not a triangle of the mesh (`RayHit`'s fields are
+    /// public, so a caller can make one); pass hits this BVH's queries returned.
+    pub fn hit_details(&self, ray: &Ray, hit: &RayHit) -> Option<Hit> {
+        ((hit.triangle as usize) < self.mesh.triangle_count()).then(|| self.hit(ray, *hit))
+    }
+
+    /// [`hit_details`](Bvh::hit_details) for a hit this BVH returned (so its triangle exists).
+    pub(crate) fn own_hit_details(&self, ray: &Ray, hit: &RayHit) -> Hit {
         self.hit(ray, *hit)
     }
 

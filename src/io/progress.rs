@@ -2,6 +2,7 @@
 //! files of hundreds of megabytes. The library prints nothing; it calls the user's function.
 
 use std::cell::Cell;
+#[cfg(any(feature = "stl", feature = "ply"))]
 use std::io::{BufRead, Read, Seek, SeekFrom};
 
 /// Reports `(done, total)` bytes to a user's function, at most once per [`Progress::STEP`]
@@ -61,13 +62,16 @@ impl<'a> Progress<'a> {
     }
 }
 
-/// A reader that tells a [`Progress`] its position as it is consumed.
+/// A reader that tells a [`Progress`] its position as it is consumed (the STL and PLY
+/// parsers read through it; OBJ's checking reader reports by itself).
+#[cfg(any(feature = "stl", feature = "ply"))]
 pub(crate) struct Reporting<'a, R> {
     inner: R,
     position: u64,
     progress: &'a Progress<'a>,
 }
 
+#[cfg(any(feature = "stl", feature = "ply"))]
 impl<'a, R> Reporting<'a, R> {
     pub(crate) fn new(inner: R, progress: &'a Progress<'a>) -> Self {
         Reporting {
@@ -83,6 +87,7 @@ impl<'a, R> Reporting<'a, R> {
     }
 }
 
+#[cfg(any(feature = "stl", feature = "ply"))]
 impl<R: Read> Read for Reporting<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
@@ -91,6 +96,7 @@ impl<R: Read> Read for Reporting<'_, R> {
     }
 }
 
+#[cfg(any(feature = "stl", feature = "ply"))]
 impl<R: BufRead> BufRead for Reporting<'_, R> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         self.inner.fill_buf()
@@ -102,6 +108,7 @@ impl<R: BufRead> BufRead for Reporting<'_, R> {
     }
 }
 
+#[cfg(any(feature = "stl", feature = "ply"))]
 impl<R: Seek> Seek for Reporting<'_, R> {
     fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
         self.position = self.inner.seek(to)?;
@@ -110,7 +117,7 @@ impl<R: Seek> Seek for Reporting<'_, R> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, any(feature = "stl", feature = "ply")))]
 mod tests {
     use super::*;
     use std::cell::RefCell;

@@ -103,7 +103,10 @@ pub(crate) fn parse_stl(
         if i >= options.max_triangles {
             return Err(too_many_triangles(path, options));
         }
-        let base = positions.len() as u32;
+        // Each facet brings its own three corners; the last must still fit a u32.
+        let Ok(base) = u32::try_from(positions.len() + 2).map(|last| last - 2) else {
+            return Err(too_many_triangles(path, options));
+        };
         positions.extend(facet.vertices.map(|v| Point3::from(v.0)));
         triangles.push([base, base + 1, base + 2]);
     }
