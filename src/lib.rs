@@ -46,8 +46,8 @@
 //! | PLY, ASCII and binary (through `ply-rs-bw`) | `Mesh::load_ply`, `load_ply_with` | `Mesh::parse_ply` | `ply` |
 //! | glTF 2.0, `.gltf` and `.glb` (through `gltf`) | `Mesh::load_gltf`, `load_gltf_with`; as a scene, `Scene::load_gltf` | `Mesh::parse_gltf` | `gltf` |
 //!
-//! [`Mesh::load`] picks the format by extension ([`Format::from_path`]) and [`Mesh::load_as`]
-//! says which; [`Mesh::from_buffers`] (with [`with_corner_normals`](Mesh::with_corner_normals),
+//! [`Mesh::load`] picks the format by extension ([`Format::from_path`]), [`Mesh::load_as`]
+//! says which, and [`Mesh::load_with_progress`] reports the bytes parsed for a progress bar; [`Mesh::from_buffers`] (with [`with_corner_normals`](Mesh::with_corner_normals),
 //! [`with_corner_uvs`](Mesh::with_corner_uvs), [`with_objects`](Mesh::with_objects) and
 //! [`with_materials`](Mesh::with_materials)) takes positions and triangles from memory. Every
 //! loader checks what it reads and answers a bad file with an [`Error`] that names the file and,

@@ -96,7 +96,8 @@ impl Mesh {
     /// glTF specification says). Each node is an object (named as in
     /// [`GltfScene::names`]); materials keep their names (`material N` when unnamed);
     /// normals (`NORMAL`) and texture coordinates (`TEXCOORD_0`) are kept when every
-    /// primitive has them.
+    /// primitive has them. Skins and morph targets are not applied: meshes come in their
+    /// rest pose (move the vertices yourself and [`Bvh::refit`]).
     ///
     /// ```
     /// use meshray::{Error, LoadOptions, Mesh};
