@@ -212,6 +212,21 @@ impl GltfWriter {
     }
 }
 
+/// A triangle facing +z.
+const TRIANGLE: [Point3<f32>; 3] = [
+    Point3::new(0.0, 0.0, 0.0),
+    Point3::new(1.0, 0.0, 0.0),
+    Point3::new(0.0, 1.0, 0.0),
+];
+
+/// A document of one mesh, [`TRIANGLE`], placed by one node (its JSON).
+fn one_triangle(node: &str) -> GltfWriter {
+    let mut w = GltfWriter::default();
+    w.mesh(&TRIANGLE, &[0, 1, 2], 4, None);
+    w.nodes.push(node.into());
+    w
+}
+
 /// The asset scene as glTF: one mesh and one node per OBJ object (each with only the
 /// vertices it uses), its materials by name.
 fn scene_as_gltf(obj: &Mesh) -> (GltfWriter, Vec<usize>) {
@@ -546,14 +561,7 @@ fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
     assert!(same > 1000, "{same} hits on the same triangle");
 
     // One triangle facing +z, mirrored in x: its front side still faces +z in both.
-    let mut w = GltfWriter::default();
-    let tri = [
-        Point3::new(0.0, 0.0, 0.0),
-        Point3::new(1.0, 0.0, 0.0),
-        Point3::new(0.0, 1.0, 0.0),
-    ];
-    w.mesh(&tri, &[0, 1, 2], 4, None);
-    w.nodes.push(r#"{"mesh":0,"scale":[-1,1,1]}"#.into());
+    let w = one_triangle(r#"{"mesh":0,"scale":[-1,1,1]}"#);
     let path = scratch("mirrored-triangle.gltf");
     std::fs::write(&path, w.json(Some(&w.data_uri()), &[0])).unwrap();
     let ray = Ray::new(Point3::new(-0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0));
@@ -696,14 +704,8 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
     ));
 
     // glTF: a valid one-triangle document, then broken copies.
-    let mut w = GltfWriter::default();
-    let tri = [
-        Point3::new(0.0, 0.0, 0.0),
-        Point3::new(1.0, 0.0, 0.0),
-        Point3::new(0.0, 1.0, 0.0),
-    ];
-    w.mesh(&tri, &[0, 1, 2], 4, None);
-    w.nodes.push(r#"{"mesh":0}"#.into());
+    let w = one_triangle(r#"{"mesh":0}"#);
+    let tri = TRIANGLE;
     let good = w.json(Some(&w.data_uri()), &[0]);
     assert_eq!(
         Mesh::parse_gltf(good.as_bytes(), &LoadOptions::default())
