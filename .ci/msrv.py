@@ -2,10 +2,9 @@
 """Checks the declared MSRV (`rust-version` in Cargo.toml) against the locked dependencies.
 
 Every crate the library depends on (normal dependencies, default features, as locked) must
-declare a `rust-version` no newer than ours, or none. The other half of the check is clippy's
-`incompatible_msrv` lint, which `cargo clippy` runs against the same `rust-version` for every
-standard-library item we use. Compiling with that toolchain itself needs a second toolchain,
-which this machine does not have.
+declare a `rust-version` no newer than ours, or none. Beside it, clippy's `incompatible_msrv`
+lint checks every standard-library item we use against the same `rust-version`, and `.ci/run`
+compiles everything with that Rust when rustup can install it.
 """
 import json
 import subprocess
