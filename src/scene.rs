@@ -232,21 +232,16 @@ impl Scene {
 
     #[cfg(feature = "gltf")]
     /// Places many instances and builds the top-level tree once (loaders use it: `add` in a
-    /// loop would rebuild it per instance). Adds none if any transform is refused.
-    pub(crate) fn add_all(
-        &mut self,
-        items: Vec<(Arc<Bvh>, Matrix4<f32>)>,
-    ) -> Result<Vec<InstanceId>> {
+    /// loop would rebuild it per instance). Adds none if any transform is refused; the new
+    /// ids follow the old ones in order.
+    pub(crate) fn add_all(&mut self, items: Vec<(Arc<Bvh>, Matrix4<f32>)>) -> Result<()> {
         let new = items
             .into_iter()
             .map(|(bvh, transform)| Instance::new(bvh, &transform))
             .collect::<Result<Vec<_>>>()?;
-        let first = self.instances.len();
         self.instances.extend(new);
         self.rebuild();
-        Ok((first..self.instances.len())
-            .map(|i| i as InstanceId)
-            .collect())
+        Ok(())
     }
 
     #[cfg(feature = "gltf")]

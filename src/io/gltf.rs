@@ -6,9 +6,10 @@
 //! flattened [`Mesh`] in world space ([`Mesh::load_gltf`]) or a [`Scene`] with one BVH per
 //! glTF mesh and one instance per node that uses it ([`Scene::load_gltf`]).
 
+use super::Format;
 use super::obj::{inside, read_limited};
 use super::{name_file, too_many_triangles};
-use crate::{Bvh, Error, InstanceId, LoadOptions, Mesh, Result, Scene};
+use crate::{Bvh, Error, LoadOptions, Mesh, Result, Scene};
 use base64::Engine;
 use gltf::accessor::{DataType, Dimensions};
 use gltf::mesh::{Mode, Semantic};
@@ -79,7 +80,7 @@ struct Part {
 pub struct GltfScene {
     /// The instances, each with its node's world transform.
     pub scene: Scene,
-    /// Per instance (indexed by [`InstanceId`]): the node's name, else its mesh's, else
+    /// Per instance (indexed by [`InstanceId`](crate::InstanceId)): the node's name, else its mesh's, else
     /// `node N`.
     pub names: Vec<String>,
     /// Per instance: the node's index in the document.
@@ -131,9 +132,7 @@ impl Mesh {
     /// sends a vertex to infinity), [`Error::NoTriangles`], and [`Error::LimitExceeded`]
     /// past the [`LoadOptions`] limits (file bytes apply to each buffer file too).
     pub fn load_gltf_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
-        let path = path.as_ref();
-        let bytes = read_limited(path, options.max_file_bytes)?;
-        load_gltf_bytes(path, &bytes, options)
+        Mesh::load_as(path, Format::Gltf, options)
     }
 
     /// [`load_gltf_with`](Mesh::load_gltf_with) with the default [`LoadOptions`].
@@ -586,54 +585,49 @@ impl<'a> Document<'a> {
         if vertices > u32::MAX as usize || vertices / 3 > options.max_triangles {
             return Err(too_many_vertices(self.path));
         }
-        let (mut positions, mut triangles, mut normals, mut uvs) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut object_ids, mut material_ids) = (Vec::new(), Vec::new());
+        let mut world = Part {
+            has_normals,
+            has_uvs,
+            ..Part::default()
+        };
+        let mut object_ids = Vec::new();
         for (object, placement) in placements.iter().enumerate() {
             let part = parts[placement.mesh].as_ref().expect("read above");
-            let base = positions.len() as u32;
-            let mirrored = placement.world.fixed_view::<3, 3>(0, 0).determinant() < 0.0;
-            positions.extend(part.positions.iter().map(|p| {
+            let base = world.positions.len() as u32;
+            let linear = placement.world.fixed_view::<3, 3>(0, 0);
+            let mirrored = linear.determinant() < 0.0;
+            world.positions.extend(part.positions.iter().map(|p| {
                 placement
                     .world
                     .transform_point(&p.cast::<f64>())
                     .cast::<f32>()
             }));
-            triangles.extend(part.triangles.iter().map(|&[a, b, c]| {
-                let t = if mirrored { [a, c, b] } else { [a, b, c] };
-                t.map(|i| base + i)
-            }));
+            world
+                .triangles
+                .extend(part.triangles.iter().map(|&[a, b, c]| {
+                    let t = if mirrored { [a, c, b] } else { [a, b, c] };
+                    t.map(|i| base + i)
+                }));
             if has_normals {
-                let normal_matrix: Matrix3<f64> = placement
-                    .world
-                    .fixed_view::<3, 3>(0, 0)
+                let normal_matrix: Matrix3<f64> = linear
                     .try_inverse()
                     .map_or_else(Matrix3::zeros, |m| m.transpose());
-                normals.extend(
+                world.normals.extend(
                     part.normals
                         .iter()
                         .map(|n| (normal_matrix * n.cast::<f64>()).cast::<f32>()),
                 );
             }
             if has_uvs {
-                uvs.extend_from_slice(&part.uvs);
+                world.uvs.extend_from_slice(&part.uvs);
             }
             object_ids.extend(std::iter::repeat_n(object as u32, part.triangles.len()));
-            material_ids.extend_from_slice(&part.materials);
+            world.materials.extend_from_slice(&part.materials);
         }
         let names = placements.iter().map(|p| p.name.clone()).collect();
-        let corners = triangles.clone();
-        let mut mesh = Mesh::from_buffers(positions, triangles)
-            .and_then(|m| m.with_objects(object_ids, names))
-            .and_then(|m| m.with_materials(material_ids, self.material_names()))
-            .map_err(|e| name_file(e, self.path))?;
-        if has_normals {
-            mesh = mesh.with_corner_normals(normals, corners.clone())?;
-        }
-        if has_uvs {
-            mesh = mesh.with_corner_uvs(uvs, corners)?;
-        }
-        Ok(mesh)
+        self.mesh_of(world)?
+            .with_objects(object_ids, names)
+            .map_err(|e| name_file(e, self.path))
     }
 
     /// One BVH per used mesh with triangles, one instance per non-singular placement.
@@ -653,7 +647,12 @@ impl<'a> Document<'a> {
                 let budget = options.max_triangles.saturating_sub(total);
                 let part = self.part(placement.mesh, budget, options)?;
                 total += part.triangles.len();
-                bvhs[placement.mesh] = Some(self.part_mesh(part)?.map(|m| Arc::new(Bvh::build(m))));
+                let bvh = if part.triangles.is_empty() {
+                    None
+                } else {
+                    Some(Arc::new(Bvh::build(self.mesh_of(part)?)))
+                };
+                bvhs[placement.mesh] = Some(bvh);
             }
             let Some(Some(bvh)) = &bvhs[placement.mesh] else {
                 continue;
@@ -671,29 +670,23 @@ impl<'a> Document<'a> {
                 path: Some(self.path.into()),
             });
         }
-        let ids: Vec<InstanceId> = loaded.scene.add_all(instances)?;
-        debug_assert_eq!(ids.len(), loaded.names.len());
+        loaded.scene.add_all(instances)?;
         Ok(loaded)
     }
 
-    /// A part as a mesh of its own (`None` when it has no triangles).
-    fn part_mesh(&self, part: Part) -> Result<Option<Mesh>> {
-        if part.triangles.is_empty() {
-            return Ok(None);
-        }
+    /// A part as a mesh, with its materials and, when the part has them, its normals and
+    /// texture coordinates (per vertex, so indexed like the positions).
+    fn mesh_of(&self, part: Part) -> Result<Mesh> {
         let corners = part.triangles.clone();
-        let n = part.triangles.len();
         let mut mesh = Mesh::from_buffers(part.positions, part.triangles)
-            .and_then(|m| m.with_materials(part.materials, self.material_names()))
-            .map_err(|e| name_file(e, self.path))?;
-        debug_assert_eq!(mesh.material_ids.len(), n);
+            .and_then(|m| m.with_materials(part.materials, self.material_names()));
         if part.has_normals {
-            mesh = mesh.with_corner_normals(part.normals, corners.clone())?;
+            mesh = mesh.and_then(|m| m.with_corner_normals(part.normals, corners.clone()));
         }
         if part.has_uvs {
-            mesh = mesh.with_corner_uvs(part.uvs, corners)?;
+            mesh = mesh.and_then(|m| m.with_corner_uvs(part.uvs, corners));
         }
-        Ok(Some(mesh))
+        mesh.map_err(|e| name_file(e, self.path))
     }
 
     fn material_names(&self) -> Vec<String> {

@@ -192,7 +192,6 @@ fn parse_file(
 
 /// Puts the file's name into the errors of [`Mesh::from_buffers`] and its companions, which
 /// know nothing of files.
-#[cfg(any(feature = "stl", feature = "ply", feature = "gltf"))]
 pub(crate) fn name_file(error: Error, path: &Path) -> Error {
     match error {
         Error::NoTriangles { .. } => Error::NoTriangles {

@@ -6,13 +6,14 @@
 //! only on the error path), and a material library that fails without losing the geometry.
 
 use super::progress::Progress;
+use super::{Format, name_file};
 use crate::mesh::{CornerAttribute, NO_INDEX};
 use crate::{Error, Mesh, Result};
 use nalgebra::{Point2, Point3, Vector3};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{BufRead, Cursor, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Why the checking reader stopped `tobj`.
 enum Refusal {
@@ -341,9 +342,7 @@ impl Mesh {
     /// As [`load_obj`](Mesh::load_obj), and [`Error::LimitExceeded`] when the file is larger
     /// than `max_file_bytes` or gives more than `max_triangles` triangles.
     pub fn load_obj_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
-        let path = path.as_ref();
-        let bytes = read_limited(path, options.max_file_bytes)?;
-        load_obj_bytes(path, &bytes, options, &Progress::none())
+        Mesh::load_as(path, Format::Obj, options)
     }
 }
 
@@ -630,37 +629,19 @@ fn obj_error(path: &Path, e: tobj::LoadError, scan: Scan) -> Error {
     }
 }
 
-/// Adds the file to an error from [`Mesh::check`], and the line where it can be found.
+/// Adds the file to an error from [`Mesh::check`], and for a non-finite vertex the line of
+/// the first one a face uses.
 fn with_path(e: Error, path: &Path, bytes: &[u8]) -> Error {
-    let path: Option<PathBuf> = Some(path.into());
     match e {
-        Error::NonFiniteCoordinate { .. } => match find_non_finite(bytes) {
-            Some((line, vertex)) => Error::NonFiniteCoordinate {
-                path,
-                line: Some(line),
+        Error::NonFiniteCoordinate { .. } => {
+            let (line, vertex) = find_non_finite(bytes).map_or((None, 0), |(l, v)| (Some(l), v));
+            Error::NonFiniteCoordinate {
+                path: Some(path.into()),
+                line,
                 vertex,
-            },
-            None => Error::NonFiniteCoordinate {
-                path,
-                line: None,
-                vertex: 0,
-            },
-        },
-        Error::NoTriangles { .. } => Error::NoTriangles { path },
-        Error::IndexOutOfRange {
-            line,
-            what,
-            index,
-            count,
-            ..
-        } => Error::IndexOutOfRange {
-            path,
-            line,
-            what,
-            index,
-            count,
-        },
-        other => other,
+            }
+        }
+        other => name_file(other, path),
     }
 }
 

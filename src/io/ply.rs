@@ -4,7 +4,7 @@
 //! face are kept), so a mesh of millions of vertices costs no map per vertex. Other
 //! elements (edges, materials...) are read past and dropped.
 
-use super::obj::read_limited;
+use super::Format;
 use super::progress::{Progress, Reporting};
 use super::{name_file, too_many_triangles};
 use crate::{Error, LoadOptions, Mesh, Result};
@@ -121,9 +121,7 @@ impl Mesh {
     /// past the vertices; [`Error::NonFiniteCoordinate`]; [`Error::NoTriangles`]; and
     /// [`Error::LimitExceeded`] past the [`LoadOptions`] limits.
     pub fn load_ply_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
-        let path = path.as_ref();
-        let bytes = read_limited(path, options.max_file_bytes)?;
-        parse_ply(path, &bytes, options, &Progress::none())
+        Mesh::load_as(path, Format::Ply, options)
     }
 
     /// [`load_ply_with`](Mesh::load_ply_with) with the default [`LoadOptions`].

@@ -1,6 +1,6 @@
 //! STL, binary and ASCII, through `stl_io` (the `stl` feature, on by default).
 
-use super::obj::read_limited;
+use super::Format;
 use super::progress::{Progress, Reporting};
 use super::{name_file, too_many_triangles};
 use crate::{Error, LoadOptions, Mesh, Result};
@@ -35,9 +35,7 @@ impl Mesh {
     /// the facet) for malformed or truncated data, [`Error::NonFiniteCoordinate`],
     /// [`Error::NoTriangles`], and [`Error::LimitExceeded`] past the [`LoadOptions`] limits.
     pub fn load_stl_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
-        let path = path.as_ref();
-        let bytes = read_limited(path, options.max_file_bytes)?;
-        parse_stl(path, &bytes, options, &Progress::none())
+        Mesh::load_as(path, Format::Stl, options)
     }
 
     /// [`load_stl_with`](Mesh::load_stl_with) with the default [`LoadOptions`].
