@@ -515,7 +515,7 @@ impl Scene {
             best = Some((id, local, hit));
             Some(false)
         });
-        best.map(|(id, local, hit)| self.details(id, &local, &hit, ray))
+        best.map(|(id, local, hit)| self.details(id, &local, &hit))
     }
 
     /// Some hit along the ray (the first found, not necessarily the closest).
@@ -543,7 +543,7 @@ impl Scene {
             found = Some((id, local, hit));
             Some(true)
         });
-        found.map(|(id, local, hit)| self.details(id, &local, &hit, ray))
+        found.map(|(id, local, hit)| self.details(id, &local, &hit))
     }
 
     /// Every hit along the ray, sorted by `t` (then instance, then triangle).
@@ -573,7 +573,7 @@ impl Scene {
             instance
                 .bvh
                 .all_hits_into(&local, &options.query, &mut local_hits);
-            hits.extend(local_hits.drain(..).map(|hit| self.to_world(id, hit, ray)));
+            hits.extend(local_hits.drain(..).map(|hit| self.to_world(id, hit)));
             Some(false)
         });
         hits.sort_by(|a, b| {
@@ -733,13 +733,13 @@ impl Scene {
     }
 
     /// The full hit of instance `id` for a short one found with the object-space ray `local`.
-    fn details(&self, id: InstanceId, local: &Ray, hit: &crate::RayHit, ray: &Ray) -> SceneHit {
+    fn details(&self, id: InstanceId, local: &Ray, hit: &crate::RayHit) -> SceneHit {
         let bvh = &self.instances[id as usize].bvh;
-        self.to_world(id, bvh.own_hit_details(local, hit), ray)
+        self.to_world(id, bvh.own_hit_details(local, hit))
     }
 
-    /// An object-space hit of instance `id` moved to world space for the world ray `ray`.
-    fn to_world(&self, id: InstanceId, mut h: Hit, ray: &Ray) -> SceneHit {
+    /// An object-space hit of instance `id` moved to world space.
+    fn to_world(&self, id: InstanceId, mut h: Hit) -> SceneHit {
         let instance = &self.instances[id as usize];
         let m = &instance.to_world;
         h.point = transform_point(m, &h.point.cast::<f64>()).cast::<f32>();
@@ -755,7 +755,8 @@ impl Scene {
         h.shading_normal = h
             .shading_normal
             .and_then(|n| to_world_normal(&n.into_inner()));
-        h.front_face = h.normal.dot(&ray.direction()) < 0.0;
+        // `front_face` stays the mesh's: the world ray meets the moved normal from the same
+        // side (n·M⁻¹ · M·d = n·d), and it is the side the culling used.
         SceneHit {
             instance: id,
             hit: h,
