@@ -284,6 +284,10 @@ fn bench_hits_equal_brute_force_on_the_scene() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_meshes),
+    ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES"
+)]
 fn bench_hits_equal_brute_force_on_shared_meshes() {
     let Some(dir) = common::meshes_dir() else {
         return;

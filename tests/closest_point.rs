@@ -84,6 +84,10 @@ fn closest_point_equals_brute_force_on_the_scene() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_meshes),
+    ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES"
+)]
 fn closest_point_equals_brute_force_on_shared_meshes() {
     for name in [
         "stanford-bunny/stanford-bunny.obj",

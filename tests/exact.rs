@@ -283,6 +283,10 @@ fn scene_asset() {
 /// Far from the origin f32 has few bits left for the shape (at 3e5 the spacing is 1/32):
 /// answers must still equal the brute forces, with the same tolerances.
 #[test]
+#[cfg_attr(
+    not(shared_meshes),
+    ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES"
+)]
 fn far_from_the_origin() {
     let Some(mesh) = shared_mesh("teapot/teapot.obj") else {
         return;
@@ -296,6 +300,7 @@ fn far_from_the_origin() {
 macro_rules! shared {
     ($($test:ident => $path:literal),* $(,)?) => {$(
         #[test]
+        #[cfg_attr(not(shared_meshes), ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES")]
         fn $test() {
             if let Some(mesh) = shared_mesh($path) {
                 check_mesh($path, mesh);
@@ -322,6 +327,10 @@ shared! {
 
 /// Every shared mesh in the manifest has a test above.
 #[test]
+#[cfg_attr(
+    not(shared_meshes),
+    ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES"
+)]
 fn every_shared_mesh_is_checked() {
     let Some(dir) = meshes_dir() else { return };
     let manifest = std::fs::read_to_string(dir.join("manifest.tsv")).unwrap();

@@ -306,6 +306,7 @@ fn surface_interior(bvh: &Bvh) -> impl Fn(&mut Rng) -> Option<(Point3<f32>, Vect
 macro_rules! closed_shared {
     ($($test:ident => $path:literal),* $(,)?) => {$(
         #[test]
+        #[cfg_attr(not(shared_meshes), ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES")]
         fn $test() {
             if let Some(mesh) = common::shared_mesh($path) {
                 let bvh = Bvh::build(mesh);

@@ -131,6 +131,10 @@ fn selections_equal_brute_force_on_the_scene() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_meshes),
+    ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES"
+)]
 fn selections_equal_brute_force_on_shared_meshes() {
     for name in ["spot/spot.obj", "stanford-bunny/stanford-bunny.obj"] {
         let Some(mesh) = common::shared_mesh(name) else {

@@ -1,0 +1,49 @@
+//! Tells the test suite what this machine has, so a test that cannot run here is compiled
+//! as `#[ignore]` and counted as ignored in `cargo test`'s summary instead of passing
+//! without checking anything. The library itself reads none of this.
+//!
+//! - `shared_meshes`: the shared real meshes are present (`MESHRAY_MESHES`, else
+//!   `../shared/meshes` beside the crate, with a `manifest.tsv`). Also set under `CI=true`,
+//!   so there the tests run and fail loudly when the meshes are missing.
+//! - `x11_tools`: `Xvfb`, `xdotool` and `xwd` are on the `PATH` (the viewer's test).
+
+use std::path::PathBuf;
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(shared_meshes)");
+    println!("cargo::rustc-check-cfg=cfg(x11_tools)");
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-env-changed=MESHRAY_MESHES");
+    println!("cargo::rerun-if-env-changed=CI");
+    println!("cargo::rerun-if-env-changed=PATH");
+
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let meshes = std::env::var_os("MESHRAY_MESHES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest_dir.join("../shared/meshes"));
+    let manifest = meshes.join("manifest.tsv");
+    // Watch the nearest thing that exists, so adding or removing the meshes rebuilds the
+    // tests (a path that does not exist would rerun this script on every build).
+    if let Some(watched) = [
+        manifest.as_path(),
+        meshes.as_path(),
+        meshes.parent().unwrap_or(&meshes),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+    {
+        println!("cargo::rerun-if-changed={}", watched.display());
+    }
+    let ci = std::env::var("CI").as_deref() == Ok("true");
+    if manifest.is_file() || ci {
+        println!("cargo::rustc-cfg=shared_meshes");
+    }
+    if ["Xvfb", "xdotool", "xwd"].iter().all(|tool| on_path(tool)) {
+        println!("cargo::rustc-cfg=x11_tools");
+    }
+}
+
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
+}
