@@ -67,6 +67,19 @@ pub enum Error {
         /// The vertex, 0-based, in the order of the file or buffer.
         vertex: usize,
     },
+    /// A vertex coordinate is finite but beyond ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)
+    /// (2^40 ≈ 1.1e12), where f32 products in the queries could overflow and a ray silently
+    /// miss.
+    CoordinateOutOfRange {
+        /// The file, when the mesh came from one.
+        path: Option<PathBuf>,
+        /// The offending line, 1-based, where known.
+        line: Option<usize>,
+        /// The vertex, 0-based, in the order of the file or buffer.
+        vertex: usize,
+        /// Its coordinate of largest magnitude.
+        value: f32,
+    },
     /// The mesh has no triangles.
     NoTriangles {
         /// The file, when the mesh came from one.
@@ -160,6 +173,17 @@ impl Clone for Error {
                 line: *line,
                 vertex: *vertex,
             },
+            Error::CoordinateOutOfRange {
+                path,
+                line,
+                vertex,
+                value,
+            } => Error::CoordinateOutOfRange {
+                path: path.clone(),
+                line: *line,
+                vertex: *vertex,
+                value: *value,
+            },
             Error::NoTriangles { path } => Error::NoTriangles { path: path.clone() },
             Error::Material {
                 path,
@@ -246,6 +270,18 @@ impl fmt::Display for Error {
             Error::NonFiniteCoordinate { path, line, vertex } => write!(
                 f,
                 "{}vertex {vertex} has a NaN or infinite coordinate",
+                at(path, line)
+            ),
+            Error::CoordinateOutOfRange {
+                path,
+                line,
+                vertex,
+                value,
+            } => write!(
+                f,
+                "{}vertex {vertex} has the coordinate {value:e}, beyond ±2^40 (about 1.1e12), the \
+                 range in which meshray's f32 queries are exact; scale the model down or move it \
+                 nearer the origin",
                 at(path, line)
             ),
             Error::NoTriangles { path } => {

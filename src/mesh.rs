@@ -56,6 +56,26 @@ pub struct Mesh {
 }
 
 impl Mesh {
+    /// The largest coordinate magnitude a mesh may have: 2^40 ≈ 1.1e12 (a millimetre grid the
+    /// size of the Earth's orbit fits in it). Within it every query is exact as
+    /// [the precision promise](crate#the-precision-promise) says: the f32 products of the
+    /// triangle test (up to about 24·2^80·|d|) and the build's surface areas (up to
+    /// 12·2^80 per triangle) stay far from f32's overflow at 2^128. Beyond it they overflow
+    /// and a ray could silently miss, so loading, [`from_buffers`](Mesh::from_buffers) and
+    /// [`Bvh::refit`](crate::Bvh::refit) refuse such a vertex with
+    /// [`Error::CoordinateOutOfRange`].
+    ///
+    /// ```
+    /// use meshray::{Error, Mesh};
+    /// use nalgebra::Point3;
+    ///
+    /// let far = |s: f32| vec![Point3::new(0.0, 0.0, 0.0), Point3::new(s, 0.0, 0.0), Point3::new(0.0, s, 0.0)];
+    /// assert!(Mesh::from_buffers(far(Mesh::MAX_COORDINATE), vec![[0, 1, 2]]).is_ok());
+    /// let refused = Mesh::from_buffers(far(1e20), vec![[0, 1, 2]]);
+    /// assert!(matches!(refused, Err(Error::CoordinateOutOfRange { vertex: 1, value: 1e20, .. })));
+    /// ```
+    pub const MAX_COORDINATE: f32 = 1_099_511_627_776.0;
+
     /// A mesh from vertex positions and triangles of 0-based indices into them. All
     /// triangles belong to one object named `""` and have no material.
     ///
@@ -81,8 +101,9 @@ impl Mesh {
     ///
     /// # Errors
     /// [`Error::IndexOutOfRange`] for an index `>= positions.len()`,
-    /// [`Error::NonFiniteCoordinate`] for a NaN or infinite coordinate, and
-    /// [`Error::NoTriangles`] for an empty triangle list.
+    /// [`Error::NonFiniteCoordinate`] for a NaN or infinite coordinate of a vertex a triangle
+    /// uses, [`Error::CoordinateOutOfRange`] for one beyond ±[`MAX_COORDINATE`](Mesh::MAX_COORDINATE),
+    /// and [`Error::NoTriangles`] for an empty triangle list.
     pub fn from_buffers(positions: Vec<Point3<f32>>, triangles: Vec<[u32; 3]>) -> Result<Mesh> {
         let n = triangles.len();
         let mesh = Mesh {
@@ -228,10 +249,10 @@ impl Mesh {
         Ok(self)
     }
 
-    /// Checks what every mesh promises: triangles exist, indices are in range, coordinates
-    /// are finite, attributes are consistent. Errors carry no path; loaders add theirs.
+    /// Checks what every mesh promises: triangles exist, indices are in range, the
+    /// coordinates of every vertex a triangle uses are finite and within
+    /// [`MAX_COORDINATE`](Mesh::MAX_COORDINATE). Errors carry no path; loaders add theirs.
     pub(crate) fn check(&self) -> Result<()> {
-        check_finite(&self.positions)?;
         if self.triangles.is_empty() {
             return Err(Error::NoTriangles { path: None });
         }
@@ -259,7 +280,7 @@ impl Mesh {
                 count,
             });
         }
-        Ok(())
+        check_coordinates(&self.positions, &self.triangles)
     }
 
     /// Number of triangles.
@@ -274,7 +295,34 @@ impl Mesh {
         self.triangles.len()
     }
 
-    /// Vertex positions.
+    /// The vertex positions, in the order and number the source gave them, so an array of
+    /// the source's vertices is an array of these (what [`Bvh::refit`](crate::Bvh::refit)
+    /// takes):
+    ///
+    /// - OBJ: every `v` line, in file order, unused ones included (`w` divided out):
+    ///   `positions()[i]` is the file's vertex `i + 1`;
+    /// - PLY: the `vertex` element, in file order;
+    /// - STL: three per facet, in facet order (STL shares no vertices);
+    /// - glTF ([`Mesh::load_gltf`]): for each node that has a mesh, in a depth-first walk of
+    ///   the scene, the `POSITION` values of each triangle primitive in order, moved to world
+    ///   space;
+    /// - [`from_buffers`](Mesh::from_buffers): the buffer as given.
+    ///
+    /// Only vertices a triangle uses are checked (finite, within
+    /// [`MAX_COORDINATE`](Mesh::MAX_COORDINATE)); an unused one is kept as read.
+    ///
+    /// ```
+    /// use meshray::{LoadOptions, Mesh};
+    /// use nalgebra::Point3;
+    ///
+    /// // The file's vertices, all of them, in its order: faces index them as written.
+    /// let obj = b"v 1 0 0\nv 0 1 0\nv 0 0 1\nv 5 5 5\nf 3 1 2\n";
+    /// let mesh = Mesh::parse_obj(obj, &LoadOptions::default())?;
+    /// assert_eq!(mesh.positions().len(), 4);
+    /// assert_eq!(mesh.positions()[2], Point3::new(0.0, 0.0, 1.0));
+    /// assert_eq!(mesh.triangles(), [[2, 0, 1]]);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
     ///
     /// ```
     /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
@@ -453,18 +501,48 @@ fn out_of_range(what: &'static str, index: i64, count: usize) -> Error {
     }
 }
 
-/// [`Error::NonFiniteCoordinate`] naming the first vertex with a NaN or infinite coordinate.
-pub(crate) fn check_finite(positions: &[Point3<f32>]) -> Result<()> {
-    match positions
+/// Whether a coordinate is one every query handles exactly: finite and within
+/// ±[`Mesh::MAX_COORDINATE`].
+pub(crate) fn coordinate_in_range(c: f32) -> bool {
+    c.abs() <= Mesh::MAX_COORDINATE
+}
+
+/// The first vertex, in the order the triangles use them, with a coordinate outside what the
+/// queries handle exactly: [`Error::NonFiniteCoordinate`] for a NaN or infinity,
+/// [`Error::CoordinateOutOfRange`] beyond ±[`Mesh::MAX_COORDINATE`]. Vertices no triangle
+/// uses are never read, so they are not checked. The indices must be in range.
+pub(crate) fn check_coordinates(positions: &[Point3<f32>], triangles: &[[u32; 3]]) -> Result<()> {
+    let bad = |p: &Point3<f32>| !p.iter().all(|&c| coordinate_in_range(c));
+    let Some(&vertex) = triangles
         .iter()
-        .position(|p| !p.iter().all(|c| c.is_finite()))
-    {
-        Some(vertex) => Err(Error::NonFiniteCoordinate {
+        .flatten()
+        .find(|&&v| bad(&positions[v as usize]))
+    else {
+        return Ok(());
+    };
+    Err(coordinate_error(
+        &positions[vertex as usize],
+        vertex as usize,
+    ))
+}
+
+/// The error for vertex `vertex` at `p`, which failed [`coordinate_in_range`].
+pub(crate) fn coordinate_error(p: &Point3<f32>, vertex: usize) -> Error {
+    match p.iter().find(|c| !c.is_finite()) {
+        Some(_) => Error::NonFiniteCoordinate {
             path: None,
             line: None,
             vertex,
-        }),
-        None => Ok(()),
+        },
+        None => Error::CoordinateOutOfRange {
+            path: None,
+            line: None,
+            vertex,
+            value: p
+                .iter()
+                .copied()
+                .fold(0.0, |m, c| if c.abs() > m.abs() { c } else { m }),
+        },
     }
 }
 

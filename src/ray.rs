@@ -47,8 +47,8 @@ impl Ray {
 
     /// A ray over `t` in `[t_min, t_max]` (`t_max` may be `+inf`).
     ///
-    /// Never fails: a ray that cannot hit anything (NaN or infinite origin or direction,
-    /// zero direction, NaN range, `t_min > t_max`) is kept as given, reports
+    /// Never fails: a ray that cannot hit anything (NaN, infinite or out-of-range origin or
+    /// direction, zero direction, NaN range, `t_min > t_max`) is kept as given, reports
     /// [`is_valid`](Ray::is_valid) `false`, and every query answers "no hit" for it.
     ///
     /// ```
@@ -174,9 +174,26 @@ impl Ray {
         self.origin + self.direction * t
     }
 
-    /// Whether the ray can hit anything: finite origin and direction, a non-zero direction,
-    /// and a range with `t_min <= t_max` and no NaN. Queries check this once per ray, so an
-    /// invalid ray costs no traversal.
+    /// The largest origin coordinate magnitude a valid ray may have: 2^41 ≈ 2.2e12, twice
+    /// [`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE).
+    pub const MAX_ORIGIN: f32 = 2_199_023_255_552.0;
+    /// The largest direction component magnitude a valid ray may have: 2^40 ≈ 1.1e12.
+    pub const MAX_DIRECTION: f32 = 1_099_511_627_776.0;
+    /// The smallest magnitude the direction's largest component may have: 2^-40 ≈ 9.1e-13.
+    pub const MIN_DIRECTION: f32 = 1.0 / 1_099_511_627_776.0;
+
+    /// Whether the ray can hit anything: an origin within ±[`MAX_ORIGIN`](Ray::MAX_ORIGIN),
+    /// a direction whose largest component has a magnitude in
+    /// [[`MIN_DIRECTION`](Ray::MIN_DIRECTION), [`MAX_DIRECTION`](Ray::MAX_DIRECTION)] (so not
+    /// zero, NaN or infinite), and a range with `t_min <= t_max` and no NaN. Queries check
+    /// this once per ray, so an invalid ray costs no traversal.
+    ///
+    /// The bounds are where the promise of exactness ends: with a mesh inside
+    /// ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE), every product in the triangle
+    /// tests stays below about 2^125 and every `t` below 2^122, far from f32's overflow at
+    /// 2^128, so no test meets an infinity. Beyond them an overflow could turn a hit into a
+    /// miss, or into a hit with NaN barycentrics; refusing such a ray whole is the
+    /// documented alternative.
     ///
     /// ```
     /// use meshray::{Bvh, QueryOptions, Ray};
@@ -188,12 +205,18 @@ impl Ray {
     /// // An invalid ray is a documented "no hit", never a panic.
     /// assert_eq!(bvh.closest_hit_with_cost(&nan, &QueryOptions::default()).1.boxes, 0);
     /// assert!(bvh.closest_hit(&nan, &QueryOptions::default()).is_none());
+    /// // So is one from beyond the range.
+    /// assert!(!Ray::new(Point3::new(0.0, 1.0, 1e13), -Vector3::z()).is_valid());
+    /// assert!(Ray::new(Point3::new(0.0, 1.0, Ray::MAX_ORIGIN), -Vector3::z() * 1e-12).is_valid());
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn is_valid(&self) -> bool {
-        self.origin.iter().all(|c| c.is_finite())
-            && self.direction.iter().all(|c| c.is_finite())
-            && self.direction.iter().any(|&c| c != 0.0)
+        let largest = |v: &[f32]| v.iter().fold(0.0f32, |m, c| m.max(c.abs()));
+        let (o, d) = (self.origin.coords.as_slice(), self.direction.as_slice());
+        // NaN fails each comparison (`f32::max` skips a NaN, so test every component).
+        o.iter().all(|c| c.abs() <= Ray::MAX_ORIGIN)
+            && d.iter().all(|c| c.abs() <= Ray::MAX_DIRECTION)
+            && largest(d) >= Ray::MIN_DIRECTION
             && self.t_min <= self.t_max
     }
 }
@@ -226,5 +249,14 @@ mod tests {
         assert!(!Ray::with_range(o, d, 0.0, f32::NAN).is_valid());
         assert!(Ray::with_range(o, d, 1.0, 1.0).is_valid());
         assert!(Ray::with_range(o, d, -1.0, f32::INFINITY).is_valid());
+        // the range where the arithmetic is exact, and just beyond it
+        let big = Ray::MAX_ORIGIN;
+        assert!(Ray::new(Point3::new(-big, big, 0.0), d).is_valid());
+        assert!(!Ray::new(Point3::new(0.0, big * 1.0001, 0.0), d).is_valid());
+        assert!(Ray::new(o, Vector3::new(0.0, -Ray::MAX_DIRECTION, 1.0)).is_valid());
+        assert!(!Ray::new(o, Vector3::new(0.0, -Ray::MAX_DIRECTION * 1.0001, 1.0)).is_valid());
+        assert!(Ray::new(o, Vector3::new(0.0, Ray::MIN_DIRECTION, 1e-30)).is_valid());
+        assert!(!Ray::new(o, Vector3::new(0.0, Ray::MIN_DIRECTION * 0.9999, 1e-30)).is_valid());
+        assert!(!Ray::new(o, Vector3::new(f32::NAN, 1.0, 1.0)).is_valid());
     }
 }

@@ -106,6 +106,10 @@ fn refit_equals_brute_force_on_the_scene() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_meshes),
+    ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES"
+)]
 fn refit_equals_brute_force_on_shared_meshes() {
     for name in ["stanford-bunny/stanford-bunny.obj", "spot/spot.obj"] {
         let Some(mesh) = common::shared_mesh(name) else {
@@ -133,7 +137,112 @@ fn bad_positions_are_errors_and_change_nothing() {
     ));
     bad[7].y = f32::INFINITY;
     assert!(bvh.refit(&bad).is_err());
+    // Beyond the range where the arithmetic is exact (the mesh's own limit).
+    bad[7].y = 1e20;
+    assert!(matches!(
+        bvh.refit(&bad),
+        Err(Error::CoordinateOutOfRange {
+            vertex: 7,
+            value: 1e20,
+            ..
+        })
+    ));
     assert_eq!(bvh.stats(), stats);
     assert_eq!(bvh.mesh().positions(), mesh.positions());
     bvh.validate().unwrap();
+}
+
+/// The `v` lines of an OBJ file, read by the test itself: the array a user of the file holds.
+fn file_vertices(text: &str) -> Vec<Point3<f32>> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("v "))
+        .map(|rest| {
+            let c: Vec<f32> = rest
+                .split_whitespace()
+                .map(|w| w.parse().unwrap())
+                .collect();
+            Point3::new(c[0], c[1], c[2])
+        })
+        .collect()
+}
+
+/// The OBJ text with its `v` lines replaced by `vertices`, in order (written so they read
+/// back bit for bit).
+fn with_vertices(text: &str, vertices: &[Point3<f32>]) -> String {
+    let mut next = vertices.iter();
+    let mut out = String::new();
+    for line in text.lines() {
+        if line.starts_with("v ") {
+            let p = next.next().unwrap();
+            out.push_str(&format!("v {:?} {:?} {:?}\n", p.x, p.y, p.z));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A deforming OBJ: a user holds the file's vertex array, moves it, and refits with it. The
+/// refit tree must be the tree of the moved file, as loaded from scratch, answering exactly.
+/// (Loading once renumbered vertices per object in order of first use, dropped unused ones
+/// and copied shared ones, so the file's array did not fit `refit`.)
+fn refit_with_the_files_vertices(name: &str, path: &std::path::Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut bvh = Bvh::build(Mesh::load_obj(path).unwrap());
+    let vertices = file_vertices(&text);
+    assert_eq!(
+        bvh.mesh().positions(),
+        &vertices[..],
+        "{name}: positions() is the file's v"
+    );
+    for (frame, (turns, ripple)) in [(0.2, 0.02), (0.9, 0.04)].into_iter().enumerate() {
+        // Deform the file's own array, around the file's own centre.
+        let (c, h) = common::frame(bvh.mesh());
+        let moved: Vec<Point3<f32>> = vertices
+            .iter()
+            .map(|p| {
+                let q = p - c;
+                let (s, k) = (turns * q.y / h).sin_cos();
+                c + Vector3::new(
+                    k * q.x - s * q.z,
+                    q.y + ripple * h * (5.0 * q.z / h).cos(),
+                    s * q.x + k * q.z,
+                )
+            })
+            .collect();
+        bvh.refit(&moved)
+            .unwrap_or_else(|e| panic!("{name} frame {frame}: {e}"));
+        let reloaded = Mesh::parse_obj(
+            with_vertices(&text, &moved).as_bytes(),
+            &meshray::LoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(bvh.mesh().positions(), reloaded.positions());
+        assert_eq!(bvh.mesh().triangles(), reloaded.triangles());
+        for t in 0..reloaded.triangle_count() {
+            assert_eq!(
+                bvh.mesh().triangle(t),
+                reloaded.triangle(t),
+                "{name}: triangle {t}"
+            );
+        }
+        check_against_brute_force(&bvh, &rays_for(bvh.mesh(), 40 + frame as u64));
+    }
+}
+
+#[test]
+fn refit_with_the_files_vertices_on_the_scene() {
+    refit_with_the_files_vertices("scene", &common::asset("scene.obj"));
+}
+
+#[test]
+#[cfg_attr(
+    not(shared_meshes),
+    ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES"
+)]
+fn refit_with_the_files_vertices_on_the_bunny() {
+    let dir = common::meshes_dir().unwrap();
+    // The bunny has 35,947 `v` lines of which 34,834 are used.
+    refit_with_the_files_vertices("bunny", &dir.join("stanford-bunny/stanford-bunny.obj"));
 }

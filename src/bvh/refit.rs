@@ -8,7 +8,9 @@ use crate::{Aabb, Error, Result};
 use nalgebra::Point3;
 
 impl Bvh {
-    /// Moves the mesh's vertices to `positions` (one per vertex, same order) and refits the
+    /// Moves the mesh's vertices to `positions` (one per vertex of
+    /// [`Mesh::positions`](crate::Mesh::positions), in its order, which is the source's: for an
+    /// OBJ, its `v` lines) and refits the
     /// tree around them in O(n): the leaves' triangles are copied anew and every box is
     /// recomputed bottom-up, tight as after a build; the tree's shape stays. Queries then
     /// answer exactly for the new positions (the same guarantee as after a build).
@@ -36,9 +38,10 @@ impl Bvh {
     /// ```
     ///
     /// # Errors
-    /// [`Error::VertexCount`] when `positions` does not have one entry per vertex, and
-    /// [`Error::NonFiniteCoordinate`] for a NaN or infinite coordinate; the BVH is then
-    /// unchanged.
+    /// [`Error::VertexCount`] when `positions` does not have one entry per vertex,
+    /// [`Error::NonFiniteCoordinate`] for a NaN or infinite coordinate and
+    /// [`Error::CoordinateOutOfRange`] for one beyond ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)
+    /// (vertices no triangle uses are not checked); the BVH is then unchanged.
     pub fn refit(&mut self, positions: &[Point3<f32>]) -> Result<()> {
         let expected = self.mesh.positions.len();
         if positions.len() != expected {
@@ -47,8 +50,21 @@ impl Bvh {
                 found: positions.len(),
             });
         }
-        crate::mesh::check_finite(positions)?;
+        crate::mesh::check_coordinates(positions, &self.mesh.triangles)?;
         self.mesh.positions.copy_from_slice(positions);
+        self.refill_leaves_and_boxes();
+        #[cfg(debug_assertions)]
+        if let Err(e) = self.validate() {
+            panic!("meshray refit an invalid BVH (a bug): {e}");
+        }
+        Ok(())
+    }
+
+    /// Copies every leaf triangle from the mesh and recomputes every box bottom-up, tight.
+    /// Needs only the tree's shape to be sound: slots name triangles of the mesh (or
+    /// `u32::MAX`), leaves name packets in range, and interior children come after their
+    /// parent in range (loading checks this first; a build or refit keeps it).
+    pub(super) fn refill_leaves_and_boxes(&mut self) {
         for (slot, &t) in self.triangle_index.iter().enumerate() {
             if t != u32::MAX {
                 let [a, b, c] = self.mesh.triangle(t as usize);
@@ -79,10 +95,5 @@ impl Bvh {
                 self.nodes[i].set_lane_bounds(k, &bounds);
             }
         }
-        #[cfg(debug_assertions)]
-        if let Err(e) = self.validate() {
-            panic!("meshray refit an invalid BVH (a bug): {e}");
-        }
-        Ok(())
     }
 }

@@ -12,8 +12,10 @@ impl Bvh {
     /// in the array and inside their parent's box, every node is reached once and uses two to eight lanes (packed first,
     /// unused lanes empty), leaves hold 1 to `max_leaf_size` triangles in packets of their
     /// own (unused packet lanes empty), each leaf's box is exactly the box of its triangles,
-    /// every mesh triangle sits in exactly one leaf, the stored leaf triangles match the mesh, there are at most `n` nodes and the depth fits
-    /// the traversal stack. Builds run it in debug builds; tests run it after every build.
+    /// every mesh triangle sits in exactly one leaf, the stored leaf triangles match the mesh, there are at most `n` nodes, the depth fits
+    /// the traversal stack, the mesh itself is valid (indices in range, every used coordinate
+    /// finite and within ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)) and the SAH
+    /// cost is finite. Builds run it in debug builds; tests run it after every build.
     ///
     /// ```
     /// let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
@@ -25,6 +27,9 @@ impl Bvh {
     /// [`Error::InvalidBvh`] naming the first broken invariant.
     pub fn validate(&self) -> Result<()> {
         let fail = |reason: String| Err(Error::InvalidBvh { reason });
+        if let Err(e) = self.mesh.check() {
+            return fail(format!("its mesh is invalid: {e}"));
+        }
         let n = self.mesh.triangle_count();
         let nodes = &self.nodes;
         let packets = &self.leaf_packets;
@@ -134,6 +139,12 @@ impl Bvh {
         }
         if let Some(t) = seen_triangle.iter().position(|s| !s) {
             return fail(format!("triangle {t} is in no leaf"));
+        }
+        // Finite once the coordinates are in range; a NaN here would mean the build's costs
+        // were meaningless.
+        let cost = self.stats().sah_cost;
+        if !cost.is_finite() {
+            return fail(format!("its SAH cost is {cost}, not finite"));
         }
         Ok(())
     }

@@ -202,6 +202,17 @@ pub(crate) fn name_file(error: Error, path: &Path) -> Error {
             line,
             vertex,
         },
+        Error::CoordinateOutOfRange {
+            line,
+            vertex,
+            value,
+            ..
+        } => Error::CoordinateOutOfRange {
+            path: Some(path.into()),
+            line,
+            vertex,
+            value,
+        },
         Error::IndexOutOfRange {
             line,
             what,

@@ -42,6 +42,11 @@ struct Scan {
     refusal: Option<Refusal>,
     /// One entry per triangle (a face of k corners gives k − 2), `HAS_UV | HAS_NORMAL`.
     triangle_flags: Vec<u8>,
+    /// Every `v` in file order, as tobj computes it (divided by `w` when there is one).
+    positions: Vec<Point3<f32>>,
+    /// Per triangle, its corners' `v` numbers from 0, fanned from the face's first corner as
+    /// tobj fans it.
+    triangles: Vec<[u32; 3]>,
     /// The most triangles the file may give.
     max_triangles: usize,
 }
@@ -126,13 +131,18 @@ impl BufRead for CheckingReader<'_> {
 fn check_obj_line(line: &str, scan: &mut Scan) -> Result<bool, Refusal> {
     let mut words = line.split_whitespace();
     match words.next() {
-        Some("v") => scan.counts[0] += 1,
+        Some("v") => {
+            scan.counts[0] += 1;
+            scan.positions.push(parse_position(words));
+        }
         Some("vt") => scan.counts[1] += 1,
         Some("vn") => scan.counts[2] += 1,
         Some("l") => return Ok(false),
         Some("f") => {
             let mut corners = 0;
             let mut flags = HAS_UV | HAS_NORMAL;
+            // The face's first and latest `v` numbers, for the fan.
+            let (mut first, mut previous) = (0, 0);
             for corner in words {
                 corners += 1;
                 let mut fields = corner.split('/');
@@ -162,6 +172,19 @@ fn check_obj_line(line: &str, scan: &mut Scan) -> Result<bool, Refusal> {
                     if !in_range {
                         return Err(Refusal::Index { what, index, count });
                     }
+                    if k == 0 {
+                        let vertex = if index > 0 {
+                            index - 1
+                        } else {
+                            count as i64 + index
+                        } as u32;
+                        if corners >= 3 {
+                            scan.triangles.push([first, previous, vertex]);
+                        } else if corners == 1 {
+                            first = vertex;
+                        }
+                        previous = vertex;
+                    }
                 }
                 if fields.next().is_some() {
                     return Err(Refusal::Parse(format!(
@@ -186,6 +209,23 @@ fn check_obj_line(line: &str, scan: &mut Scan) -> Result<bool, Refusal> {
         _ => {}
     }
     Ok(true)
+}
+
+/// The position of a `v` line as tobj reads it: three numbers, then either nothing, a `w`
+/// that divides them, or three colour values. NaN where tobj will refuse the line.
+fn parse_position(mut words: std::str::SplitWhitespace) -> Point3<f32> {
+    let mut xyz = [f32::NAN; 3];
+    for c in &mut xyz {
+        *c = words
+            .next()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(f32::NAN);
+    }
+    let p = Point3::from(xyz);
+    match (words.next(), words.next()) {
+        (Some(w), None) => p / w.parse::<f32>().unwrap_or(f32::NAN),
+        _ => p,
+    }
 }
 
 /// Checks one MTL line: colour statements need three numbers (`tobj` 4.0.5 panics on fewer).
@@ -420,20 +460,26 @@ fn parse(
     // The material loader above never fails, so this is always Ok.
     let materials = materials.unwrap_or_default();
     let mut mesh =
-        assemble(models, materials, &scan.triangle_flags).map_err(|e| with_path(e, path, bytes))?;
+        assemble(path, models, materials, scan).map_err(|e| with_path(e, path, bytes))?;
     mesh.load_warnings = warnings.into_inner();
     Ok(mesh)
 }
 
-/// Turns tobj's models (one per object and material run) into one mesh.
+/// Turns tobj's models (one per object and material run) into one mesh. Positions and
+/// triangles come from the scan, so the mesh keeps the file's vertices, all of them, in the
+/// file's order (tobj renumbers them per model, in order of first use, and copies a vertex
+/// shared by two models); tobj gives the objects, materials, normals and uvs, per triangle
+/// in the same order.
 fn assemble(
+    path: &Path,
     models: Vec<tobj::Model>,
     materials: Vec<tobj::Material>,
-    triangle_flags: &[u8],
+    scan: Scan,
 ) -> Result<Mesh> {
+    let triangle_flags = &scan.triangle_flags;
     let mut mesh = Mesh {
-        positions: Vec::new(),
-        triangles: Vec::new(),
+        positions: scan.positions,
+        triangles: scan.triangles,
         normals: None,
         uvs: None,
         object_ids: Vec::new(),
@@ -461,18 +507,7 @@ fn assemble(
             .material_id
             .filter(|&id| id < mesh.materials.len())
             .map_or(NO_INDEX, |id| id as u32);
-        let base = mesh.positions.len() as u32;
-        mesh.positions.extend(
-            m.positions
-                .chunks_exact(3)
-                .map(|p| Point3::new(p[0], p[1], p[2])),
-        );
         let n = m.indices.len() / 3;
-        mesh.triangles.extend(
-            m.indices
-                .chunks_exact(3)
-                .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
-        );
         mesh.object_ids.extend(std::iter::repeat_n(object, n));
         mesh.material_ids.extend(std::iter::repeat_n(material, n));
         push_corners(
@@ -491,6 +526,18 @@ fn assemble(
             |v| Point2::new(v[0], v[1]),
             2,
         );
+    }
+    if mesh.object_ids.len() != mesh.triangles.len() {
+        // Never seen: tobj fans every face the scan saw, in the same order.
+        return Err(Error::Parse {
+            path: path.into(),
+            line: None,
+            message: format!(
+                "tobj read {} triangles where meshray counted {}",
+                mesh.object_ids.len(),
+                mesh.triangles.len()
+            ),
+        });
     }
     // tobj invents texture coordinates and normals for faces without them; drop those.
     if triangle_flags.len() == mesh.triangles.len() {
@@ -629,16 +676,28 @@ fn obj_error(path: &Path, e: tobj::LoadError, scan: Scan) -> Error {
     }
 }
 
-/// Adds the file to an error from [`Mesh::check`], and for a non-finite vertex the line of
-/// the first one a face uses.
+/// Adds the file to an error from [`Mesh::check`], and for a vertex with a coordinate out of
+/// range the line of its `v`.
 fn with_path(e: Error, path: &Path, bytes: &[u8]) -> Error {
     match e {
-        Error::NonFiniteCoordinate { .. } => {
-            let (line, vertex) = find_non_finite(bytes).map_or((None, 0), |(l, v)| (Some(l), v));
-            Error::NonFiniteCoordinate {
-                path: Some(path.into()),
-                line,
-                vertex,
+        Error::NonFiniteCoordinate { vertex, .. } | Error::CoordinateOutOfRange { vertex, .. } => {
+            let line = vertex_line(bytes, vertex);
+            match name_file(e, path) {
+                Error::NonFiniteCoordinate { path, vertex, .. } => {
+                    Error::NonFiniteCoordinate { path, line, vertex }
+                }
+                Error::CoordinateOutOfRange {
+                    path,
+                    vertex,
+                    value,
+                    ..
+                } => Error::CoordinateOutOfRange {
+                    path,
+                    line,
+                    vertex,
+                    value,
+                },
+                other => other,
             }
         }
         other => name_file(other, path),
@@ -658,41 +717,12 @@ fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &str, std::str::SplitWhit
         })
 }
 
-/// The first vertex used by a face whose position is NaN or infinite (after the optional
-/// `w` divide, as tobj computes it): (line of its `v`, vertex number from 0). Unused vertices
-/// do not count, since the loader drops them.
-fn find_non_finite(bytes: &[u8]) -> Option<(usize, usize)> {
-    // (line, finite) of every `v` so far
-    let mut vertices: Vec<(usize, bool)> = Vec::new();
-    for (line, first, words) in lines(bytes) {
-        match first {
-            "v" => {
-                let x: Vec<f32> = words.take(4).map_while(|w| w.parse().ok()).collect();
-                let w = if x.len() == 4 { x[3] } else { 1.0 };
-                let finite = x.iter().take(3).all(|c| (c / w).is_finite());
-                vertices.push((line, finite));
-            }
-            "f" => {
-                for corner in words {
-                    let Some(Ok(index)) = corner.split('/').next().map(str::parse::<i64>) else {
-                        continue;
-                    };
-                    let i = if index < 0 {
-                        vertices.len() as i64 + index
-                    } else {
-                        index - 1
-                    };
-                    if let Some(&(line, false)) =
-                        usize::try_from(i).ok().and_then(|i| vertices.get(i))
-                    {
-                        return Some((line, i as usize));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+/// The 1-based line of the `vertex`th `v` (from 0).
+fn vertex_line(bytes: &[u8], vertex: usize) -> Option<usize> {
+    lines(bytes)
+        .filter(|&(_, first, _)| first == "v")
+        .nth(vertex)
+        .map(|(line, _, _)| line)
 }
 
 #[cfg(test)]
@@ -816,8 +846,66 @@ mod tests {
                 other => panic!("{text}: {other:?}"),
             }
         }
-        // an unused bad vertex alone is dropped with the other unused ones
-        assert!(load("v nan 0 0\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 2 3 4\n").is_ok());
+        // an unused bad vertex is kept, in its place, but never read, so never refused
+        let m = load("v nan 0 0\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 2 3 4\n").unwrap();
+        assert!(m.positions()[0].x.is_nan());
+        assert_eq!(m.triangles(), [[1, 2, 3]]);
+    }
+
+    #[test]
+    fn coordinates_beyond_the_range_name_the_line() {
+        for (bad, value) in [
+            ("1e20", 1e20),
+            ("-3e38", -3e38),
+            ("1099511627777e1", 1.0995116e13),
+        ] {
+            let text = format!("v 0 0 0\nv 1 0 0\nv 0 1 {bad}\nf 1 2 3\n");
+            match load(&text) {
+                Err(e @ Error::CoordinateOutOfRange { .. }) => {
+                    let Error::CoordinateOutOfRange {
+                        line,
+                        vertex,
+                        value: v,
+                        ..
+                    } = e
+                    else {
+                        unreachable!()
+                    };
+                    assert_eq!((line, vertex, v), (Some(3), 2, value), "{bad}");
+                    assert!(
+                        e.to_string()
+                            .starts_with("mem.obj:3: vertex 2 has the coordinate"),
+                        "{e}"
+                    );
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        // the limit itself is accepted, also through a `w` divide
+        let at_limit = "v 0 0 0\nv 1099511627776 0 0\nv 0 2199023255552 0 2\nf 1 2 3\n";
+        let m = load(at_limit).unwrap();
+        assert_eq!(m.positions()[2].y, Mesh::MAX_COORDINATE);
+    }
+
+    #[test]
+    fn positions_are_the_files_vertices_in_the_files_order() {
+        // `f 3 1 2` once gave [C, A, B]; an unused vertex was dropped and a vertex shared by
+        // two objects copied.
+        let text = "v 1 0 0\nv 0 1 0\nv 0 0 1\nv 9 9 9\nv 2 2 0\no a\nf 3 1 2\no b\nf -5 -4 5\n";
+        let m = load(text).unwrap();
+        let file: Vec<Point3<f32>> = [
+            [1., 0., 0.],
+            [0., 1., 0.],
+            [0., 0., 1.],
+            [9., 9., 9.],
+            [2., 2., 0.],
+        ]
+        .into_iter()
+        .map(Point3::from)
+        .collect();
+        assert_eq!(m.positions(), file);
+        assert_eq!(m.triangles(), [[2, 0, 1], [0, 1, 4]]);
+        assert_eq!(m.objects(), ["a", "b"]);
     }
 
     #[test]
