@@ -296,6 +296,8 @@ mod triangle;
 mod watertight;
 
 pub use aabb::Aabb;
+#[cfg(feature = "serde")]
+pub use bvh::SavedBvh;
 pub use bvh::{BuildOptions, Bvh, ClosestPoint, Hit, QueryCost, QueryOptions, RayHit, Stats};
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};

@@ -11,6 +11,8 @@ mod build;
 mod nearest;
 #[cfg(feature = "serde")]
 mod persist;
+#[cfg(feature = "serde")]
+pub use persist::SavedBvh;
 mod refit;
 mod selection;
 mod stats;

@@ -1,32 +1,80 @@
-//! Saving and loading a built BVH (the `serde` feature): a versioned record that loading
-//! checks in full, so a corrupt or truncated file is an error, never a panic or a wrong
-//! answer. Any serde format works (postcard, bincode, JSON...).
+//! Saving and loading a built BVH (the `serde` feature): a versioned record of the mesh and
+//! the tree's shape that loading checks in full, so a corrupt or truncated file is an error,
+//! never a panic or a wrong answer.
+//!
+//! The record keeps what cannot be recomputed cheaply — the mesh, the build options, which
+//! children and triangles each node has — and nothing derived: the leaf triangles are copied
+//! from the mesh and every box is recomputed bottom-up on load (as [`Bvh::refit`] does), in
+//! a small fraction of a build. So the record holds no infinities or NaN padding, and does
+//! not change when the in-memory layout does.
+//!
+//! Every float survives every serde format bit for bit: human-readable formats (JSON, RON,
+//! YAML...) get each `f32` as its bit pattern, a `u32` (JSON has no NaN, and its decimal
+//! round trip through `f64` is not exact in every reader); binary formats get the floats.
 
-use super::wide::{WIDTH, WideNode};
+use super::wide::{NO_CHILD, WIDTH, WideNode};
 use super::{BuildOptions, Bvh};
-use crate::Mesh;
 use crate::mesh::{CornerAttribute, NO_INDEX};
 use crate::packet::{LANES, TrianglePacket};
+use crate::{Error, Mesh, Result};
 use nalgebra::{Point2, Point3, Vector3};
-use serde::de::Error as _;
+use serde::de::{self, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
 
 /// What the record says it is, so a file of something else is refused by name.
 const FORMAT: &str = "meshray-bvh";
-/// Bumped whenever the record's meaning changes; older or newer files are refused.
-const VERSION: u32 = 1;
+/// Bumped whenever the record's meaning changes; older or newer files are refused by
+/// version, before their body is read. Version 1 (before 0.2) stored boxes and leaf
+/// triangles, with NaN padding that JSON could not carry.
+const VERSION: u32 = 2;
 
-/// A per-corner attribute: the values, and per triangle the indices of its corners' values.
-type CornerRecord<const N: usize> = (Vec<[f32; N]>, Vec<[u32; 3]>);
-
-#[derive(Serialize, Deserialize)]
-struct BvhRecord {
+/// A built [`Bvh`] in the form it is saved in: the format's name, its version and the
+/// record. `Bvh` itself is `Serialize` and `Deserialize` through this type; use it directly
+/// to learn why a file is refused in a serde format that drops error messages (postcard
+/// reports every custom error as "Serde Deserialization Error"): deserialize a `SavedBvh`,
+/// which checks only the format's syntax, then [`Bvh::try_from`] checks the rest and returns
+/// a typed [`Error`].
+///
+/// ```
+/// use meshray::{Bvh, Error, Mesh, SavedBvh};
+///
+/// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// let bytes = postcard::to_allocvec(&bvh).unwrap();
+///
+/// // Loading as a user who wants to know why a file is refused.
+/// let saved: SavedBvh = postcard::from_bytes(&bytes).unwrap();
+/// let loaded = Bvh::try_from(saved)?;
+/// assert_eq!(loaded.stats(), bvh.stats());
+///
+/// // A JSON file of a future version is refused by its version, not by its body.
+/// let future = r#"{"format":"meshray-bvh","version":99,"body":"whatever it holds"}"#;
+/// let saved: SavedBvh = serde_json::from_str(future).unwrap();
+/// match Bvh::try_from(saved) {
+///     Err(Error::InvalidBvh { reason }) => assert!(reason.contains("version 99"), "{reason}"),
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), meshray::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct SavedBvh {
     format: String,
     version: u32,
-    positions: Vec<[f32; 3]>,
+    /// `None` when the format or version is not this build's: the body was not read.
+    body: Option<Body>,
+}
+
+/// The record itself, for [`VERSION`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Body {
+    /// Three per vertex.
+    positions: Floats,
     triangles: Vec<[u32; 3]>,
-    normals: Option<CornerRecord<3>>,
-    uvs: Option<CornerRecord<2>>,
+    /// Three floats per normal, and per triangle its corners' normals.
+    normals: Option<(Floats, Vec<[u32; 3]>)>,
+    /// Two floats per uv, and per triangle its corners' uvs.
+    uvs: Option<(Floats, Vec<[u32; 3]>)>,
     object_ids: Vec<u32>,
     objects: Vec<String>,
     /// `u32::MAX` for no material.
@@ -34,45 +82,110 @@ struct BvhRecord {
     materials: Vec<String>,
     bins: u64,
     max_leaf_size: u64,
-    traversal_cost: f32,
-    intersection_cost: f32,
-    nodes: Vec<NodeRecord>,
-    packets: Vec<PacketRecord>,
+    /// The traversal and the intersection cost.
+    costs: Floats,
+    /// Per node, its `WIDTH` children and then their `WIDTH` triangle counts (see
+    /// [`WideNode`]).
+    nodes: Vec<u32>,
+    /// Per leaf slot, the mesh's triangle number (`u32::MAX` for padding).
     triangle_index: Vec<u32>,
+    /// [`Body::checksum`] when saved: a flipped bit in a coordinate would otherwise load as a
+    /// valid tree of another mesh.
+    checksum: u64,
 }
 
-#[derive(Serialize, Deserialize)]
-struct NodeRecord {
-    min: [[f32; WIDTH]; 3],
-    max: [[f32; WIDTH]; 3],
-    child: [u32; WIDTH],
-    count: [u32; WIDTH],
+impl Body {
+    /// A hash of everything above, independent of the serde format. Each step
+    /// (`rotate, xor, multiply by an odd constant`) is a bijection of the state, so changing
+    /// any one word always changes the result. Not a defence against a forger, only against
+    /// corruption.
+    fn checksum(&self) -> u64 {
+        let mut h = Checksum(0x6d65_7368_7261_7921);
+        h.floats(&self.positions);
+        h.words(self.triangles.iter().flatten().copied());
+        for attribute in [&self.normals, &self.uvs] {
+            h.words([attribute.is_some() as u32]);
+            if let Some((values, corners)) = attribute {
+                h.floats(values);
+                h.words(corners.iter().flatten().copied());
+            }
+        }
+        h.words(self.object_ids.iter().copied());
+        h.words(self.material_ids.iter().copied());
+        for name in self.objects.iter().chain(&self.materials) {
+            h.words([name.len() as u32]);
+            h.words(name.bytes().map(u32::from));
+        }
+        h.words([self.objects.len() as u32, self.materials.len() as u32]);
+        h.words([self.bins as u32, (self.bins >> 32) as u32]);
+        h.words([self.max_leaf_size as u32, (self.max_leaf_size >> 32) as u32]);
+        h.floats(&self.costs);
+        h.words(self.nodes.iter().copied());
+        h.words(self.triangle_index.iter().copied());
+        h.0
+    }
 }
 
-#[derive(Serialize, Deserialize)]
-struct PacketRecord {
-    a: [[f32; LANES]; 3],
-    b: [[f32; LANES]; 3],
-    c: [[f32; LANES]; 3],
+/// The state of [`Body::checksum`].
+struct Checksum(u64);
+
+impl Checksum {
+    fn words(&mut self, words: impl IntoIterator<Item = u32>) {
+        let mut count = 0u64;
+        for w in words {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+            count += 1;
+        }
+        // The length too, so moving a word from one list to the next changes the result.
+        self.0 = (self.0.rotate_left(5) ^ count).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn floats(&mut self, floats: &Floats) {
+        self.words(floats.0.iter().map(|x| x.to_bits()));
+    }
 }
 
-impl Serialize for Bvh {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let m = &self.mesh;
-        let record = BvhRecord {
-            format: FORMAT.to_string(),
-            version: VERSION,
-            positions: m.positions.iter().map(|p| p.coords.into()).collect(),
+/// `f32` values that every serde format carries bit for bit (see the module's docs).
+#[derive(Clone, Debug, Default)]
+struct Floats(Vec<f32>);
+
+impl Serialize for Floats {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            serializer.collect_seq(self.0.iter().map(|x| x.to_bits()))
+        } else {
+            self.0.serialize(serializer)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Floats {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Floats, D::Error> {
+        if deserializer.is_human_readable() {
+            let bits = Vec::<u32>::deserialize(deserializer)?;
+            Ok(Floats(bits.into_iter().map(f32::from_bits).collect()))
+        } else {
+            Vec::<f32>::deserialize(deserializer).map(Floats)
+        }
+    }
+}
+
+impl From<&Bvh> for SavedBvh {
+    fn from(bvh: &Bvh) -> SavedBvh {
+        let m = &bvh.mesh;
+        let flat3 = |v: &mut dyn Iterator<Item = [f32; 3]>| Floats(v.flatten().collect());
+        let body = Body {
+            positions: flat3(&mut m.positions.iter().map(|p| p.coords.into())),
             triangles: m.triangles.clone(),
             normals: m.normals.as_ref().map(|a: &CornerAttribute<Vector3<f32>>| {
                 (
-                    a.values.iter().map(|n| (*n).into()).collect(),
+                    flat3(&mut a.values.iter().map(|n| (*n).into())),
                     a.corners.clone(),
                 )
             }),
             uvs: m.uvs.as_ref().map(|a: &CornerAttribute<Point2<f32>>| {
                 (
-                    a.values.iter().map(|t| t.coords.into()).collect(),
+                    Floats(a.values.iter().flat_map(|t| [t.x, t.y]).collect()),
                     a.corners.clone(),
                 )
             }),
@@ -80,109 +193,395 @@ impl Serialize for Bvh {
             objects: m.objects.clone(),
             material_ids: m.material_ids.clone(),
             materials: m.materials.clone(),
-            bins: self.options.bins as u64,
-            max_leaf_size: self.options.max_leaf_size as u64,
-            traversal_cost: self.options.traversal_cost,
-            intersection_cost: self.options.intersection_cost,
-            nodes: self
+            bins: bvh.options.bins as u64,
+            max_leaf_size: bvh.options.max_leaf_size as u64,
+            costs: Floats(vec![
+                bvh.options.traversal_cost,
+                bvh.options.intersection_cost,
+            ]),
+            nodes: bvh
                 .nodes
                 .iter()
-                .map(|n| NodeRecord {
-                    min: n.min,
-                    max: n.max,
-                    child: n.child,
-                    count: n.count,
-                })
+                .flat_map(|n| n.child.into_iter().chain(n.count))
                 .collect(),
-            packets: self
-                .leaf_packets
-                .iter()
-                .map(|p| PacketRecord {
-                    a: p.a,
-                    b: p.b,
-                    c: p.c,
-                })
-                .collect(),
-            triangle_index: self.triangle_index.clone(),
+            triangle_index: bvh.triangle_index.clone(),
+            checksum: 0,
         };
-        record.serialize(serializer)
+        let body = Body {
+            checksum: body.checksum(),
+            ..body
+        };
+        SavedBvh {
+            format: FORMAT.into(),
+            version: VERSION,
+            body: Some(body),
+        }
+    }
+}
+
+impl TryFrom<SavedBvh> for Bvh {
+    type Error = Error;
+
+    /// Checks a saved tree whole: the format's name and version, the mesh (as
+    /// [`Mesh::from_buffers`] and the attribute setters do), the tree's shape, then, with
+    /// the leaves and boxes recomputed from the mesh, every invariant ([`Bvh::validate`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidBvh`] saying which check failed: the format, the version, or the
+    /// invariant (mesh errors are wrapped in it, with their own words).
+    fn try_from(saved: SavedBvh) -> Result<Bvh> {
+        let fail = |reason: String| Error::InvalidBvh { reason };
+        if saved.format != FORMAT {
+            return Err(fail(format!(
+                "not a saved meshray BVH: its format is \"{}\", not \"{FORMAT}\"",
+                saved.format
+            )));
+        }
+        if saved.version != VERSION {
+            return Err(fail(format!(
+                "a saved meshray BVH of format version {}, but this build of meshray reads \
+                 version {VERSION}: load it with the meshray that saved it, or build the tree \
+                 again",
+                saved.version
+            )));
+        }
+        let Some(r) = saved.body else {
+            return Err(fail("the saved BVH has no body".into()));
+        };
+        if r.checksum() != r.checksum {
+            return Err(fail(
+                "its checksum does not match its contents: the file is corrupt".into(),
+            ));
+        }
+        let mesh = mesh_of(&r).map_err(|e| fail(format!("its mesh is invalid: {e}")))?;
+        let n = mesh.triangle_count();
+        let options = BuildOptions {
+            bins: usize::try_from(r.bins).unwrap_or(usize::MAX),
+            max_leaf_size: usize::try_from(r.max_leaf_size).unwrap_or(usize::MAX),
+            traversal_cost: r.costs.0.first().copied().unwrap_or(f32::NAN),
+            intersection_cost: r.costs.0.get(1).copied().unwrap_or(f32::NAN),
+        };
+        if r.costs.0.len() != 2 {
+            return Err(fail(format!(
+                "it has {} build costs, not 2",
+                r.costs.0.len()
+            )));
+        }
+        let nodes = nodes_of(&r.nodes, n, r.triangle_index.len()).map_err(fail)?;
+        if let Some(&t) = r
+            .triangle_index
+            .iter()
+            .find(|&&t| t != u32::MAX && t as usize >= n)
+        {
+            return Err(fail(format!(
+                "a leaf names triangle {t} of a mesh of {n} triangles"
+            )));
+        }
+        let mut bvh = Bvh {
+            mesh,
+            nodes,
+            leaf_packets: vec![TrianglePacket::EMPTY; r.triangle_index.len() / LANES],
+            triangle_index: r.triangle_index,
+            options,
+        };
+        bvh.refill_leaves_and_boxes();
+        bvh.validate()?;
+        Ok(bvh)
+    }
+}
+
+/// The saved mesh, checked as the public constructors check it.
+fn mesh_of(r: &Body) -> Result<Mesh> {
+    let points = |f: &Floats, what: &'static str| -> Result<Vec<[f32; 3]>> {
+        if !f.0.len().is_multiple_of(3) {
+            return Err(Error::IndexOutOfRange {
+                path: None,
+                line: None,
+                what,
+                index: f.0.len() as i64,
+                count: f.0.len() / 3 * 3,
+            });
+        }
+        Ok(f.0.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
+    };
+    let positions = points(&r.positions, "position coordinate")?;
+    let mut mesh = Mesh::from_buffers(
+        positions.into_iter().map(Point3::from).collect(),
+        r.triangles.clone(),
+    )?;
+    if let Some((values, corners)) = &r.normals {
+        let values = points(values, "normal coordinate")?;
+        mesh = mesh.with_corner_normals(
+            values.into_iter().map(Vector3::from).collect(),
+            corners.clone(),
+        )?;
+    }
+    if let Some((values, corners)) = &r.uvs {
+        if !values.0.len().is_multiple_of(2) {
+            return Err(Error::IndexOutOfRange {
+                path: None,
+                line: None,
+                what: "uv coordinate",
+                index: values.0.len() as i64,
+                count: values.0.len() / 2 * 2,
+            });
+        }
+        let uvs = values.0.chunks_exact(2).map(|c| Point2::new(c[0], c[1]));
+        mesh = mesh.with_corner_uvs(uvs.collect(), corners.clone())?;
+    }
+    let materials = r
+        .material_ids
+        .iter()
+        .map(|&m| (m != NO_INDEX).then_some(m))
+        .collect();
+    mesh.with_objects(r.object_ids.clone(), r.objects.clone())?
+        .with_materials(materials, r.materials.clone())
+}
+
+/// The saved nodes with empty boxes, after checking what recomputing the boxes relies on:
+/// whole nodes, at most one per triangle, interior children after their parent and in
+/// range, leaves within the slots. [`Bvh::validate`] checks the rest afterwards.
+fn nodes_of(
+    flat: &[u32],
+    triangles: usize,
+    slots: usize,
+) -> std::result::Result<Vec<WideNode>, String> {
+    if flat.is_empty() || !flat.len().is_multiple_of(2 * WIDTH) || flat.len() / (2 * WIDTH) > triangles {
+        return Err(format!(
+            "its node list has {} entries: it needs {} per node and one to {triangles} nodes",
+            flat.len(),
+            2 * WIDTH
+        ));
+    }
+    if !slots.is_multiple_of(LANES) {
+        return Err(format!(
+            "it has {slots} leaf slots, not a multiple of {LANES}"
+        ));
+    }
+    let count = flat.len() / (2 * WIDTH);
+    let mut nodes = Vec::with_capacity(count);
+    for (i, entry) in flat.chunks_exact(2 * WIDTH).enumerate() {
+        let mut node = WideNode::EMPTY;
+        node.child.copy_from_slice(&entry[..WIDTH]);
+        node.count.copy_from_slice(&entry[WIDTH..]);
+        for k in 0..WIDTH {
+            let (child, n) = (node.child[k] as usize, node.count[k] as usize);
+            let fits = if node.child[k] == NO_CHILD {
+                true
+            } else if n > 0 {
+                child
+                    .checked_mul(LANES)
+                    .and_then(|first| first.checked_add(n))
+                    .is_some_and(|end| end <= slots)
+            } else {
+                child > i && child < count
+            };
+            if !fits {
+                return Err(format!(
+                    "node {i} lane {k} names child {child} with {n} triangles, outside the tree"
+                ));
+            }
+        }
+        nodes.push(node);
+    }
+    Ok(nodes)
+}
+
+impl Serialize for SavedBvh {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("SavedBvh", 3)?;
+        s.serialize_field("format", &self.format)?;
+        s.serialize_field("version", &self.version)?;
+        s.serialize_field("body", &self.body)?;
+        s.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for SavedBvh {
+    /// Reads the format and the version first and stops there when they are not this
+    /// build's, so a file of another version is refused by its version (in
+    /// [`Bvh::try_from`]), not by whatever its body holds. (In a self-describing format whose
+    /// writer put the body first, the body is read as this version's.)
+    fn deserialize<D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<SavedBvh, D::Error> {
+        deserializer.deserialize_struct("SavedBvh", &["format", "version", "body"], SavedVisitor)
+    }
+}
+
+struct SavedVisitor;
+
+impl SavedVisitor {
+    fn ours(format: &str, version: u32) -> bool {
+        format == FORMAT && version == VERSION
+    }
+}
+
+impl<'de> Visitor<'de> for SavedVisitor {
+    type Value = SavedBvh;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a saved meshray BVH (format, version, body)")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<SavedBvh, A::Error> {
+        let format: String = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+        let version: u32 = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+        if !SavedVisitor::ours(&format, version) {
+            // Not ours: leave the body unread (a binary format cannot skip it).
+            return Ok(SavedBvh {
+                format,
+                version,
+                body: None,
+            });
+        }
+        let body: Option<Body> = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::invalid_length(2, &self))?;
+        Ok(SavedBvh {
+            format,
+            version,
+            body,
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<SavedBvh, A::Error> {
+        let (mut format, mut version, mut body): (Option<String>, Option<u32>, Option<Body>) =
+            (None, None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "format" => format = Some(map.next_value()?),
+                "version" => version = Some(map.next_value()?),
+                "body" => match (&format, version) {
+                    (Some(f), Some(v)) if !SavedVisitor::ours(f, v) => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                    // Ours, or not yet known (a writer that sorts keys puts "body" first):
+                    // read it as this version's; a mismatch found later discards it.
+                    _ => body = map.next_value()?,
+                },
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let format = format.ok_or_else(|| A::Error::missing_field("format"))?;
+        let version = version.ok_or_else(|| A::Error::missing_field("version"))?;
+        let body = body.filter(|_| SavedVisitor::ours(&format, version));
+        Ok(SavedBvh {
+            format,
+            version,
+            body,
+        })
+    }
+}
+
+impl Serialize for Bvh {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        SavedBvh::from(self).serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for Bvh {
-    /// Reads a record and checks it whole: the format name and version, the mesh (as
-    /// [`Mesh::from_buffers`] and the attribute setters do), then every invariant of the
-    /// tree ([`Bvh::validate`]). Any failure is a deserialization error naming it.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Bvh, D::Error> {
-        let r = BvhRecord::deserialize(deserializer)?;
-        if r.format != FORMAT {
-            return Err(D::Error::custom(format!(
-                "not a meshray BVH (format {:?})",
-                r.format
-            )));
+    /// Reads a [`SavedBvh`] and checks it whole ([`Bvh::try_from`]); a refused file is a
+    /// deserialization error carrying that error's words (in formats that keep them).
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Bvh, D::Error> {
+        Bvh::try_from(SavedBvh::deserialize(deserializer)?).map_err(D::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved() -> (Bvh, Body) {
+        let mut positions = Vec::new();
+        let mut triangles = Vec::new();
+        for i in 0..40u32 {
+            let x = i as f32;
+            positions.extend([
+                Point3::new(x, 0.0, 0.0),
+                Point3::new(x + 1.0, 0.0, 0.0),
+                Point3::new(x, 1.0, 0.5),
+            ]);
+            triangles.push([3 * i, 3 * i + 1, 3 * i + 2]);
         }
-        if r.version != VERSION {
-            return Err(D::Error::custom(format!(
-                "meshray BVH format version {} (this build reads {VERSION})",
-                r.version
-            )));
-        }
-        let invalid = |e: crate::Error| D::Error::custom(format!("invalid meshray BVH: {e}"));
-        let mut mesh = Mesh::from_buffers(
-            r.positions.into_iter().map(Point3::from).collect(),
-            r.triangles,
-        )
-        .map_err(invalid)?;
-        if let Some((values, corners)) = r.normals {
-            mesh = mesh
-                .with_corner_normals(values.into_iter().map(Vector3::from).collect(), corners)
-                .map_err(invalid)?;
-        }
-        if let Some((values, corners)) = r.uvs {
-            mesh = mesh
-                .with_corner_uvs(values.into_iter().map(Point2::from).collect(), corners)
-                .map_err(invalid)?;
-        }
-        let materials = r
-            .material_ids
-            .into_iter()
-            .map(|m| (m != NO_INDEX).then_some(m))
-            .collect();
-        mesh = mesh
-            .with_objects(r.object_ids, r.objects)
-            .and_then(|m| m.with_materials(materials, r.materials))
-            .map_err(invalid)?;
-        let options = BuildOptions {
-            bins: usize::try_from(r.bins).unwrap_or(usize::MAX),
-            max_leaf_size: usize::try_from(r.max_leaf_size).unwrap_or(usize::MAX),
-            traversal_cost: r.traversal_cost,
-            intersection_cost: r.intersection_cost,
+        let bvh = Bvh::build(Mesh::from_buffers(positions, triangles).unwrap());
+        let body = SavedBvh::from(&bvh).body.unwrap();
+        (bvh, body)
+    }
+
+    /// The reason for loading `body` after `edit`, with the checksum made to match, so it is
+    /// the invariant that is refused.
+    fn refusal(edit: impl FnOnce(&mut Body)) -> String {
+        let (_, mut body) = saved();
+        edit(&mut body);
+        body.checksum = body.checksum();
+        let saved = SavedBvh {
+            format: FORMAT.into(),
+            version: VERSION,
+            body: Some(body),
         };
-        let bvh = Bvh {
-            mesh,
-            nodes: r
-                .nodes
-                .into_iter()
-                .map(|n| WideNode {
-                    min: n.min,
-                    max: n.max,
-                    child: n.child,
-                    count: n.count,
-                })
-                .collect(),
-            leaf_packets: r
-                .packets
-                .into_iter()
-                .map(|p| TrianglePacket {
-                    a: p.a,
-                    b: p.b,
-                    c: p.c,
-                })
-                .collect(),
-            triangle_index: r.triangle_index,
-            options,
-        };
-        bvh.validate().map_err(invalid)?;
-        Ok(bvh)
+        match Bvh::try_from(saved) {
+            Err(Error::InvalidBvh { reason }) => reason,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_saved_tree_loads_as_it_was() {
+        let (bvh, body) = saved();
+        let loaded = Bvh::try_from(SavedBvh {
+            format: FORMAT.into(),
+            version: VERSION,
+            body: Some(body),
+        })
+        .unwrap();
+        assert_eq!(loaded.nodes, bvh.nodes);
+        assert_eq!(loaded.leaf_packets, bvh.leaf_packets);
+        assert_eq!(loaded.triangle_index, bvh.triangle_index);
+    }
+
+    #[test]
+    fn each_broken_invariant_is_named() {
+        type Edit = fn(&mut Body);
+        let cases: [(&str, Edit); 9] = [
+            ("its mesh is invalid: vertex index 999", |b| {
+                b.triangles[0][1] = 999
+            }),
+            (
+                "its mesh is invalid: vertex 3 has the coordinate 2e12",
+                |b| b.positions.0[9] = 2e12,
+            ),
+            ("its mesh is invalid: position coordinate index 359", |b| {
+                b.positions.0.pop();
+            }),
+            ("not 2", |b| b.costs.0.push(1.0)),
+            ("its node list has 15 entries", |b| {
+                b.nodes.truncate(15);
+            }),
+            ("outside the tree", |b| b.nodes[0] = 50_000),
+            ("a leaf names triangle 77", |b| b.triangle_index[0] = 77),
+            ("not a multiple of 4", |b| {
+                b.triangle_index.pop();
+            }),
+            ("is out of range or in two leaves", |b| {
+                let t = b.triangle_index[0];
+                let last = b
+                    .triangle_index
+                    .iter()
+                    .rposition(|&x| x != u32::MAX)
+                    .unwrap();
+                b.triangle_index[last] = t;
+            }),
+        ];
+        for (want, edit) in cases {
+            let reason = refusal(edit);
+            assert!(reason.contains(want), "want {want:?} in {reason:?}");
+        }
     }
 }

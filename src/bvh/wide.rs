@@ -41,7 +41,7 @@ pub(crate) struct WideNode {
 const _: () = assert!(std::mem::size_of::<WideNode>() == 32 * WIDTH);
 
 impl WideNode {
-    const EMPTY: WideNode = WideNode {
+    pub(crate) const EMPTY: WideNode = WideNode {
         min: [[f32::INFINITY; WIDTH]; 3],
         max: [[f32::NEG_INFINITY; WIDTH]; 3],
         child: [NO_CHILD; WIDTH],
