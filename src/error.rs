@@ -80,6 +80,14 @@ pub enum Error {
         /// Its coordinate of largest magnitude.
         value: f32,
     },
+    /// The mesh's bounding box is under [`Mesh::MIN_EXTENT`](crate::Mesh::MIN_EXTENT)
+    /// (2^-40 ≈ 9.1e-13) on every side, where f32 products underflow.
+    MeshTooSmall {
+        /// The file, when the mesh came from one.
+        path: Option<PathBuf>,
+        /// The longest side of its bounding box.
+        extent: f32,
+    },
     /// The mesh has no triangles.
     NoTriangles {
         /// The file, when the mesh came from one.
@@ -184,6 +192,10 @@ impl Clone for Error {
                 vertex: *vertex,
                 value: *value,
             },
+            Error::MeshTooSmall { path, extent } => Error::MeshTooSmall {
+                path: path.clone(),
+                extent: *extent,
+            },
             Error::NoTriangles { path } => Error::NoTriangles { path: path.clone() },
             Error::Material {
                 path,
@@ -283,6 +295,12 @@ impl fmt::Display for Error {
                  range in which meshray's f32 queries are exact; scale the model down or move it \
                  nearer the origin",
                 at(path, line)
+            ),
+            Error::MeshTooSmall { path, extent } => write!(
+                f,
+                "{}the mesh spans only {extent:e} (the longest side of its box), under 2^-40 \
+                 (about 9.1e-13), where meshray's f32 queries lose exactness; scale it up",
+                at(path, &None)
             ),
             Error::NoTriangles { path } => {
                 write!(f, "{}the mesh has no triangles", at(path, &None))

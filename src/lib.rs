@@ -256,6 +256,22 @@
 //! of an edge. [`Bvh::closest_point`] and the selection queries compute in `f64` from the
 //! `f32` inputs, so they too agree with a test of every triangle.
 //!
+//! **The range.** All of this holds where f32 neither overflows nor underflows: meshes with
+//! every coordinate within ±[`Mesh::MAX_COORDINATE`] (2^40 ≈ 1.1e12) and a bounding box at
+//! least [`Mesh::MIN_EXTENT`] (2^-40 ≈ 9.1e-13) on its longest side, and rays with their
+//! origin within ±[`Ray::MAX_ORIGIN`] (2^41) and the largest direction component between
+//! [`Ray::MIN_DIRECTION`] and [`Ray::MAX_DIRECTION`] (2^-40 to 2^40). Inside it every product
+//! of the triangle tests stays below about 2^125 and every `t` below 2^122 (f32 overflows at
+//! 2^128), and scaling a scene and its rays by any power of two changes no bit of the answers
+//! (`tests/properties.rs` checks 2^-40 to 2^33). Loading, [`Mesh::from_buffers`],
+//! [`Bvh::refit`] and [`Scene::add`] refuse a mesh or placement outside it
+//! ([`Error::CoordinateOutOfRange`], [`Error::MeshTooSmall`], [`Error::InvalidTransform`]); a
+//! ray outside it is invalid ([`Ray::is_valid`]), a documented "no hit". (Triangles with edges
+//! under about 2^-60 inside a mesh of normal size are the one gap: their cross product
+//! underflows and they behave as degenerate.) An instance of a [`Scene`] sees the ray in its
+//! own object space; a transform that takes a valid world ray outside the ray range there
+//! (a scale below about 2^-20, say) makes that instance miss it.
+//!
 //! # Conventions
 //!
 //! Rays are not normalized (`t` is parametric); barycentrics follow

@@ -76,6 +76,24 @@ impl Mesh {
     /// ```
     pub const MAX_COORDINATE: f32 = 1_099_511_627_776.0;
 
+    /// The smallest a mesh may be: its bounding box must be at least 2^-40 ≈ 9.1e-13 on its
+    /// longest side. Smaller, the products of the triangle test fall into f32's subnormal
+    /// range and lose digits (measured: a random soup scaled by 2^-55 or less no longer gives
+    /// the same answers as the unscaled one, bit for bit; scaled by 2^-40 to 2^33 it does,
+    /// `tests/properties.rs`). Refused with [`Error::MeshTooSmall`]. Within a mesh of normal
+    /// size, a triangle whose edges are below about 2^-60 has the same trouble: its cross
+    /// product underflows, and it behaves as degenerate (never hit) or imprecisely.
+    ///
+    /// ```
+    /// use meshray::{Error, Mesh};
+    /// use nalgebra::Point3;
+    ///
+    /// let tiny = |s: f32| vec![Point3::new(0.0, 0.0, 0.0), Point3::new(s, 0.0, 0.0), Point3::new(0.0, s, 0.0)];
+    /// assert!(Mesh::from_buffers(tiny(Mesh::MIN_EXTENT), vec![[0, 1, 2]]).is_ok());
+    /// assert!(matches!(Mesh::from_buffers(tiny(1e-20), vec![[0, 1, 2]]), Err(Error::MeshTooSmall { .. })));
+    /// ```
+    pub const MIN_EXTENT: f32 = 1.0 / 1_099_511_627_776.0;
+
     /// A mesh from vertex positions and triangles of 0-based indices into them. All
     /// triangles belong to one object named `""` and have no material.
     ///
@@ -103,7 +121,8 @@ impl Mesh {
     /// [`Error::IndexOutOfRange`] for an index `>= positions.len()`,
     /// [`Error::NonFiniteCoordinate`] for a NaN or infinite coordinate of a vertex a triangle
     /// uses, [`Error::CoordinateOutOfRange`] for one beyond ±[`MAX_COORDINATE`](Mesh::MAX_COORDINATE),
-    /// and [`Error::NoTriangles`] for an empty triangle list.
+    /// [`Error::MeshTooSmall`] for a mesh under [`MIN_EXTENT`](Mesh::MIN_EXTENT) on every
+    /// side, and [`Error::NoTriangles`] for an empty triangle list.
     pub fn from_buffers(positions: Vec<Point3<f32>>, triangles: Vec<[u32; 3]>) -> Result<Mesh> {
         let n = triangles.len();
         let mesh = Mesh {
@@ -509,21 +528,28 @@ pub(crate) fn coordinate_in_range(c: f32) -> bool {
 
 /// The first vertex, in the order the triangles use them, with a coordinate outside what the
 /// queries handle exactly: [`Error::NonFiniteCoordinate`] for a NaN or infinity,
-/// [`Error::CoordinateOutOfRange`] beyond ±[`Mesh::MAX_COORDINATE`]. Vertices no triangle
-/// uses are never read, so they are not checked. The indices must be in range.
+/// [`Error::CoordinateOutOfRange`] beyond ±[`Mesh::MAX_COORDINATE`]; then
+/// [`Error::MeshTooSmall`] for a mesh whose box is under [`Mesh::MIN_EXTENT`] on every side.
+/// Vertices no triangle uses are never read, so they are not checked. The indices must be in
+/// range.
 pub(crate) fn check_coordinates(positions: &[Point3<f32>], triangles: &[[u32; 3]]) -> Result<()> {
     let bad = |p: &Point3<f32>| !p.iter().all(|&c| coordinate_in_range(c));
-    let Some(&vertex) = triangles
+    if let Some(&vertex) = triangles
         .iter()
         .flatten()
         .find(|&&v| bad(&positions[v as usize]))
-    else {
-        return Ok(());
-    };
-    Err(coordinate_error(
-        &positions[vertex as usize],
-        vertex as usize,
-    ))
+    {
+        return Err(coordinate_error(
+            &positions[vertex as usize],
+            vertex as usize,
+        ));
+    }
+    let bounds = Aabb::from_points(triangles.iter().flatten().map(|&v| &positions[v as usize]));
+    let extent = bounds.extent().max();
+    if !(extent >= Mesh::MIN_EXTENT) && !triangles.is_empty() {
+        return Err(Error::MeshTooSmall { path: None, extent });
+    }
+    Ok(())
 }
 
 /// The error for vertex `vertex` at `p`, which failed [`coordinate_in_range`].

@@ -346,7 +346,10 @@ fn nodes_of(
     triangles: usize,
     slots: usize,
 ) -> std::result::Result<Vec<WideNode>, String> {
-    if flat.is_empty() || !flat.len().is_multiple_of(2 * WIDTH) || flat.len() / (2 * WIDTH) > triangles {
+    if flat.is_empty()
+        || !flat.len().is_multiple_of(2 * WIDTH)
+        || flat.len() / (2 * WIDTH) > triangles
+    {
         return Err(format!(
             "its node list has {} entries: it needs {} per node and one to {triangles} nodes",
             flat.len(),

@@ -197,6 +197,10 @@ pub(crate) fn name_file(error: Error, path: &Path) -> Error {
         Error::NoTriangles { .. } => Error::NoTriangles {
             path: Some(path.into()),
         },
+        Error::MeshTooSmall { extent, .. } => Error::MeshTooSmall {
+            path: Some(path.into()),
+            extent,
+        },
         Error::NonFiniteCoordinate { line, vertex, .. } => Error::NonFiniteCoordinate {
             path: Some(path.into()),
             line,

@@ -881,6 +881,18 @@ mod tests {
                 other => panic!("{bad}: {other:?}"),
             }
         }
+        // a mesh too small to compute with
+        let tiny = "v 0 0 0\nv 1e-20 0 0\nv 0 1e-20 0\nf 1 2 3\n";
+        match load(tiny) {
+            Err(e @ Error::MeshTooSmall { .. }) => {
+                assert!(
+                    e.to_string()
+                        .starts_with("mem.obj: the mesh spans only 1e-20"),
+                    "{e}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
         // the limit itself is accepted, also through a `w` divide
         let at_limit = "v 0 0 0\nv 1099511627776 0 0\nv 0 2199023255552 0 2\nf 1 2 3\n";
         let m = load(at_limit).unwrap();

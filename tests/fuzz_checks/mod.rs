@@ -235,11 +235,26 @@ pub fn soup(data: &[u8]) {
     let tris: Vec<[u32; 3]> = (0..triangles)
         .map(|_| [0; 3].map(|_: u32| bytes.u8() as u32 % vertices as u32))
         .collect();
-    let finite = positions.iter().all(|p| p.iter().all(|c| c.is_finite()));
-    let mesh = match Mesh::from_buffers(positions, tris) {
-        Ok(mesh) => mesh,
+    // What the crate promises to take: every used coordinate finite and within ±2^40, and a
+    // box at least 2^-40 on its longest side (computed here in f64, independently).
+    let used = || tris.iter().flatten().map(|&v| positions[v as usize]);
+    let in_range = used().all(|p| p.iter().all(|c| c.abs() <= Mesh::MAX_COORDINATE));
+    let extent = (0..3)
+        .map(|axis| {
+            let (lo, hi) = used().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(f64::from(p[axis])), hi.max(f64::from(p[axis])))
+            });
+            hi - lo
+        })
+        .fold(0.0, f64::max);
+    let acceptable = in_range && extent >= f64::from(Mesh::MIN_EXTENT);
+    let mesh = match Mesh::from_buffers(positions.clone(), tris.clone()) {
+        Ok(mesh) => {
+            assert!(acceptable, "a soup outside the range was taken");
+            mesh
+        }
         Err(e) => {
-            assert!(!finite, "a finite soup was refused: {e}");
+            assert!(!acceptable, "a soup inside the range was refused: {e}");
             return;
         }
     };
