@@ -582,20 +582,58 @@ mod tests {
     }
 
     #[test]
-    fn segment_sign_is_tested_before_division() {
-        // Returned values are exactly Dt/D and Ds/D, for either sign of D.
-        let o = p(0.3, -0.7);
-        let d = v(1.7, 0.9);
-        for (a, b) in [(p(2.0, -3.0), p(1.5, 4.0)), (p(1.5, 4.0), p(2.0, -3.0))] {
-            let (e, w) = (b - a, a - o);
-            let det = e.x * d.y - e.y * d.x;
-            let det_t = e.x * w.y - e.y * w.x;
-            let det_s = d.x * w.y - d.y * w.x;
-            let h = hit_seg(&Ray2::new(o, d), a, b);
-            assert_eq!(h.t, det_t / det);
-            assert_eq!(h.s, det_s / det);
-            assert_eq!(h.point, a + e * h.s);
+    fn small_integer_inputs_answer_as_exact_arithmetic_does() {
+        // An independent oracle: o + t·d = a + s·(b − a) solved by Cramer's rule in exact
+        // integers. With coordinates in [-16, 16] every determinant is exact in f32 too, so
+        // hit or miss must be the exact rule's, for either sign of D, and t, s within an ulp
+        // of the exact quotients.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut int = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) % 33) as i64 - 16
+        };
+        let close = |got: f32, num: i64, den: i64| {
+            let exact = num as f64 / den as f64;
+            let ulp = (exact as f32).abs().max(f32::MIN_POSITIVE) * f32::EPSILON;
+            (f64::from(got) - exact).abs() <= f64::from(ulp)
+        };
+        let (mut hits, mut misses) = (0, 0);
+        for _ in 0..200_000 {
+            let (a, b, o, d) = (
+                [int(), int()],
+                [int(), int()],
+                [int(), int()],
+                [int(), int()],
+            );
+            let (e, w) = ([b[0] - a[0], b[1] - a[1]], [a[0] - o[0], a[1] - o[1]]);
+            // [d, −e]·(t, s) = w
+            let det = -d[0] * e[1] + e[0] * d[1];
+            let det_t = -w[0] * e[1] + e[0] * w[1];
+            let det_s = d[0] * w[1] - d[1] * w[0];
+            let sg = det.signum();
+            let hit = det != 0 && det_t * sg >= 0 && det_s * sg >= 0 && det_s * sg <= det * sg;
+            let f = |x: [i64; 2]| p(x[0] as f32, x[1] as f32);
+            let ray = Ray2::new(f(o), f(d).coords);
+            let got = ray_segment(&ray, f(a), f(b));
+            assert_eq!(got.is_some(), hit, "{a:?}–{b:?} from {o:?} along {d:?}");
+            if let Some(h) = got {
+                hits += 1;
+                assert!(close(h.t, det_t, det), "t {} vs {det_t}/{det}", h.t);
+                assert!(close(h.s, det_s, det), "s {} vs {det_s}/{det}", h.s);
+            } else {
+                misses += 1;
+            }
         }
+        assert!(
+            hits > 10_000 && misses > 10_000,
+            "{hits} hits, {misses} misses"
+        );
+    }
+
+    #[test]
+    fn segment_sign_is_tested_before_division() {
         // D < 0 and Dt < 0: t > 0, a hit. Comparing Dt >= 0 without the sign of D would miss.
         let ray = Ray2::new(p(0.0, 0.0), v(1.0, 0.0));
         let (a, b) = (p(2.0, 1.0), p(2.0, -1.0)); // e = (0, -2): D = cross(e, d) = 2 > 0

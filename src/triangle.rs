@@ -440,18 +440,73 @@ mod tests {
         );
     }
 
+    /// The f32 result within `ulps` units in the last place of the exact rational `num/den`.
+    fn within_ulps(got: f32, num: i64, den: i64, ulps: f32) -> bool {
+        let exact = num as f64 / den as f64; // correctly rounded in f64: far finer than f32
+        let ulp = (exact as f32).abs().max(f32::MIN_POSITIVE) * f32::EPSILON;
+        (f64::from(got) - exact).abs() <= f64::from(ulps * ulp)
+    }
+
     #[test]
-    fn division_happens_only_for_the_accepted_hit() {
-        // u, v are their numerators times one reciprocal of D; t is the plane's f64 solution
-        // rounded once
-        let h = cast(
-            p(0.1, 0.3, 7.0),
-            Vector3::new(0.0, 0.0, -3.0),
-            Culling::None,
-        )
-        .unwrap();
-        let inv = 1.0f32 / 3.0;
-        assert_eq!(h.t, (7.0f64 / 3.0) as f32);
-        assert_eq!(h.u, (0.1f32 * 3.0) * inv);
+    fn small_integer_inputs_answer_as_exact_arithmetic_does() {
+        // An independent oracle: with integer corners, origin and direction in [-16, 16],
+        // every determinant of Cramer's rule is an exact i64 here (and exact in f32 inside
+        // the test too, being below 2^24), so the hit or miss must be exactly the exact
+        // rule's, and u, v, t within an ulp or two of the exact quotients.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut int = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) % 33) as i64 - 16
+        };
+        let (mut hits, mut misses) = (0, 0);
+        for _ in 0..200_000 {
+            let mut v3 = || [int(), int(), int()];
+            let (a, b, c, o, d) = (v3(), v3(), v3(), v3(), v3());
+            let sub = |x: [i64; 3], y: [i64; 3]| [x[0] - y[0], x[1] - y[1], x[2] - y[2]];
+            let cross = |x: [i64; 3], y: [i64; 3]| {
+                [
+                    x[1] * y[2] - x[2] * y[1],
+                    x[2] * y[0] - x[0] * y[2],
+                    x[0] * y[1] - x[1] * y[0],
+                ]
+            };
+            let dot = |x: [i64; 3], y: [i64; 3]| x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+            // [e1 e2 -d]·(u, v, t) = s by Cramer's rule, in exact integers.
+            let (e1, e2, s) = (sub(b, a), sub(c, a), sub(o, a));
+            let neg_d = [-d[0], -d[1], -d[2]];
+            let det = dot(e1, cross(e2, neg_d));
+            let d1 = dot(s, cross(e2, neg_d));
+            let d2 = dot(e1, cross(s, neg_d));
+            let d3 = dot(e1, cross(e2, s));
+            // Exact rule: D != 0, u, v >= 0, u + v <= 1, t >= 0 (signs taken against D).
+            let sign = det.signum();
+            let inside = det != 0
+                && d1 * sign >= 0
+                && d2 * sign >= 0
+                && (d1 + d2) * sign <= det * sign
+                && d3 * sign >= 0;
+            let f = |x: [i64; 3]| Point3::new(x[0] as f32, x[1] as f32, x[2] as f32);
+            let ray = Ray::new(f(o), f(d).coords);
+            let got = intersect_triangle(&ray, &f(a), &f(b), &f(c), Culling::None);
+            assert_eq!(
+                got.is_some(),
+                inside,
+                "{a:?} {b:?} {c:?} from {o:?} along {d:?}"
+            );
+            if let Some(h) = got {
+                hits += 1;
+                assert!(within_ulps(h.t, d3, det, 1.0), "t {} vs {d3}/{det}", h.t);
+                assert!(within_ulps(h.u, d1, det, 2.0), "u {} vs {d1}/{det}", h.u);
+                assert!(within_ulps(h.v, d2, det, 2.0), "v {} vs {d2}/{det}", h.v);
+            } else {
+                misses += 1;
+            }
+        }
+        assert!(
+            hits > 5_000 && misses > 10_000,
+            "{hits} hits, {misses} misses"
+        );
     }
 }

@@ -1,10 +1,13 @@
-//! Closest and any hit allocate nothing (checked with a counting allocator), and a built BVH
+//! Single-ray queries (closest and any hit, their short forms, closest point, scene hits)
+//! allocate nothing (checked with a counting allocator that is itself checked), and a built BVH
 //! answers the same from many threads at once.
 mod common;
 
-use meshray::{Bvh, Culling, Mesh, QueryOptions};
+use meshray::{Bvh, Culling, Mesh, QueryOptions, Ray, Scene, SceneOptions};
+use nalgebra::{Matrix4, Point3, Vector3};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::sync::Arc;
 
 /// Counts allocations made by the current thread.
 struct Counting;
@@ -37,13 +40,19 @@ fn scene() -> Bvh {
     Bvh::build(Mesh::load_obj(common::asset("scene.obj")).unwrap())
 }
 
-#[test]
-fn closest_and_any_hit_allocate_nothing() {
-    let bvh = scene();
+/// Runs `query` over the rays and asserts it allocated nothing; returns how many answered.
+fn allocation_free(what: &str, rays: &[Ray], mut query: impl FnMut(&Ray) -> bool) -> usize {
+    let before = allocations();
+    let answered = rays.iter().filter(|ray| query(ray)).count();
+    assert_eq!(allocations() - before, 0, "{what} allocated");
+    answered
+}
+
+/// Every single-ray query a picking loop calls, on `bvh`, with rays that mostly hit.
+fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
     let mut rng = common::Rng::new(3);
     let mut rays = common::random_rays(bvh.mesh(), 2000, &mut rng);
     rays.extend(common::camera_rays(bvh.mesh(), 40));
-    let mut hits = 0;
     for (culling, watertight) in [
         (Culling::None, false),
         (Culling::Back, false),
@@ -54,21 +63,104 @@ fn closest_and_any_hit_allocate_nothing() {
             culling,
             watertight,
         };
-        let before = allocations();
-        for ray in &rays {
-            hits += bvh.closest_hit(ray, &options).is_some() as usize;
-            hits += bvh.any_hit(ray, &options).is_some() as usize;
-        }
-        assert_eq!(allocations() - before, 0, "queries allocated ({culling:?})");
+        let what = |q: &str| format!("{name}: {q} ({culling:?}, watertight {watertight})");
+        let hits = allocation_free(&what("closest_hit"), &rays, |r| {
+            bvh.closest_hit(r, &options).is_some()
+        });
+        allocation_free(&what("any_hit"), &rays, |r| {
+            bvh.any_hit(r, &options).is_some()
+        });
+        allocation_free(&what("closest_triangle"), &rays, |r| {
+            bvh.closest_triangle(r, &options).is_some()
+        });
+        allocation_free(&what("any_triangle"), &rays, |r| {
+            bvh.any_triangle(r, &options).is_some()
+        });
+        // (Back-face culling on random rays still hits about half as often.)
+        assert!(
+            hits * 6 > rays.len(),
+            "{}: only {hits} hits: the test would test little",
+            what("closest_hit")
+        );
     }
-    assert!(
-        hits > 1000,
-        "the rays must hit something for this to test anything"
-    );
-    // the counter does count: all_hits allocates its vector
+    let near = allocation_free(&format!("{name}: closest_point"), &rays, |r| {
+        bvh.closest_point(&r.origin(), f32::INFINITY).is_some()
+    });
+    assert_eq!(near, rays.len());
+}
+
+#[test]
+fn the_counter_counts() {
+    // Without this the tests below could pass whatever the queries do.
     let before = allocations();
-    let all = bvh.all_hits(&rays[0], &QueryOptions::default());
-    assert!(all.is_empty() || allocations() > before);
+    let boxed = std::hint::black_box(Box::new(7u64));
+    assert_eq!(allocations(), before + 1);
+    drop(boxed);
+    let bvh = scene();
+    let (c, h) = common::frame(bvh.mesh());
+    let ray = Ray::new(c + Vector3::z() * (3.0 * h), -Vector3::z());
+    let before = allocations();
+    let all = bvh.all_hits(&ray, &QueryOptions::default());
+    assert!(
+        !all.is_empty() && allocations() > before,
+        "all_hits returns a vector"
+    );
+}
+
+#[test]
+fn queries_allocate_nothing_on_the_scene() {
+    queries_allocate_nothing("scene", &scene());
+}
+
+#[test]
+#[cfg_attr(
+    not(shared_meshes),
+    ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES"
+)]
+fn queries_allocate_nothing_on_deep_trees() {
+    // Deeper trees than the scene's: a traversal stack that spilled to the heap would show.
+    for name in [
+        "crytek-sponza/sponza.obj",
+        "happy-buddha/happy_vrip_res3.obj",
+    ] {
+        let bvh = Bvh::build(common::shared_mesh(name).unwrap());
+        queries_allocate_nothing(name, &bvh);
+    }
+}
+
+#[test]
+fn scene_queries_allocate_nothing_once_the_tree_is_built() {
+    let bvh = Arc::new(scene());
+    let mut scene = Scene::new();
+    for i in 0..50 {
+        let at = Vector3::new((i % 10) as f32 * 4.0, 0.0, (i / 10) as f32 * -4.0);
+        scene
+            .add(bvh.clone(), Matrix4::new_translation(&at))
+            .unwrap();
+    }
+    let mut rng = common::Rng::new(8);
+    let probe = Bvh::build(
+        Mesh::from_buffers(
+            vec![
+                scene.bounds().min,
+                scene.bounds().max,
+                Point3::new(scene.bounds().min.x, scene.bounds().max.y, 0.0),
+            ],
+            vec![[0, 1, 2]],
+        )
+        .unwrap(),
+    );
+    let rays = common::random_rays(probe.mesh(), 2000, &mut rng);
+    let options = SceneOptions::default();
+    // The first query after edits builds the top-level tree (and may allocate); then none.
+    scene.closest_hit(&rays[0], &options);
+    let hits = allocation_free("scene closest_hit", &rays, |r| {
+        scene.closest_hit(r, &options).is_some()
+    });
+    allocation_free("scene any_hit", &rays, |r| {
+        scene.any_hit(r, &options).is_some()
+    });
+    assert!(hits > 200, "{hits} hits");
 }
 
 #[test]
@@ -77,6 +169,7 @@ fn built_structures_are_send_and_sync() {
     check::<Bvh>();
     check::<Mesh>();
     check::<meshray::Error>();
+    check::<Scene>();
 }
 
 #[test]
