@@ -101,6 +101,7 @@ impl Default for SceneOptions {
 /// assert!((found.hit.t - 8.0).abs() < 1e-5);
 /// # Ok::<(), meshray::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SceneHit {
     /// The instance hit.

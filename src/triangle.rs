@@ -45,6 +45,7 @@ pub enum Culling {
 /// assert_eq!(Point3::from(p), ray.at(hit.t));
 /// assert_eq!((hit.t, hit.u, hit.v), (3.0, 0.25, 0.5));
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TriangleHit {
     /// The ray parameter of the hit, in the ray's range.

@@ -242,3 +242,25 @@ fn a_changed_coordinate_is_caught_by_the_checksum() {
     let err = serde_json::from_value::<Bvh>(json).unwrap_err().to_string();
     assert!(err.contains("checksum does not match"), "{err}");
 }
+
+#[test]
+fn hits_serialize_and_read_back() {
+    let bvh = Bvh::build(Mesh::load_obj(common::asset("scene.obj")).unwrap());
+    let ray = meshray::Ray::new(Point3::new(0.0, 1.0, 10.0), -nalgebra::Vector3::z());
+    let hit = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
+    let json = serde_json::to_string(&hit).unwrap();
+    assert!(
+        json.contains("\"triangle\":") && json.contains("\"shading_normal\":"),
+        "{json}"
+    );
+    let back: meshray::Hit = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, hit);
+    let short = bvh
+        .closest_triangle(&ray, &QueryOptions::default())
+        .unwrap();
+    let bytes = postcard::to_allocvec(&short).unwrap();
+    assert_eq!(
+        postcard::from_bytes::<meshray::RayHit>(&bytes).unwrap(),
+        short
+    );
+}

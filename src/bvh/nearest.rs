@@ -24,6 +24,7 @@ use smallvec::SmallVec;
 /// assert!(snapped.u >= 0.0 && snapped.v >= 0.0 && snapped.u + snapped.v <= 1.0);
 /// # Ok::<(), meshray::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClosestPoint {
     /// The triangle's number in the mesh (file order).

@@ -13,7 +13,7 @@ use crate::aabb::RaySlabs;
 use crate::packet::{LANES, PacketRay, TrianglePacket};
 use crate::triangle::{LeafTriangle, TriangleHit};
 use crate::watertight::WatertightRay;
-use crate::{Culling, Ray};
+use crate::{Culling, Mesh, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
 use smallvec::SmallVec;
 
@@ -141,6 +141,7 @@ impl LeafTest {
 /// assert!(hit.shading_normal.unwrap().z > 0.99 && hit.uv.is_some());
 /// # Ok::<(), meshray::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hit {
     /// The ray parameter: the hit is at `origin + t·direction`.
@@ -169,6 +170,34 @@ pub struct Hit {
     pub material: Option<u32>,
 }
 
+impl Hit {
+    /// The name of the hit triangle's object (an OBJ `o`/`g`, a glTF node) in `mesh`, the
+    /// mesh the hit came from; `None` if `mesh` has no such object (another mesh).
+    ///
+    /// ```
+    /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
+    /// let hit = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
+    /// assert_eq!(hit.object_name(bvh.mesh()), Some("sphere"));
+    /// assert_eq!(hit.material_name(bvh.mesh()), Some("sphere_red"));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn object_name<'m>(&self, mesh: &'m Mesh) -> Option<&'m str> {
+        mesh.objects().get(self.object as usize).map(String::as_str)
+    }
+
+    /// The name of the hit triangle's material in `mesh`, the mesh the hit came from; `None`
+    /// when the triangle has no material (or `mesh` has no such material).
+    pub fn material_name<'m>(&self, mesh: &'m Mesh) -> Option<&'m str> {
+        mesh.materials()
+            .get(self.material? as usize)
+            .map(String::as_str)
+    }
+}
+
 /// The short answer of [`Bvh::closest_triangle`] and [`Bvh::any_triangle`]: which triangle,
 /// where along the ray and where on the triangle. 16 bytes; [`Bvh::hit_details`] turns it
 /// into a full [`Hit`].
@@ -185,6 +214,7 @@ pub struct Hit {
 /// assert_eq!(bvh.mesh().object_id(triangle as usize), 0); // the ground
 /// # Ok::<(), meshray::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RayHit {
     /// The ray parameter: the hit is at `origin + t·direction`.
