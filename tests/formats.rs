@@ -755,6 +755,10 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
             matches!(e, Error::Parse { .. })
         }),
         ("only points", good.replace(r#""mode":4"#, r#""mode":0"#), |e| matches!(e, Error::NoTriangles { path: Some(_) })),
+        ("invalid mode", good.replace(r#""mode":4"#, r#""mode":9"#), |e| {
+            matches!(e, Error::Parse { message, .. }
+                if message == "not valid glTF 2.0: meshes[0].primitives[0].mode: invalid value")
+        }),
         // No indices, and a vertex count of four billion: refused before anything that size
         // is allocated.
         ("huge count", good.replace(r#","indices":1"#, "").replacen(r#""count":3"#, r#""count":4000000000"#, 1), |e| {

@@ -308,7 +308,18 @@ fn parse_error(path: &Path, message: String) -> Error {
 /// chunk, every index checked before `gltf` follows any (see [`indices`]), then validated by
 /// `gltf`; a required extension meshray does not read is refused first.
 fn parse_json(path: &Path, bytes: &[u8]) -> Result<(gltf::Document, Option<Vec<u8>>)> {
-    let invalid = |e: gltf::Error| parse_error(path, format!("not valid glTF 2.0: {e}"));
+    let invalid = |e: gltf::Error| {
+        let why = match e {
+            // gltf says "invalid glTF: a: Invalid value; b: Missing data;".
+            gltf::Error::Validation(problems) => problems
+                .iter()
+                .map(|(at, what)| format!("{at}: {}", what.to_string().to_lowercase()))
+                .collect::<Vec<_>>()
+                .join("; "),
+            other => other.to_string(),
+        };
+        parse_error(path, format!("not valid glTF 2.0: {why}"))
+    };
     // gltf's GLB reader subtracts the header's 12 bytes from the length the header declares,
     // which overflows for a shorter one: refuse that first.
     if bytes.starts_with(b"glTF")
