@@ -138,8 +138,8 @@ pub enum Error {
     /// A glTF node's transform cannot place its mesh. A NaN or infinite transform (also a
     /// world transform beyond the range of `f32`) or a matrix that is not affine is an error;
     /// a singular one (a zero scale, used to hide things) is reported beside the loaded
-    /// mesh or scene ([`Mesh::load_warnings`](crate::Mesh::load_warnings),
-    /// [`GltfScene::warnings`](crate::GltfScene::warnings)).
+    /// mesh or scene ([`Mesh::load_warnings`](crate::Mesh::load_warnings), and
+    /// `GltfScene::warnings` with the `gltf` feature).
     NodeTransform {
         /// The glTF file.
         path: PathBuf,
