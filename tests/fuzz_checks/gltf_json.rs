@@ -69,6 +69,8 @@ fn load_scene(document: &[u8]) -> meshray::Result<meshray::GltfScene> {
     std::fs::write(&path, document).unwrap();
     let scene = Scene::load_gltf_with(&path, &options());
     std::fs::remove_file(&path).unwrap();
+    // Nothing left behind (the directory stays while another thread's file is in it).
+    let _ = std::fs::remove_dir(&dir);
     scene
 }
 
