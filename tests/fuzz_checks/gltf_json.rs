@@ -58,19 +58,18 @@ fn check_document(document: &[u8], data: &[u8]) {
     }
 }
 
-/// A scene loaded from `document`, written to a file of this thread's own (the scene loader
-/// reads files only).
+/// A scene loaded from `document`, written to a file in a directory of this thread's own
+/// (the scene loader reads files only), removed afterwards.
 fn load_scene(document: &[u8]) -> meshray::Result<meshray::GltfScene> {
-    let dir = std::env::temp_dir().join(format!("meshray-fuzz-gltf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let thread =
         format!("{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_digit(), "");
-    let path = dir.join(format!("thread-{thread}.gltf"));
+    let dir =
+        std::env::temp_dir().join(format!("meshray-fuzz-gltf-{}-{thread}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("document.gltf");
     std::fs::write(&path, document).unwrap();
     let scene = Scene::load_gltf_with(&path, &options());
-    std::fs::remove_file(&path).unwrap();
-    // Nothing left behind (the directory stays while another thread's file is in it).
-    let _ = std::fs::remove_dir(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
     scene
 }
 
