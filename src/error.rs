@@ -144,6 +144,33 @@ pub enum Error {
         /// How many instances the scene holds.
         count: usize,
     },
+    /// A file that a document refers to (a glTF document's external buffer) could not be
+    /// read: missing, a directory, no permission...
+    ReferencedFile {
+        /// The document that refers to the file.
+        document: PathBuf,
+        /// What the document calls it: `buffer N` for the N-th buffer (0-based).
+        what: String,
+        /// The file, where the document says it is.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// A glTF node's transform cannot place its mesh. A NaN or infinite transform (also a
+    /// world transform beyond the range of `f32`) or a matrix that is not affine is an error;
+    /// a singular one (a zero scale, used to hide things) is reported beside the loaded
+    /// mesh or scene ([`Mesh::load_warnings`](crate::Mesh::load_warnings), and
+    /// `GltfScene::warnings` with the `gltf` feature).
+    NodeTransform {
+        /// The glTF file.
+        path: PathBuf,
+        /// The node's index in the document.
+        node: usize,
+        /// The node's name, when it has one.
+        name: Option<String>,
+        /// What is wrong, and what became of the node: a phrase that follows the node's name.
+        reason: &'static str,
+    },
 }
 
 impl Clone for Error {
@@ -229,6 +256,28 @@ impl Clone for Error {
             Error::UnknownInstance { id, count } => Error::UnknownInstance {
                 id: *id,
                 count: *count,
+            },
+            Error::ReferencedFile {
+                document,
+                what,
+                path,
+                source,
+            } => Error::ReferencedFile {
+                document: document.clone(),
+                what: what.clone(),
+                path: path.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::NodeTransform {
+                path,
+                node,
+                name,
+                reason,
+            } => Error::NodeTransform {
+                path: path.clone(),
+                node: *node,
+                name: name.clone(),
+                reason,
             },
         }
     }
@@ -334,6 +383,29 @@ impl fmt::Display for Error {
             Error::UnknownInstance { id, count } => {
                 write!(f, "no instance {id} in a scene of {count} instances")
             }
+            Error::ReferencedFile {
+                document,
+                what,
+                path,
+                source,
+            } => write!(
+                f,
+                "{}: {what} cannot be read from {}: {source}",
+                document.display(),
+                path.display()
+            ),
+            Error::NodeTransform {
+                path,
+                node,
+                name,
+                reason,
+            } => {
+                write!(f, "{}: node {node}", path.display())?;
+                if let Some(name) = name {
+                    write!(f, " \"{name}\"")?;
+                }
+                write!(f, " {reason}")
+            }
         }
     }
 }
@@ -341,7 +413,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { source, .. } => Some(source),
+            Error::Io { source, .. } | Error::ReferencedFile { source, .. } => Some(source),
             _ => None,
         }
     }

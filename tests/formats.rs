@@ -189,7 +189,12 @@ impl GltfWriter {
     }
 
     fn glb(&self, roots: &[usize]) -> Vec<u8> {
-        let mut json = self.json(None, roots).into_bytes();
+        self.glb_of(&self.json(None, roots))
+    }
+
+    /// A GLB of the JSON `json` (its buffer the binary chunk) and this document's bytes.
+    fn glb_of(&self, json: &str) -> Vec<u8> {
+        let mut json = json.as_bytes().to_vec();
         while !json.len().is_multiple_of(4) {
             json.push(b' ');
         }
@@ -739,7 +744,9 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
         }),
         ("bad base64", good.replace(";base64,", ";base64,!!!!"), |e| matches!(e, Error::Parse { message, .. } if message.contains("base64"))),
         ("missing buffer file", good.replace(&w.data_uri(), "missing.bin"), |e| {
-            matches!(e, Error::Io { path, .. } if path.ends_with("missing.bin"))
+            matches!(e, Error::ReferencedFile { document, what, path, .. }
+                if document.ends_with("bad-missing-buffer-file.gltf") && what == "buffer 0" && path.ends_with("missing.bin"))
+                && e.to_string().contains("missing.bin")
         }),
         ("buffer outside", good.replace(&w.data_uri(), "../outside.bin"), |e| {
             matches!(e, Error::Parse { message, .. } if message.contains("outside"))
@@ -748,6 +755,10 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
             matches!(e, Error::Parse { .. })
         }),
         ("only points", good.replace(r#""mode":4"#, r#""mode":0"#), |e| matches!(e, Error::NoTriangles { path: Some(_) })),
+        ("invalid mode", good.replace(r#""mode":4"#, r#""mode":9"#), |e| {
+            matches!(e, Error::Parse { message, .. }
+                if message == "not valid glTF 2.0: meshes[0].primitives[0].mode: invalid value")
+        }),
         // No indices, and a vertex count of four billion: refused before anything that size
         // is allocated.
         ("huge count", good.replace(r#","indices":1"#, "").replacen(r#""count":3"#, r#""count":4000000000"#, 1), |e| {
@@ -770,8 +781,9 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
         let err = Mesh::load(&path).expect_err(name);
         assert!(expected(&err), "{name}: {err:?}");
         let shown = err.to_string();
+        assert!(shown.contains(path.to_str().unwrap()), "{name}: {shown}");
         assert!(
-            shown.contains(path.to_str().unwrap()) || shown.contains("missing.bin"),
+            !shown.contains("Some(") && !shown.contains("None"),
             "{name}: {shown}"
         );
         // The scene loader refuses the same files (but one: its instance keeps the finite
@@ -797,6 +809,459 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
             matches!(&err, Error::Io { path: p, .. } if *p == path),
             "{err:?}"
         );
+    }
+}
+
+/// `text` with `from` replaced by `to`; `from` must occur exactly once, so no case is vacuous.
+fn edit(text: &str, from: &str, to: &str) -> String {
+    assert_eq!(text.matches(from).count(), 1, "{from} in {text}");
+    text.replacen(from, to, 1)
+}
+
+/// Where [`edit`] puts new top-level arrays into a document.
+const ASSET: &str = r#""asset":"#;
+
+/// A copy of the one-triangle document with one index naming nothing: its name, the edit,
+/// and the end of the error message.
+type IndexCase = (&'static str, &'static str, &'static str, &'static str);
+
+/// One case per kind of index in a glTF document.
+const INDEX_CASES: &[IndexCase] = &[
+    (
+        "position",
+        r#""POSITION":0"#,
+        r#""POSITION":7"#,
+        "meshes[0].primitives[0].attributes.POSITION names accessor 7, but the document has 2 accessors",
+    ),
+    (
+        "normal",
+        r#""POSITION":0"#,
+        r#""POSITION":0,"NORMAL":2"#,
+        "meshes[0].primitives[0].attributes.NORMAL names accessor 2, but the document has 2 accessors",
+    ),
+    (
+        "texcoord",
+        r#""POSITION":0"#,
+        r#""POSITION":0,"TEXCOORD_0":9"#,
+        "meshes[0].primitives[0].attributes.TEXCOORD_0 names accessor 9, but the document has 2 accessors",
+    ),
+    (
+        "indices",
+        r#""indices":1"#,
+        r#""indices":2"#,
+        "meshes[0].primitives[0].indices names accessor 2, but the document has 2 accessors",
+    ),
+    (
+        "morph target",
+        r#""mode":4"#,
+        r#""mode":4,"targets":[{"POSITION":0},{"NORMAL":5}]"#,
+        "meshes[0].primitives[0].targets[1].NORMAL names accessor 5, but the document has 2 accessors",
+    ),
+    (
+        "buffer view",
+        r#"{"bufferView":1,"#,
+        r#"{"bufferView":4,"#,
+        "accessors[1].bufferView names buffer view 4, but the document has 2 buffer views",
+    ),
+    (
+        "buffer",
+        r#"{"buffer":0,"byteOffset":36"#,
+        r#"{"buffer":1,"byteOffset":36"#,
+        "bufferViews[1].buffer names buffer 1, but the document has 1 buffer",
+    ),
+    (
+        "mesh",
+        r#""nodes":[{"mesh":0}]"#,
+        r#""nodes":[{"mesh":1}]"#,
+        "nodes[0].mesh names mesh 1, but the document has 1 mesh",
+    ),
+    (
+        "scene node",
+        r#""scenes":[{"nodes":[0]}]"#,
+        r#""scenes":[{"nodes":[0,3]}]"#,
+        "scenes[0].nodes[1] names node 3, but the document has 1 node",
+    ),
+    (
+        "default scene",
+        r#""scene":0"#,
+        r#""scene":1"#,
+        "scene (the default one) names scene 1, but the document has 1 scene",
+    ),
+    (
+        "child",
+        r#""nodes":[{"mesh":0}]"#,
+        r#""nodes":[{"mesh":0,"children":[5]}]"#,
+        "nodes[0].children[0] names node 5, but the document has 1 node",
+    ),
+    (
+        "material",
+        r#""mode":4"#,
+        r#""mode":4,"material":0"#,
+        "meshes[0].primitives[0].material names material 0, but the document has no materials",
+    ),
+    (
+        "sampler",
+        ASSET,
+        r#""samplers":[{}],"images":[{"uri":"a.png"}],"textures":[{"sampler":1,"source":0}],"asset":"#,
+        "textures[0].sampler names sampler 1, but the document has 1 sampler",
+    ),
+    (
+        "image",
+        ASSET,
+        r#""textures":[{"source":2}],"asset":"#,
+        "textures[0].source names image 2, but the document has no images",
+    ),
+    (
+        "image buffer view",
+        ASSET,
+        r#""images":[{"bufferView":9,"mimeType":"image/png"}],"asset":"#,
+        "images[0].bufferView names buffer view 9, but the document has 2 buffer views",
+    ),
+    (
+        "base color texture",
+        r#""materials":[]"#,
+        r#""materials":[{"pbrMetallicRoughness":{"baseColorTexture":{"index":0}}}]"#,
+        "materials[0].pbrMetallicRoughness.baseColorTexture.index names texture 0, but the document has no textures",
+    ),
+    (
+        "metallic roughness texture",
+        r#""materials":[]"#,
+        r#""materials":[{"pbrMetallicRoughness":{"metallicRoughnessTexture":{"index":1}}}]"#,
+        "materials[0].pbrMetallicRoughness.metallicRoughnessTexture.index names texture 1, but the document has no textures",
+    ),
+    (
+        "normal texture",
+        r#""materials":[]"#,
+        r#""materials":[{"normalTexture":{"index":2}}]"#,
+        "materials[0].normalTexture.index names texture 2, but the document has no textures",
+    ),
+    (
+        "occlusion texture",
+        r#""materials":[]"#,
+        r#""materials":[{"occlusionTexture":{"index":3}}]"#,
+        "materials[0].occlusionTexture.index names texture 3, but the document has no textures",
+    ),
+    (
+        "emissive texture",
+        r#""materials":[]"#,
+        r#""materials":[{},{"emissiveTexture":{"index":4}}]"#,
+        "materials[1].emissiveTexture.index names texture 4, but the document has no textures",
+    ),
+    (
+        "skin",
+        r#""nodes":[{"mesh":0}]"#,
+        r#""nodes":[{"mesh":0,"skin":0}]"#,
+        "nodes[0].skin names skin 0, but the document has no skins",
+    ),
+    (
+        "joint",
+        ASSET,
+        r#""skins":[{"joints":[0,4]}],"asset":"#,
+        "skins[0].joints[1] names node 4, but the document has 1 node",
+    ),
+    (
+        "skeleton",
+        ASSET,
+        r#""skins":[{"joints":[0],"skeleton":3}],"asset":"#,
+        "skins[0].skeleton names node 3, but the document has 1 node",
+    ),
+    (
+        "inverse bind matrices",
+        ASSET,
+        r#""skins":[{"joints":[0],"inverseBindMatrices":6}],"asset":"#,
+        "skins[0].inverseBindMatrices names accessor 6, but the document has 2 accessors",
+    ),
+    (
+        "camera",
+        r#""nodes":[{"mesh":0}]"#,
+        r#""nodes":[{"mesh":0,"camera":0}]"#,
+        "nodes[0].camera names camera 0, but the document has no cameras",
+    ),
+    (
+        "sparse indices",
+        r#"],"bufferViews""#,
+        r#",{"componentType":5126,"count":3,"type":"VEC3","sparse":{"count":1,"indices":{"bufferView":8,"componentType":5125},"values":{"bufferView":0}}}],"bufferViews""#,
+        "accessors[2].sparse.indices.bufferView names buffer view 8, but the document has 2 buffer views",
+    ),
+    (
+        "sparse values",
+        r#"],"bufferViews""#,
+        r#",{"componentType":5126,"count":3,"type":"VEC3","sparse":{"count":1,"indices":{"bufferView":1,"componentType":5125},"values":{"bufferView":8}}}],"bufferViews""#,
+        "accessors[2].sparse.values.bufferView names buffer view 8, but the document has 2 buffer views",
+    ),
+    (
+        "animation sampler",
+        ASSET,
+        r#""animations":[{"channels":[{"sampler":1,"target":{"node":0,"path":"translation"}}],"samplers":[{"input":0,"output":0}]}],"asset":"#,
+        "animations[0].channels[0].sampler names sampler 1, but the animation has 1 sampler",
+    ),
+    (
+        "animation target",
+        ASSET,
+        r#""animations":[{"channels":[{"sampler":0,"target":{"node":3,"path":"translation"}}],"samplers":[{"input":0,"output":0}]}],"asset":"#,
+        "animations[0].channels[0].target.node names node 3, but the document has 1 node",
+    ),
+    (
+        "animation input",
+        ASSET,
+        r#""animations":[{"channels":[],"samplers":[{"input":9,"output":0}]}],"asset":"#,
+        "animations[0].samplers[0].input names accessor 9, but the document has 2 accessors",
+    ),
+    (
+        "animation output",
+        ASSET,
+        r#""animations":[{"channels":[],"samplers":[{"input":0,"output":9}]}],"asset":"#,
+        "animations[0].samplers[0].output names accessor 9, but the document has 2 accessors",
+    ),
+];
+
+/// The error each way of loading gives for a broken copy of `w`'s one-triangle document
+/// (`.gltf` from memory and from a file, `.glb`; as a mesh and as a scene), its file written
+/// to `name` in the scratch directory.
+fn load_errors(w: &GltfWriter, name: &str, from: &str, to: &str) -> Vec<(String, Error)> {
+    let json = edit(&w.json(Some(&w.data_uri()), &[0]), from, to);
+    let gltf = scratch(&format!("{name}.gltf"));
+    std::fs::write(&gltf, &json).unwrap();
+    let glb = scratch(&format!("{name}.glb"));
+    std::fs::write(&glb, w.glb_of(&edit(&w.json(None, &[0]), from, to))).unwrap();
+    let ways = [
+        (
+            "parse_gltf",
+            Mesh::parse_gltf(json.as_bytes(), &LoadOptions::default()).map(drop),
+        ),
+        ("Mesh::load", Mesh::load(&gltf).map(drop)),
+        ("Scene::load_gltf", Scene::load_gltf(&gltf).map(drop)),
+        ("Mesh::load glb", Mesh::load(&glb).map(drop)),
+        ("Scene::load_gltf glb", Scene::load_gltf(&glb).map(drop)),
+    ];
+    ways.into_iter()
+        .map(|(way, result)| {
+            let err = result.map_or_else(|e| e, |()| panic!("{name}: {way} loaded"));
+            (way.to_string(), err)
+        })
+        .collect()
+}
+
+#[test]
+fn gltf_indices_that_name_nothing_are_errors_saying_where() {
+    let w = one_triangle(r#"{"mesh":0}"#);
+    let mut failures = Vec::new();
+    for &(name, from, to, message) in INDEX_CASES {
+        let file = format!("index-{}", name.replace(' ', "-"));
+        // Every case is tried, a panic too, so the failure lists all of them.
+        let outcome = std::panic::catch_unwind(|| {
+            for (way, err) in load_errors(&w, &file, from, to) {
+                let shown = err.to_string();
+                assert!(
+                    matches!(err, Error::Parse { .. }) && shown.ends_with(message),
+                    "{way}: {shown}"
+                );
+                assert!(
+                    way == "parse_gltf" || shown.contains(&file),
+                    "{way}: {shown}"
+                );
+            }
+        });
+        if let Err(panic) = outcome {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            failures.push(format!("{name}: {}", why.unwrap_or_default()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // The same kinds of index, all naming something: the document loads.
+    let every_kind = edit(
+        &w.json(Some(&w.data_uri()), &[0]),
+        ASSET,
+        r#""samplers":[{}],"images":[{"uri":"a.png"},{"bufferView":0,"mimeType":"image/png"}],
+        "textures":[{"sampler":0,"source":1}],
+        "cameras":[{"type":"perspective","perspective":{"yfov":1.0,"znear":0.1}}],
+        "skins":[{"joints":[0],"skeleton":0,"inverseBindMatrices":0}],
+        "animations":[{"channels":[{"sampler":0,"target":{"node":0,"path":"translation"}}],
+          "samplers":[{"input":1,"output":0}]}],"asset":"#,
+    );
+    let every_kind = edit(
+        &every_kind,
+        r#""materials":[]"#,
+        r#""materials":[{"pbrMetallicRoughness":{"baseColorTexture":{"index":0},
+          "metallicRoughnessTexture":{"index":0}},"normalTexture":{"index":0},
+          "occlusionTexture":{"index":0},"emissiveTexture":{"index":0}}]"#,
+    );
+    let every_kind = edit(
+        &every_kind,
+        r#""mode":4"#,
+        r#""mode":4,"material":0,"targets":[{"POSITION":0}]"#,
+    );
+    let every_kind = edit(
+        &every_kind,
+        r#""nodes":[{"mesh":0}]"#,
+        r#""nodes":[{"mesh":0,"camera":0,"skin":0,"children":[]}]"#,
+    );
+    let every_kind = edit(
+        &every_kind,
+        r#"],"bufferViews""#,
+        r#",{"componentType":5126,"count":3,"type":"VEC3","sparse":{"count":1,
+          "indices":{"bufferView":1,"componentType":5125},"values":{"bufferView":0}}}],"bufferViews""#,
+    );
+    let mesh = Mesh::parse_gltf(every_kind.as_bytes(), &LoadOptions::default()).unwrap();
+    assert_eq!((mesh.triangle_count(), mesh.materials().len()), (1, 1));
+    let path = scratch("every-kind-of-index.gltf");
+    std::fs::write(&path, &every_kind).unwrap();
+    assert_eq!(Scene::load_gltf(&path).unwrap().scene.len(), 1);
+}
+
+#[test]
+fn glb_header_shorter_than_itself_is_an_error() {
+    let w = one_triangle(r#"{"mesh":0}"#);
+    for length in [0u32, 4, 11] {
+        let mut glb = w.glb(&[0]);
+        glb[8..12].copy_from_slice(&length.to_le_bytes());
+        let err = Mesh::parse_gltf(&glb, &LoadOptions::default()).unwrap_err();
+        assert!(matches!(err, Error::Parse { .. }), "{err:?}");
+    }
+}
+
+#[test]
+fn gltf_node_transforms_that_cannot_place_a_mesh_are_reported() {
+    // The node "shown" places the triangle; a second node (index 1) is the case.
+    let document = |second: &str, third: Option<&str>| {
+        let mut w = one_triangle(r#"{"name":"shown","mesh":0}"#);
+        w.nodes.push(second.into());
+        w.nodes.extend(third.map(String::from));
+        w.json(Some(&w.data_uri()), &[0, 1])
+    };
+    let write = |name: &str, json: &str| {
+        let path = scratch(name);
+        std::fs::write(&path, json).unwrap();
+        path
+    };
+    let no_debug_text = |err: &Error| {
+        let shown = err.to_string();
+        assert!(
+            !shown.contains("Some(") && !shown.contains("None"),
+            "{shown}"
+        );
+        shown
+    };
+
+    // A zero scale hides the node: the scene leaves it out, the flattened mesh keeps its
+    // triangle (of no area); both say so.
+    let path = write(
+        "zero-scale.gltf",
+        &document(r#"{"name":"hidden","mesh":0,"scale":[0,0,0]}"#, None),
+    );
+    let loaded = Scene::load_gltf(&path).unwrap();
+    assert_eq!(loaded.names, ["shown"]);
+    let [warning] = &loaded.warnings[..] else {
+        panic!("{:?}", loaded.warnings)
+    };
+    assert!(
+        matches!(warning, Error::NodeTransform { node: 1, name: Some(n), .. } if n == "hidden"),
+        "{warning:?}"
+    );
+    let shown = no_debug_text(warning);
+    assert!(
+        shown.starts_with(&format!(
+            "{}: node 1 \"hidden\" has a singular transform",
+            path.display()
+        )) && shown.ends_with("it gets no instance"),
+        "{shown}"
+    );
+    let mesh = Mesh::load(&path).unwrap();
+    assert_eq!(mesh.triangle_count(), 2);
+    let [warning] = mesh.load_warnings() else {
+        panic!("{:?}", mesh.load_warnings())
+    };
+    assert!(
+        matches!(warning, Error::NodeTransform { node: 1, .. }),
+        "{warning:?}"
+    );
+    assert!(no_debug_text(warning).ends_with("no ray hits them"));
+    // Only hidden nodes: the scene is empty, and its error says why.
+    let w = one_triangle(r#"{"mesh":0,"scale":[1,0,1]}"#);
+    let path = write("only-zero-scale.gltf", &w.json(Some(&w.data_uri()), &[0]));
+    let err = Scene::load_gltf(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NodeTransform {
+                node: 0,
+                name: None,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(no_debug_text(&err).contains(": node 0 has a singular transform"));
+
+    // Transforms that cannot place anything are errors naming the node, in both loaders.
+    let cases = [
+        (
+            "infinite scale",
+            document(r#"{"name":"huge","mesh":0,"scale":[1e39,1,1]}"#, None),
+            1,
+            "infinite or NaN",
+        ),
+        (
+            "infinite matrix entry",
+            document(
+                r#"{"mesh":0,"matrix":[1,0,0,0, 0,1e39,0,0, 0,0,1,0, 0,0,0,1]}"#,
+                None,
+            ),
+            1,
+            "infinite or NaN",
+        ),
+        (
+            "infinite translation",
+            document(r#"{"mesh":0,"translation":[0,-1e40,0]}"#, None),
+            1,
+            "infinite or NaN",
+        ),
+        (
+            "rotation that overflows",
+            document(r#"{"mesh":0,"rotation":[1e20,0,0,1]}"#, None),
+            1,
+            "infinite or NaN",
+        ),
+        (
+            "projective matrix",
+            document(
+                r#"{"mesh":0,"matrix":[1,0,0,0.5, 0,1,0,0, 0,0,1,0, 0,0,0,1]}"#,
+                None,
+            ),
+            1,
+            "not an affine transform",
+        ),
+        (
+            "world beyond f32",
+            document(
+                r#"{"scale":[1e30,1e30,1e30],"children":[2]}"#,
+                Some(r#"{"mesh":0,"scale":[1e30,1,1]}"#),
+            ),
+            2,
+            "beyond the range of f32",
+        ),
+    ];
+    for (name, json, node, reason) in cases {
+        let path = write(&format!("{}.gltf", name.replace(' ', "-")), &json);
+        for (way, result) in [
+            ("mesh", Mesh::load(&path).map(drop)),
+            ("scene", Scene::load_gltf(&path).map(drop)),
+        ] {
+            let err = result.expect_err(name);
+            assert!(
+                matches!(&err, Error::NodeTransform { node: n, .. } if *n == node),
+                "{name} ({way}): {err:?}"
+            );
+            let shown = no_debug_text(&err);
+            assert!(
+                shown.contains(path.to_str().unwrap()) && shown.contains(reason),
+                "{name} ({way}): {shown}"
+            );
+        }
     }
 }
 

@@ -68,3 +68,27 @@ fn obj_text_made_of_obj_words() {
         assert!(outcome.is_ok(), "input {text:?} fails");
     }
 }
+
+#[cfg(feature = "gltf")]
+#[test]
+fn gltf_json_seeds_load() {
+    use meshray::{LoadOptions, Mesh};
+    for (k, document) in fuzz_checks::gltf_json::seeds().iter().enumerate() {
+        let mesh = Mesh::parse_gltf(document, &LoadOptions::default());
+        assert!(mesh.is_ok_and(|m| m.load_warnings().is_empty()), "seed {k}");
+        fuzz_checks::gltf_json::gltf_json(document);
+    }
+}
+
+#[cfg(feature = "gltf")]
+#[test]
+fn gltf_json_corpus() {
+    let n = replay("gltf_json", fuzz_checks::gltf_json::gltf_json);
+    assert!(n > 10, "the corpus should not be empty ({n})");
+}
+
+#[cfg(feature = "gltf")]
+#[test]
+fn gltf_json_mutations() {
+    random(fuzz_checks::gltf_json::gltf_json, 5_000, 11);
+}

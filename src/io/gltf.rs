@@ -6,6 +6,8 @@
 //! flattened [`Mesh`] in world space ([`Mesh::load_gltf`]) or a [`Scene`] with one BVH per
 //! glTF mesh and one instance per node that uses it ([`Scene::load_gltf`]).
 
+mod indices;
+
 use super::Format;
 use super::obj::{inside, read_limited};
 use super::{name_file, too_many_triangles};
@@ -27,10 +29,26 @@ struct Document<'a> {
 /// One use of a glTF mesh by a node: the node, its mesh and its world transform.
 struct Placement {
     node: usize,
+    /// The node's own name (`name` falls back on the mesh's).
+    node_name: Option<String>,
     mesh: usize,
     name: String,
     world: Matrix4<f64>,
+    /// Whether the world transform is singular (a zero scale): the mesh covers no area.
+    singular: bool,
 }
+
+/// [`Error::NodeTransform`] reasons.
+const NON_FINITE: &str = "has a transform with an infinite or NaN entry \
+                          (a number beyond the range of f32)";
+const WORLD_NON_FINITE: &str = "has a world transform (its parents' times its own) with \
+                                an entry beyond the range of f32";
+const NOT_AFFINE: &str = "has a matrix whose last row is not 0 0 0 1: not an affine transform";
+const SINGULAR_INSTANCE: &str = "has a singular transform (such as a zero scale), so its \
+                                 mesh covers no area: it gets no instance";
+const SINGULAR_TRIANGLES: &str = "has a singular transform (such as a zero scale), so its \
+                                  mesh covers no area: its triangles are kept, degenerate, \
+                                  and no ray hits them";
 
 /// The triangles of one glTF mesh (all its triangle primitives) in its own space.
 #[derive(Default)]
@@ -85,6 +103,9 @@ pub struct GltfScene {
     pub names: Vec<String>,
     /// Per instance: the node's index in the document.
     pub nodes: Vec<usize>,
+    /// Problems that did not stop the load: each node left out for a singular transform (a
+    /// zero scale), as an [`Error::NodeTransform`]. Empty for a clean load.
+    pub warnings: Vec<Error>,
 }
 
 impl Mesh {
@@ -98,7 +119,9 @@ impl Mesh {
     /// [`GltfScene::names`]); materials keep their names (`material N` when unnamed);
     /// normals (`NORMAL`) and texture coordinates (`TEXCOORD_0`) are kept when every
     /// primitive has them. Skins and morph targets are not applied: meshes come in their
-    /// rest pose (move the vertices yourself and [`Bvh::refit`]).
+    /// rest pose (move the vertices yourself and [`Bvh::refit`]). A node whose transform is
+    /// singular (a zero scale, used to hide things) keeps its triangles, degenerate, and is
+    /// reported in [`Mesh::load_warnings`] as an [`Error::NodeTransform`].
     ///
     /// ```
     /// use meshray::{Error, LoadOptions, Mesh};
@@ -123,11 +146,16 @@ impl Mesh {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Io`] for a missing or unreadable file or external buffer,
-    /// [`Error::Parse`] naming the file for JSON or GLB that is not valid glTF 2.0, a buffer
-    /// shorter than it claims, an accessor past its data, an unsupported accessor (sparse,
-    /// or positions that are not float `VEC3`), a required extension meshray does not read
-    /// (Draco, meshopt...), or a node hierarchy that is not a tree;
+    /// [`Error::Io`] for a missing or unreadable file, [`Error::ReferencedFile`] naming the
+    /// document and the file for an external buffer that cannot be read;
+    /// [`Error::Parse`] naming the file for JSON or GLB that is not valid glTF 2.0, an index
+    /// that names no element (such as `meshes[0].primitives[0].attributes.POSITION names
+    /// accessor 7, but the document has 2 accessors`: every index in the document is checked
+    /// before any is followed), a buffer shorter than it claims, an accessor past its data, an
+    /// unsupported accessor (sparse, or positions that are not float `VEC3`), a required
+    /// extension meshray does not read (Draco, meshopt...), or a node hierarchy that is not a
+    /// tree; [`Error::NodeTransform`] naming the node for a transform with an infinite entry
+    /// (or one beyond `f32` once multiplied by its parents') or a matrix that is not affine;
     /// [`Error::IndexOutOfRange`], [`Error::NonFiniteCoordinate`] (also for a transform that
     /// sends a vertex to infinity), [`Error::NoTriangles`], and [`Error::LimitExceeded`]
     /// past the [`LoadOptions`] limits (file bytes apply to each buffer file too).
@@ -181,8 +209,8 @@ impl Mesh {
     /// ```
     ///
     /// # Errors
-    /// As [`load_gltf_with`](Mesh::load_gltf_with), except [`Error::Io`]; a reference to an
-    /// external buffer is an [`Error::Parse`].
+    /// As [`load_gltf_with`](Mesh::load_gltf_with), except [`Error::Io`] and
+    /// [`Error::ReferencedFile`]; a reference to an external buffer is an [`Error::Parse`].
     pub fn parse_gltf(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
         Document::parse(Path::new("<memory>"), None, bytes, options)?.flatten(options)
     }
@@ -193,7 +221,8 @@ impl Scene {
     /// own space), and each node that uses it becomes an instance with the node's world
     /// transform, so a mesh placed a hundred times is stored once. Nodes are taken as for
     /// [`Mesh::load_gltf_with`]; a node whose transform is singular (a zero scale, used to
-    /// hide things) covers no area and gets no instance, nor does a mesh without triangles.
+    /// hide things) covers no area and gets no instance, and is reported in
+    /// [`GltfScene::warnings`]; nor does a mesh without triangles get one.
     ///
     /// ```
     /// use meshray::{LoadOptions, Ray, Scene, SceneOptions};
@@ -219,7 +248,8 @@ impl Scene {
     /// ```
     ///
     /// # Errors
-    /// As [`Mesh::load_gltf_with`]; [`Error::NoTriangles`] when no node places a triangle.
+    /// As [`Mesh::load_gltf_with`]; [`Error::NoTriangles`] when no node places a triangle,
+    /// or the [`Error::NodeTransform`] of a node left out when every one is singular.
     pub fn load_gltf_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<GltfScene> {
         let path = path.as_ref();
         let bytes = read_limited(path, options.max_file_bytes)?;
@@ -274,6 +304,60 @@ fn parse_error(path: &Path, message: String) -> Error {
     }
 }
 
+/// The document's JSON (from a `.gltf`, or from a GLB's JSON chunk) and the GLB's binary
+/// chunk, every index checked before `gltf` follows any (see [`indices`]), then validated by
+/// `gltf`; a required extension meshray does not read is refused first.
+fn parse_json(path: &Path, bytes: &[u8]) -> Result<(gltf::Document, Option<Vec<u8>>)> {
+    let invalid = |e: gltf::Error| {
+        let why = match e {
+            // gltf says "invalid glTF: a: Invalid value; b: Missing data;".
+            gltf::Error::Validation(problems) => problems
+                .iter()
+                .map(|(at, what)| format!("{at}: {}", what.to_string().to_lowercase()))
+                .collect::<Vec<_>>()
+                .join("; "),
+            other => other.to_string(),
+        };
+        parse_error(path, format!("not valid glTF 2.0: {why}"))
+    };
+    // gltf's GLB reader subtracts the header's 12 bytes from the length the header declares,
+    // which overflows for a shorter one: refuse that first.
+    if bytes.starts_with(b"glTF")
+        && let Some(&[a, b, c, d]) = bytes.get(8..12)
+        && u32::from_le_bytes([a, b, c, d]) < 12
+    {
+        return Err(parse_error(
+            path,
+            "not valid glTF 2.0: the GLB header declares a length shorter than itself".into(),
+        ));
+    }
+    let gltf::Gltf { document, blob } =
+        gltf::Gltf::from_slice_without_validation(bytes).map_err(invalid)?;
+    let json = document.into_json();
+    if let Some(extension) = json.extensions_required.first() {
+        return Err(parse_error(
+            path,
+            format!("requires the extension {extension}, which meshray does not read"),
+        ));
+    }
+    indices::check(&json).map_err(|message| parse_error(path, message))?;
+    let document = gltf::Document::from_json(json).map_err(invalid)?;
+    Ok((document, blob))
+}
+
+/// Names the document in the error for an external buffer file it refers to.
+fn name_document(error: Error, document: &Path, buffer: usize) -> Error {
+    match error {
+        Error::Io { path, source } => Error::ReferencedFile {
+            document: document.into(),
+            what: format!("buffer {buffer}"),
+            path,
+            source,
+        },
+        other => other,
+    }
+}
+
 impl<'a> Document<'a> {
     /// Parses and validates the document and reads its buffers. `dir` is where external
     /// buffers are looked for (`None`: the document came from memory).
@@ -283,21 +367,15 @@ impl<'a> Document<'a> {
         bytes: &[u8],
         options: &LoadOptions,
     ) -> Result<Document<'a>> {
-        let gltf::Gltf { document, mut blob } = gltf::Gltf::from_slice(bytes)
-            .map_err(|e| parse_error(path, format!("not valid glTF 2.0: {e}")))?;
-        if let Some(extension) = document.extensions_required().next() {
-            return Err(parse_error(
-                path,
-                format!("requires the extension {extension}, which meshray does not read"),
-            ));
-        }
+        let (document, mut blob) = parse_json(path, bytes)?;
         let mut buffers = Vec::new();
         for buffer in document.buffers() {
             let data = match buffer.source() {
                 gltf::buffer::Source::Bin => blob.take().ok_or_else(|| {
                     parse_error(path, "a buffer refers to a missing GLB binary chunk".into())
                 })?,
-                gltf::buffer::Source::Uri(uri) => read_uri(path, dir, uri, options)?,
+                gltf::buffer::Source::Uri(uri) => read_uri(path, dir, uri, options)
+                    .map_err(|e| name_document(e, path, buffer.index()))?,
             };
             if data.len() < buffer.length() {
                 return Err(parse_error(
@@ -352,8 +430,13 @@ impl<'a> Document<'a> {
                     ),
                 ));
             }
-            let local = Matrix4::from(node.transform().matrix()).cast::<f64>();
-            let world = parent * local;
+            let world = parent * self.local_transform(&node)?;
+            if world
+                .iter()
+                .any(|x| !x.is_finite() || x.abs() > f64::from(f32::MAX))
+            {
+                return Err(self.node_error(node.index(), node.name(), WORLD_NON_FINITE));
+            }
             if let Some(mesh) = node.mesh() {
                 let name = node
                     .name()
@@ -361,15 +444,50 @@ impl<'a> Document<'a> {
                     .map_or_else(|| format!("node {}", node.index()), str::to_owned);
                 placements.push(Placement {
                     node: node.index(),
+                    node_name: node.name().map(str::to_owned),
                     mesh: mesh.index(),
                     name,
                     world,
+                    singular: !Scene::is_usable_transform(&world.cast::<f32>()),
                 });
             }
             let children: Vec<gltf::Node> = node.children().collect();
             stack.extend(children.into_iter().rev().map(|c| (c, world)));
         }
         Ok(placements)
+    }
+
+    /// A node's own transform, refused when it has an entry that is not finite or a matrix
+    /// that is not affine.
+    fn local_transform(&self, node: &gltf::Node) -> Result<Matrix4<f64>> {
+        let transform = node.transform();
+        let given: Vec<f32> = match transform.clone() {
+            gltf::scene::Transform::Matrix { matrix } => matrix.concat(),
+            gltf::scene::Transform::Decomposed {
+                translation,
+                rotation,
+                scale,
+            } => [&translation[..], &rotation, &scale].concat(),
+        };
+        // The matrix gltf makes of a translation, rotation and scale can overflow too.
+        let matrix = Matrix4::from(transform.matrix());
+        if !given.iter().chain(matrix.iter()).all(|x| x.is_finite()) {
+            return Err(self.node_error(node.index(), node.name(), NON_FINITE));
+        }
+        if matrix.row(3) != nalgebra::RowVector4::new(0.0, 0.0, 0.0, 1.0) {
+            return Err(self.node_error(node.index(), node.name(), NOT_AFFINE));
+        }
+        Ok(matrix.cast::<f64>())
+    }
+
+    /// The error (or warning) for node `node` named `name` whose transform cannot place it.
+    fn node_error(&self, node: usize, name: Option<&str>, reason: &'static str) -> Error {
+        Error::NodeTransform {
+            path: self.path.into(),
+            node,
+            name: name.map(str::to_owned),
+            reason,
+        }
     }
 
     /// The triangles of mesh `index` in its own space; the triangle count is checked against
@@ -591,8 +709,13 @@ impl<'a> Document<'a> {
             ..Part::default()
         };
         let mut object_ids = Vec::new();
+        let mut warnings = Vec::new();
         for (object, placement) in placements.iter().enumerate() {
             let part = parts[placement.mesh].as_ref().expect("read above");
+            if placement.singular && !part.triangles.is_empty() {
+                let name = placement.node_name.as_deref();
+                warnings.push(self.node_error(placement.node, name, SINGULAR_TRIANGLES));
+            }
             let base = world.positions.len() as u32;
             let linear = placement.world.fixed_view::<3, 3>(0, 0);
             let mirrored = linear.determinant() < 0.0;
@@ -625,9 +748,12 @@ impl<'a> Document<'a> {
             world.materials.extend_from_slice(&part.materials);
         }
         let names = placements.iter().map(|p| p.name.clone()).collect();
-        self.mesh_of(world)?
+        let mut mesh = self
+            .mesh_of(world)?
             .with_objects(object_ids, names)
-            .map_err(|e| name_file(e, self.path))
+            .map_err(|e| name_file(e, self.path))?;
+        mesh.load_warnings = warnings;
+        Ok(mesh)
     }
 
     /// One BVH per used mesh with triangles, one instance per non-singular placement.
@@ -640,6 +766,7 @@ impl<'a> Document<'a> {
             scene: Scene::new(),
             names: Vec::new(),
             nodes: Vec::new(),
+            warnings: Vec::new(),
         };
         let mut instances = Vec::new();
         for placement in &placements {
@@ -657,18 +784,21 @@ impl<'a> Document<'a> {
             let Some(Some(bvh)) = &bvhs[placement.mesh] else {
                 continue;
             };
-            let transform = placement.world.cast::<f32>();
-            if !Scene::is_usable_transform(&transform) {
+            if placement.singular {
+                let name = placement.node_name.as_deref();
+                let warning = self.node_error(placement.node, name, SINGULAR_INSTANCE);
+                loaded.warnings.push(warning);
                 continue;
             }
-            instances.push((bvh.clone(), transform));
+            instances.push((bvh.clone(), placement.world.cast::<f32>()));
             loaded.names.push(placement.name.clone());
             loaded.nodes.push(placement.node);
         }
         if instances.is_empty() {
-            return Err(Error::NoTriangles {
+            // Say why when every placement was singular.
+            return Err(loaded.warnings.pop().unwrap_or(Error::NoTriangles {
                 path: Some(self.path.into()),
-            });
+            }));
         }
         loaded.scene.add_all(instances)?;
         Ok(loaded)

@@ -3,6 +3,9 @@
 //! `cargo test`. Each check panics on a wrong answer; any other panic is a crash.
 #![allow(dead_code)]
 
+#[cfg(feature = "gltf")]
+pub mod gltf_json;
+
 use meshray::{BuildOptions, Bvh, Culling, LoadOptions, Mesh, QueryOptions, Ray};
 use meshray::{intersect_triangle, intersect_triangle_watertight};
 use nalgebra::{Point3, Vector3};
@@ -194,7 +197,12 @@ pub fn obj_bytes(data: &[u8]) {
     assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);
     let bvh = Bvh::build(mesh);
     bvh.validate().expect("a valid BVH");
-    // Rays from the bytes themselves, aimed around the mesh.
+    aimed_rays(&bvh, data);
+}
+
+/// Three rays from the bytes `data`, aimed at points in the BVH's box from outside it: every
+/// query answers as the brute force does.
+pub fn aimed_rays(bvh: &Bvh, data: &[u8]) {
     let b = bvh.bounds();
     let mut bytes = Bytes::new(data);
     for k in 0..3 {
@@ -211,7 +219,7 @@ pub fn obj_bytes(data: &[u8]) {
             target + Vector3::new(1.0 + k as f32, 2.0, 3.0 - k as f32) * (b.extent().norm() + 1.0);
         let ray = Ray::new(origin, target - origin);
         for options in all_options() {
-            compare(&bvh, &ray, &options);
+            compare(bvh, &ray, &options);
         }
     }
 }
