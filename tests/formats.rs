@@ -1388,3 +1388,18 @@ fn loading_reports_progress_in_bytes() {
     assert!(err.is_err());
     assert!(last.get().0 < last.get().1);
 }
+
+#[test]
+fn gltf_application_attributes_are_ignored_not_refused() {
+    // glTF 2.0 lets applications add attributes whose names start with `_` (`_BATCHID` in
+    // Cesium's 3D tiles); they once failed the load as "invalid value".
+    let w = one_triangle(r#"{"mesh":0}"#);
+    let text = w.json(Some(&w.data_uri()), &[0]).replacen(
+        r#""POSITION":0"#,
+        r#""POSITION":0,"_BATCHID":0"#,
+        1,
+    );
+    assert!(text.contains("_BATCHID"), "the test must add the attribute");
+    let mesh = Mesh::parse_gltf(text.as_bytes(), &LoadOptions::default()).unwrap();
+    assert_eq!(mesh.triangle_count(), 1);
+}

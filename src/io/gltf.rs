@@ -104,7 +104,9 @@ pub struct GltfScene {
     /// Per instance: the node's index in the document.
     pub nodes: Vec<usize>,
     /// Problems that did not stop the load: each node left out for a singular transform (a
-    /// zero scale), as an [`Error::NodeTransform`]. Empty for a clean load.
+    /// zero scale), as an [`Error::NodeTransform`], and each node left out because its glTF
+    /// mesh is too small to compute with on its own ([`Error::MeshTooSmall`], e.g. all of it
+    /// degenerate). Empty for a clean load.
     pub warnings: Vec<Error>,
 }
 
@@ -759,7 +761,7 @@ impl<'a> Document<'a> {
     /// One BVH per used mesh with triangles, one instance per non-singular placement.
     fn scene(&self, options: &LoadOptions) -> Result<GltfScene> {
         let placements = self.placements()?;
-        let mut bvhs: Vec<Option<Option<Arc<Bvh>>>> =
+        let mut bvhs: Vec<Option<Option<Result<Arc<Bvh>>>>> =
             (0..self.document.meshes().len()).map(|_| None).collect();
         let mut total = 0usize;
         let mut loaded = GltfScene {
@@ -777,12 +779,24 @@ impl<'a> Document<'a> {
                 let bvh = if part.triangles.is_empty() {
                     None
                 } else {
-                    Some(Arc::new(Bvh::build(self.mesh_of(part)?)))
+                    match self.mesh_of(part) {
+                        Ok(mesh) => Some(Ok(Arc::new(Bvh::build(mesh)))),
+                        // Too small to compute with on its own (all of it degenerate, say),
+                        // though it may sit in a flattened mesh of normal size: its
+                        // instances are left out and reported.
+                        Err(e @ Error::MeshTooSmall { .. }) => Some(Err(e)),
+                        Err(e) => return Err(e),
+                    }
                 };
                 bvhs[placement.mesh] = Some(bvh);
             }
-            let Some(Some(bvh)) = &bvhs[placement.mesh] else {
-                continue;
+            let bvh = match &bvhs[placement.mesh] {
+                Some(Some(Ok(bvh))) => bvh,
+                Some(Some(Err(too_small))) => {
+                    loaded.warnings.push(too_small.clone());
+                    continue;
+                }
+                _ => continue,
             };
             if placement.singular {
                 let name = placement.node_name.as_deref();
@@ -795,7 +809,7 @@ impl<'a> Document<'a> {
             loaded.nodes.push(placement.node);
         }
         if instances.is_empty() {
-            // Say why when every placement was singular.
+            // Say why when every placement was singular or too small.
             return Err(loaded.warnings.pop().unwrap_or(Error::NoTriangles {
                 path: Some(self.path.into()),
             }));

@@ -83,11 +83,16 @@ fn check_scene_agrees(mesh: &Mesh, scene: &meshray::Result<meshray::GltfScene>) 
     match scene {
         Ok(loaded) => {
             assert_eq!(loaded.scene.len() + loaded.warnings.len(), placing.len());
-            assert_eq!(loaded.warnings.len(), mesh.load_warnings().len());
+            // Singular nodes are reported by both; a glTF mesh too small to compute with on
+            // its own (while the flattened mesh is not) by the scene only.
+            let singular = loaded
+                .warnings
+                .iter()
+                .filter(|w| matches!(w, Error::NodeTransform { .. }))
+                .count();
+            assert_eq!(singular, mesh.load_warnings().len());
         }
-        Err(Error::NodeTransform { .. }) => {
-            assert_eq!(mesh.load_warnings().len(), placing.len(), "{scene:?}");
-        }
+        Err(Error::NodeTransform { .. } | Error::MeshTooSmall { .. }) => {}
         Err(e) => panic!("the mesh loads, the scene does not: {e}"),
     }
 }
