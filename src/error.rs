@@ -1,5 +1,6 @@
 //! The crate's one error type.
 
+use crate::Format;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -123,6 +124,17 @@ pub enum Error {
         /// How many instances the scene holds.
         count: usize,
     },
+    /// The file failed to load in the format its extension names (or the one asked for), and
+    /// its content is plainly another format: an OBJ named `.stl`, an ASCII STL named `.obj`...
+    /// (see [`Mesh::load`](crate::Mesh::load)).
+    WrongFormat {
+        /// The file.
+        path: PathBuf,
+        /// The format it was read as.
+        expected: Format,
+        /// The format its content shows.
+        found: Format,
+    },
 }
 
 impl Clone for Error {
@@ -193,6 +205,15 @@ impl Clone for Error {
             Error::UnknownInstance { id, count } => Error::UnknownInstance {
                 id: *id,
                 count: *count,
+            },
+            Error::WrongFormat {
+                path,
+                expected,
+                found,
+            } => Error::WrongFormat {
+                path: path.clone(),
+                expected: *expected,
+                found: *found,
             },
         }
     }
@@ -279,6 +300,27 @@ impl fmt::Display for Error {
             Error::InvalidTransform { reason } => write!(f, "invalid instance transform: {reason}"),
             Error::UnknownInstance { id, count } => {
                 write!(f, "no instance {id} in a scene of {count} instances")
+            }
+            Error::WrongFormat {
+                path,
+                expected,
+                found,
+            } => {
+                let (article, extension) = match found {
+                    Format::Obj => ("an", ".obj"),
+                    #[cfg(feature = "stl")]
+                    Format::Stl => ("an", ".stl"),
+                    #[cfg(feature = "ply")]
+                    Format::Ply => ("a", ".ply"),
+                    #[cfg(feature = "gltf")]
+                    Format::Gltf => ("a", ".gltf or .glb"),
+                };
+                write!(
+                    f,
+                    "{}: this is {article} {found} file, not {expected}: rename it to {extension} \
+                     or load it as Format::{found:?}",
+                    path.display()
+                )
             }
         }
     }
