@@ -1,5 +1,6 @@
 //! The crate's one error type.
 
+use crate::Format;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -171,6 +172,17 @@ pub enum Error {
         /// What is wrong, and what became of the node: a phrase that follows the node's name.
         reason: &'static str,
     },
+    /// The file failed to load in the format its extension names (or the one asked for), and
+    /// its content is plainly another format: an OBJ named `.stl`, an ASCII STL named `.obj`...
+    /// (see [`Mesh::load`](crate::Mesh::load)).
+    WrongFormat {
+        /// The file.
+        path: PathBuf,
+        /// The format it was read as.
+        expected: Format,
+        /// The format its content shows.
+        found: Format,
+    },
 }
 
 impl Clone for Error {
@@ -278,6 +290,15 @@ impl Clone for Error {
                 node: *node,
                 name: name.clone(),
                 reason,
+            },
+            Error::WrongFormat {
+                path,
+                expected,
+                found,
+            } => Error::WrongFormat {
+                path: path.clone(),
+                expected: *expected,
+                found: *found,
             },
         }
     }
@@ -405,6 +426,27 @@ impl fmt::Display for Error {
                     write!(f, " \"{name}\"")?;
                 }
                 write!(f, " {reason}")
+            }
+            Error::WrongFormat {
+                path,
+                expected,
+                found,
+            } => {
+                let (article, extension) = match found {
+                    Format::Obj => ("an", ".obj"),
+                    #[cfg(feature = "stl")]
+                    Format::Stl => ("an", ".stl"),
+                    #[cfg(feature = "ply")]
+                    Format::Ply => ("a", ".ply"),
+                    #[cfg(feature = "gltf")]
+                    Format::Gltf => ("a", ".gltf or .glb"),
+                };
+                write!(
+                    f,
+                    "{}: this is {article} {found} file, not {expected}: rename it to {extension} \
+                     or load it as Format::{found:?}",
+                    path.display()
+                )
             }
         }
     }

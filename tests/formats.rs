@@ -668,8 +668,15 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
         ("short body", format!("{header}0 0 0\n1 0 0\n"), |e| {
             matches!(e, Error::Parse { .. })
         }),
+        // The start of an ASCII STL: named for what it is, not for where PLY gave up.
         ("garbage", "solid cube\nfacet\n".into(), |e| {
-            matches!(e, Error::Parse { .. })
+            matches!(
+                e,
+                Error::WrongFormat {
+                    found: Format::Stl,
+                    ..
+                }
+            )
         }),
         (
             "bad number",

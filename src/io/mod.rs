@@ -45,6 +45,21 @@ pub enum Format {
     Gltf,
 }
 
+impl std::fmt::Display for Format {
+    /// The format's usual name: `OBJ`, `STL`, `PLY` or `glTF`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Format::Obj => "OBJ",
+            #[cfg(feature = "stl")]
+            Format::Stl => "STL",
+            #[cfg(feature = "ply")]
+            Format::Ply => "PLY",
+            #[cfg(feature = "gltf")]
+            Format::Gltf => "glTF",
+        })
+    }
+}
+
 impl Format {
     /// The format a file's extension names (`obj`, `stl`, `ply`, `gltf`, `glb`; any case), if
     /// this build reads it.
@@ -87,11 +102,29 @@ impl Mesh {
     /// assert!(matches!(unknown, Err(Error::Parse { .. })));
     /// ```
     ///
+    /// A file whose extension lies is refused by its real format, not with the error the
+    /// named format's parser stumbles on:
+    ///
+    /// ```
+    /// use meshray::{Error, Format, Mesh};
+    ///
+    /// let path = std::env::temp_dir().join(format!("meshray-doc-{}.stl", std::process::id()));
+    /// std::fs::write(&path, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    /// let error = Mesh::load(&path).unwrap_err();
+    /// # std::fs::remove_file(&path).unwrap();
+    /// assert!(matches!(error, Error::WrongFormat { expected: Format::Stl, found: Format::Obj, .. }));
+    /// assert!(error.to_string().contains("is an OBJ file, not STL"), "{error}");
+    /// ```
+    ///
     /// # Errors
     /// As the format's loader; [`Error::Parse`] naming the file when the extension names no
-    /// format this build reads (use [`load_as`](Mesh::load_as) to say which).
+    /// format this build reads (use [`load_as`](Mesh::load_as) to say which);
+    /// [`Error::WrongFormat`] when the file fails to load in the format its extension names
+    /// and its content is plainly another's; [`Error::Io`] (of kind
+    /// [`IsADirectory`](std::io::ErrorKind::IsADirectory)) for a directory.
     pub fn load(path: impl AsRef<Path>) -> Result<Mesh> {
         let path = path.as_ref();
+        not_a_directory(path)?;
         Mesh::load_as(path, format_of(path)?, &LoadOptions::default())
     }
 
@@ -108,9 +141,11 @@ impl Mesh {
     ///
     /// # Errors
     /// As the format's loader: [`load_obj_with`](Mesh::load_obj_with) and those of the other
-    /// formats.
+    /// formats; [`Error::WrongFormat`] when the file fails to load as `format` and its
+    /// content is plainly another format; [`Error::Io`] for a directory.
     pub fn load_as(path: impl AsRef<Path>, format: Format, options: &LoadOptions) -> Result<Mesh> {
         let path = path.as_ref();
+        not_a_directory(path)?;
         let bytes = read_limited(path, options.max_file_bytes)?;
         parse_file(path, &bytes, format, options, &Progress::none())
     }
@@ -148,6 +183,7 @@ impl Mesh {
         progress: &dyn Fn(u64, u64),
     ) -> Result<Mesh> {
         let path = path.as_ref();
+        not_a_directory(path)?;
         let format = match format {
             Some(format) => format,
             None => format_of(path)?,
@@ -171,7 +207,26 @@ fn format_of(path: &Path) -> Result<Format> {
     })
 }
 
-/// Parses the bytes of file `path` in `format`.
+/// An [`Error::Io`] of kind `IsADirectory` when `path` is a directory: reading one fails
+/// with a system message that differs between platforms, or not at all before the
+/// extension is looked at.
+fn not_a_directory(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::Io {
+            path: path.into(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a directory, not a mesh file",
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Parses the bytes of file `path` in `format`. When that fails and the content is plainly
+/// another format (see [`sniff`]), the error says so instead: the named format's parser
+/// would report whatever it stumbled on first ("failed to fill whole buffer", "no
+/// triangles"). A file that loads is never second-guessed.
 fn parse_file(
     path: &Path,
     bytes: &[u8],
@@ -179,7 +234,7 @@ fn parse_file(
     options: &LoadOptions,
     progress: &Progress,
 ) -> Result<Mesh> {
-    match format {
+    let parsed = match format {
         Format::Obj => obj::load_obj_bytes(path, bytes, options, progress),
         #[cfg(feature = "stl")]
         Format::Stl => stl::parse_stl(path, bytes, options, progress),
@@ -187,7 +242,59 @@ fn parse_file(
         Format::Ply => ply::parse_ply(path, bytes, options, progress),
         #[cfg(feature = "gltf")]
         Format::Gltf => gltf::load_gltf_bytes(path, bytes, options),
+    };
+    parsed.map_err(|error| match (&error, sniff(bytes)) {
+        // Reading and limits have nothing to do with the format.
+        (Error::Io { .. } | Error::LimitExceeded { .. }, _) => error,
+        (_, Some(found)) if found != format => Error::WrongFormat {
+            path: path.into(),
+            expected: format,
+            found,
+        },
+        _ => error,
+    })
+}
+
+/// The format a file's content shows unmistakably, if it shows one this build reads: the
+/// `glTF` magic of a GLB, or a JSON object (a `.gltf`); `ply` on the first line; a binary
+/// STL (its size is 84 bytes plus 50 per facet the header counts) or an ASCII one (it starts
+/// with `solid`); an OBJ keyword (`v`, `f`, `o`, `mtllib`...) starting the first line that is
+/// neither blank nor a comment.
+fn sniff(bytes: &[u8]) -> Option<Format> {
+    #[cfg(feature = "gltf")]
+    if bytes.starts_with(b"glTF") {
+        return Some(Format::Gltf);
     }
+    #[cfg(feature = "ply")]
+    if bytes.starts_with(b"ply\n") || bytes.starts_with(b"ply\r\n") {
+        return Some(Format::Ply);
+    }
+    #[cfg(feature = "stl")]
+    if let Some(count) = bytes.get(80..84) {
+        let count = u32::from_le_bytes([count[0], count[1], count[2], count[3]]);
+        if 84 + 50 * u64::from(count) == bytes.len() as u64 {
+            return Some(Format::Stl);
+        }
+    }
+    let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let text = &text[text.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+    #[cfg(feature = "stl")]
+    if text.starts_with(b"solid") && text.get(5).is_none_or(u8::is_ascii_whitespace) {
+        return Some(Format::Stl);
+    }
+    #[cfg(feature = "gltf")]
+    if text.starts_with(b"{") {
+        return Some(Format::Gltf);
+    }
+    let first_line = text
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .find(|line| !line.is_empty() && !line.starts_with(b"#"))?;
+    let keyword = first_line.split(u8::is_ascii_whitespace).next()?;
+    const OBJ: [&[u8]; 12] = [
+        b"v", b"vt", b"vn", b"vp", b"f", b"l", b"p", b"o", b"g", b"s", b"mtllib", b"usemtl",
+    ];
+    OBJ.contains(&keyword).then_some(Format::Obj)
 }
 
 /// Puts the file's name into the errors of [`Mesh::from_buffers`] and its companions, which
