@@ -52,7 +52,7 @@ fn scene(c: &mut Criterion) {
     let mut group = c.benchmark_group("scene");
     group.sample_size(10);
     let bvh = Arc::new(Bvh::build(
-        meshray::Mesh::load_obj(common::asset("scene.obj")).unwrap(),
+        meshray::Mesh::load(common::asset("scene.obj")).unwrap(),
     ));
     let ray = Ray::new(Point3::new(1.0, 1.0, 10.0), -Vector3::z());
     for count in [1_600usize, 10_000] {

@@ -26,7 +26,7 @@ use nalgebra::{Matrix4, Point2, Point3, Vector2, Vector4};
 /// let view = Isometry3::look_at_rh(&eye, &Point3::origin(), &Vector3::y()).to_homogeneous();
 /// let projection = Perspective3::new(16.0 / 9.0, 0.8, 0.1, 100.0).to_homogeneous();
 /// let viewport = Vector2::new(1920.0, 1080.0);
-/// let ray = pixel_ray(&view, &projection, viewport, Point2::new(960.0, 540.0))?;
+/// let ray = pixel_ray(view, projection, viewport, Point2::new(960.0, 540.0))?;
 /// // the centre of the screen looks straight down -z
 /// assert!((ray.direction() - Vector3::new(0.0, 0.0, -1.0)).norm() < 1e-6);
 /// assert!((ray.origin().z - 4.9).abs() < 1e-5);
@@ -37,11 +37,13 @@ use nalgebra::{Matrix4, Point2, Point3, Vector2, Vector4};
 /// [`Error::InvalidCamera`] when the viewport is not positive and finite, the pixel is not
 /// finite, or `projection · view` cannot be inverted.
 pub fn pixel_ray(
-    view: &Matrix4<f32>,
-    projection: &Matrix4<f32>,
-    viewport: Vector2<f32>,
-    pixel: Point2<f32>,
+    view: impl Into<mint::ColumnMatrix4<f32>>,
+    projection: impl Into<mint::ColumnMatrix4<f32>>,
+    viewport: impl Into<mint::Vector2<f32>>,
+    pixel: impl Into<mint::Point2<f32>>,
 ) -> Result<Ray> {
+    let (view, projection) = (Matrix4::from(view.into()), Matrix4::from(projection.into()));
+    let (viewport, pixel) = (Vector2::from(viewport.into()), Point2::from(pixel.into()));
     let view_projection = projection.cast::<f64>() * view.cast::<f64>();
     let inverse = view_projection.try_inverse().ok_or(Error::InvalidCamera {
         reason: "projection · view is singular",
@@ -60,10 +62,10 @@ pub fn pixel_ray(
 /// let projection = Perspective3::new(1.5, 0.8, 0.1, 100.0).to_homogeneous();
 /// let inverse = (projection * view).try_inverse().unwrap();
 /// let (viewport, pixel) = (Vector2::new(300.0, 200.0), Point2::new(20.0, 180.0));
-/// let ray = pixel_ray_from_inverse(&inverse, viewport, pixel)?;
-/// let reference = pixel_ray(&view, &projection, viewport, pixel)?;
+/// let ray = pixel_ray_from_inverse(inverse, viewport, pixel)?;
+/// let reference = pixel_ray(view, projection, viewport, pixel)?;
 /// assert!((ray.direction() - reference.direction()).norm() < 1e-4);
-/// assert!(pixel_ray_from_inverse(&inverse, Vector2::new(0.0, 200.0), pixel).is_err()); // empty viewport
+/// assert!(pixel_ray_from_inverse(inverse, Vector2::new(0.0, 200.0), pixel).is_err()); // empty viewport
 /// # Ok::<(), meshray::Error>(())
 /// ```
 ///
@@ -71,11 +73,13 @@ pub fn pixel_ray(
 /// [`Error::InvalidCamera`] when the viewport is not positive and finite, the pixel is not
 /// finite, or the matrix maps the pixel to a point at infinity.
 pub fn pixel_ray_from_inverse(
-    inverse_view_projection: &Matrix4<f32>,
-    viewport: Vector2<f32>,
-    pixel: Point2<f32>,
+    inverse_view_projection: impl Into<mint::ColumnMatrix4<f32>>,
+    viewport: impl Into<mint::Vector2<f32>>,
+    pixel: impl Into<mint::Point2<f32>>,
 ) -> Result<Ray> {
-    unproject(&inverse_view_projection.cast::<f64>(), viewport, pixel)
+    let inverse = Matrix4::from(inverse_view_projection.into());
+    let (viewport, pixel) = (Vector2::from(viewport.into()), Point2::from(pixel.into()));
+    unproject(&inverse.cast::<f64>(), viewport, pixel)
 }
 
 fn unproject(inverse: &Matrix4<f64>, viewport: Vector2<f32>, pixel: Point2<f32>) -> Result<Ray> {
@@ -134,7 +138,7 @@ mod tests {
         let vp = Vector2::new(300.0, 200.0);
         let clip = projection * view;
         for (px, py) in [(0.5, 0.5), (150.0, 100.0), (299.5, 10.25), (37.0, 199.0)] {
-            let ray = pixel_ray(&view, &projection, vp, Point2::new(px, py)).unwrap();
+            let ray = pixel_ray(view, projection, vp, Point2::new(px, py)).unwrap();
             for t in [0.0, 1.0, 10.0] {
                 let p = ray.at(t);
                 let h = clip * Vector4::new(p.x, p.y, p.z, 1.0);
@@ -154,8 +158,8 @@ mod tests {
         let (view, projection) = camera();
         let vp = Vector2::new(64.0, 48.0);
         let inv = (projection * view).try_inverse().unwrap();
-        let a = pixel_ray(&view, &projection, vp, Point2::new(10.0, 20.0)).unwrap();
-        let b = pixel_ray_from_inverse(&inv, vp, Point2::new(10.0, 20.0)).unwrap();
+        let a = pixel_ray(view, projection, vp, Point2::new(10.0, 20.0)).unwrap();
+        let b = pixel_ray_from_inverse(inv, vp, Point2::new(10.0, 20.0)).unwrap();
         assert!((a.origin() - b.origin()).norm() < 1e-4);
         assert!((a.direction() - b.direction()).norm() < 1e-5);
     }
@@ -170,8 +174,8 @@ mod tests {
         .to_homogeneous();
         let projection = Orthographic3::new(-2.0, 2.0, -1.0, 1.0, 0.1, 10.0).to_homogeneous();
         let vp = Vector2::new(400.0, 200.0);
-        let a = pixel_ray(&view, &projection, vp, Point2::new(0.0, 0.0)).unwrap();
-        let b = pixel_ray(&view, &projection, vp, Point2::new(400.0, 200.0)).unwrap();
+        let a = pixel_ray(view, projection, vp, Point2::new(0.0, 0.0)).unwrap();
+        let b = pixel_ray(view, projection, vp, Point2::new(400.0, 200.0)).unwrap();
         assert!((a.direction() - b.direction()).norm() < 1e-6);
         assert!((a.origin().x + 2.0).abs() < 1e-5 && (a.origin().y - 1.0).abs() < 1e-5);
         assert!((b.origin().x - 2.0).abs() < 1e-5 && (b.origin().y + 1.0).abs() < 1e-5);
@@ -186,11 +190,11 @@ mod tests {
             Vector2::new(10.0, -1.0),
             Vector2::new(f32::NAN, 1.0),
         ] {
-            assert!(pixel_ray(&view, &projection, vp, p).is_err());
+            assert!(pixel_ray(view, projection, vp, p).is_err());
         }
         let vp = Vector2::new(10.0, 10.0);
-        assert!(pixel_ray(&view, &projection, vp, Point2::new(f32::NAN, 0.0)).is_err());
-        assert!(pixel_ray(&view, &Matrix4::zeros(), vp, p).is_err());
-        assert!(pixel_ray_from_inverse(&Matrix4::zeros(), vp, p).is_err());
+        assert!(pixel_ray(view, projection, vp, Point2::new(f32::NAN, 0.0)).is_err());
+        assert!(pixel_ray(view, Matrix4::zeros(), vp, p).is_err());
+        assert!(pixel_ray_from_inverse(Matrix4::zeros(), vp, p).is_err());
     }
 }

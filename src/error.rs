@@ -14,7 +14,7 @@ use std::path::PathBuf;
 ///
 /// // Face index 3 on line 2 names a vertex that does not exist.
 /// let obj = b"v 0 0 0\nf 1 2 3\n";
-/// let error = Mesh::parse_obj(obj, &LoadOptions::default()).unwrap_err();
+/// let error = Mesh::from_bytes(obj, &LoadOptions::default().with_format(meshray::Format::Obj)).unwrap_err();
 /// assert!(matches!(error, Error::IndexOutOfRange { line: Some(2), what: "vertex", .. }));
 /// let message = error.to_string();
 /// assert!(message.starts_with("<memory>:2: "), "{message}");

@@ -5,7 +5,7 @@
 //! first. Every query answers what a test of every triangle would, thousands of times
 //! faster.
 //!
-//! The pipeline: an OBJ file ([`Mesh::load_obj`], through `tobj`) or raw buffers
+//! The pipeline: a file ([`Mesh::load`]: OBJ through `tobj`, STL, PLY, glTF) or raw buffers
 //! ([`Mesh::from_buffers`]) become a [`Mesh`]; [`Bvh::build`] builds a binned-SAH tree over
 //! it (on all cores with the default `parallel` feature) and collapses it into 8-wide nodes;
 //! queries ([`Bvh::closest_hit`], [`Bvh::any_hit`], [`Bvh::all_hits`], and the short
@@ -17,13 +17,13 @@
 //! use meshray::{pixel_ray, Bvh, Mesh, QueryOptions};
 //! use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
 //!
-//! let mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+//! let mesh = Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
 //! let bvh = Bvh::build(mesh);
 //!
 //! // A click in the middle of an 800×600 window, the camera looking at the sphere.
 //! let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y());
 //! let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0);
-//! let ray = pixel_ray(&view.to_homogeneous(), &projection.to_homogeneous(), Vector2::new(800.0, 600.0), Point2::new(400.0, 300.0))?;
+//! let ray = pixel_ray(view.to_homogeneous(), projection.to_homogeneous(), Vector2::new(800.0, 600.0), Point2::new(400.0, 300.0))?;
 //!
 //! let hit = bvh.closest_hit(&ray, &QueryOptions::default()).expect("the sphere is under the cursor");
 //! let mesh = bvh.mesh();
@@ -39,23 +39,28 @@
 //!
 //! # Loading
 //!
-//! | format | load | from memory | cargo feature (on by default) |
-//! |---|---|---|---|
-//! | Wavefront OBJ with MTL materials (through `tobj`) | [`Mesh::load_obj`], [`Mesh::load_obj_with`] | [`Mesh::parse_obj`] | always there |
-//! | STL, binary and ASCII (through `stl_io`) | `Mesh::load_stl`, `load_stl_with` | `Mesh::parse_stl` | `stl` |
-//! | PLY, ASCII and binary (through `ply-rs-bw`) | `Mesh::load_ply`, `load_ply_with` | `Mesh::parse_ply` | `ply` |
-//! | glTF 2.0, `.gltf` and `.glb` (through `gltf`) | `Mesh::load_gltf`, `load_gltf_with`; as a scene, `Scene::load_gltf` | `Mesh::parse_gltf` | `gltf` |
-//!
-//! [`Mesh::load`] picks the format by extension ([`Format::from_path`]), [`Mesh::load_as`]
-//! says which, and [`Mesh::load_with_progress`] reports the bytes parsed for a progress bar; [`Mesh::from_buffers`] (with [`with_corner_normals`](Mesh::with_corner_normals),
+//! One way in for files, one for bytes, one for buffers: [`Mesh::load`] (the format by
+//! extension, default options), [`Mesh::load_with`] (a [`LoadOptions`]: the format, limits,
+//! a progress report), [`Mesh::from_bytes`] (bytes in memory; the format from the options or
+//! the content) and [`Mesh::from_buffers`] (positions and triangles; with
+//! [`with_corner_normals`](Mesh::with_corner_normals),
 //! [`with_corner_uvs`](Mesh::with_corner_uvs), [`with_objects`](Mesh::with_objects) and
-//! [`with_materials`](Mesh::with_materials)) takes positions and triangles from memory. Every
+//! [`with_materials`](Mesh::with_materials)).
+//!
+//! | format ([`Format`]) | extensions | through | cargo feature (on by default) |
+//! |---|---|---|---|
+//! | Wavefront OBJ with MTL materials | `obj` | `tobj` | always there |
+//! | STL, binary and ASCII | `stl` | `stl_io` | `stl` |
+//! | PLY, ASCII and binary | `ply` | `ply-rs-bw` | `ply` |
+//! | glTF 2.0, embedded or external buffers, and GLB | `gltf`, `glb` | `gltf`; as a scene of instances, `Scene::load_gltf` | `gltf` |
+//!
+//! Every
 //! loader checks what it reads and answers a bad file with an [`Error`] that names the file and,
 //! where the format has lines, the line: a face index past the vertices, a NaN coordinate, a
 //! truncated buffer, an empty mesh. A missing or broken material library does not fail an OBJ
 //! load; it is reported in [`Mesh::load_warnings`].
 //!
-//! [`LoadOptions`] bounds what a file from anyone may cost: `max_file_bytes` (2 GiB by
+//! [`LoadOptions`] also bounds what a file from anyone may cost: `max_file_bytes` (2 GiB by
 //! default; a file is never read past it), `max_triangles` (100 million) and
 //! `confine_materials` (material libraries and glTF buffers only from the file's own
 //! directory; on by default).
@@ -64,13 +69,13 @@
 //! use meshray::{Error, LoadOptions, Mesh};
 //!
 //! let obj = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv nan 0 0\nf 1 2 3\nf 1 2 4\n";
-//! match Mesh::parse_obj(obj, &LoadOptions::default()) {
+//! match Mesh::from_bytes(obj, &LoadOptions::default().with_format(meshray::Format::Obj)) {
 //!     Err(Error::NonFiniteCoordinate { line, vertex, .. }) => assert_eq!((line, vertex), (Some(4), 3)),
 //!     other => panic!("expected a NaN error, got {other:?}"),
 //! }
 //! let strict = LoadOptions { max_triangles: 1, ..Default::default() };
 //! let two = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 3 2 1\n";
-//! assert!(matches!(Mesh::parse_obj(two, &strict), Err(Error::LimitExceeded { .. })));
+//! assert!(matches!(Mesh::from_bytes(two, &strict.with_format(meshray::Format::Obj)), Err(Error::LimitExceeded { .. })));
 //! ```
 //!
 //! # Building
@@ -94,7 +99,7 @@
 //! ```
 //! use meshray::{Bvh, Mesh};
 //!
-//! let mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+//! let mesh = Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
 //! let mut bvh = Bvh::build(mesh);
 //! let built = bvh.stats().sah_cost;
 //!
@@ -119,9 +124,35 @@
 //! [`pixel_ray`] turns a pixel of the viewport (origin top left, `y` down, as mouse
 //! coordinates are) into a [`Ray`], from the camera's view and projection matrices (OpenGL
 //! clip space, as nalgebra's `Perspective3` makes); [`pixel_ray_from_inverse`] takes the
-//! inverse of `projection · view` instead, and `pixel_ray_mint` takes glam or other `mint`
-//! matrices (feature `mint`, default). Or make a ray yourself: [`Ray::new`],
+//! inverse of `projection · view` instead. Or make a ray yourself: [`Ray::new`],
 //! [`Ray::with_range`].
+//!
+//! Every function that takes a point, a vector or a matrix takes anything that converts into
+//! [`mint`](https://docs.rs/mint)'s types: nalgebra's (the crate's own), glam's and Bevy's,
+//! cgmath's, ultraviolet's, plain arrays. Results are nalgebra types, which turn into any of
+//! those with `.into()`; so code that uses glam needs no nalgebra.
+//!
+//! ```
+//! use meshray::{pixel_ray, Bvh, Mesh, QueryOptions, Ray};
+//!
+//! // Plain arrays stand in for glam's Vec3 and Mat4 here: they convert into mint alike.
+//! let mesh = Mesh::from_buffers([[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], vec![[0, 1, 2]])?;
+//! let bvh = Bvh::build(mesh);
+//! let ray = Ray::new([0.25f32, 0.25, 1.0], [0.0f32, 0.0, -1.0]);
+//! let hit = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
+//! let point: mint::Point3<f32> = hit.point.into();
+//! assert_eq!([point.x, point.y, point.z], [0.25, 0.25, 0.0]);
+//!
+//! // A camera at z = 5 looking down -z (column-major, as glam's Mat4 stores it), and the
+//! // ray through the middle of a 300×200 viewport.
+//! let identity = [[1.0f32, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]];
+//! let mut view = identity;
+//! view[3][2] = -5.0;
+//! let projection = nalgebra::Perspective3::new(1.5, 0.8, 0.1, 100.0).to_homogeneous();
+//! let ray = pixel_ray(mint::ColumnMatrix4::from(view), projection, [300.0, 200.0], [150.0, 100.0])?;
+//! assert!((ray.origin().z - 4.9).abs() < 1e-4 && ray.direction().z < -0.99);
+//! # Ok::<(), meshray::Error>(())
+//! ```
 //!
 //! Three questions, each exact ([the precision promise](#the-precision-promise)):
 //! [`Bvh::closest_hit`] (the first triangle along the ray), [`Bvh::any_hit`] (is anything
@@ -152,16 +183,16 @@
 //! barycentrics, the point, the geometric normal and which face was hit, the interpolated
 //! shading normal and texture coordinates when the mesh has them, the object and the
 //! material. For batch work (visibility, scan simulation) that needs only which triangle and
-//! where, [`Bvh::closest_triangle`] and [`Bvh::any_triangle`] return a 16-byte [`RayHit`]
+//! where, [`Bvh::closest_triangle`] and [`Bvh::any_triangle`] return a 16-byte [`CompactHit`]
 //! without reading the mesh, and [`Bvh::hit_details`] turns one into a [`Hit`] later;
-//! [`Bvh::closest_hits`] and [`Bvh::any_hits`] answer a slice of rays in order, on rayon's
+//! [`Bvh::closest_hit_per_ray`] and [`Bvh::any_hit_per_ray`] answer a slice of rays in order, on rayon's
 //! threads with the `parallel` feature.
 //!
 //! ```
 //! use meshray::{Bvh, Mesh, QueryOptions, Ray};
 //! use nalgebra::{Point3, Vector3};
 //!
-//! let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+//! let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 //! // A scanner sweeping a line of rays down onto the scene: which objects does it see?
 //! let rays: Vec<Ray> = (0..64)
 //!     .map(|i| Ray::new(Point3::new(-3.9 + i as f32 * 0.123, 10.0, 0.37), -Vector3::y()))
@@ -177,7 +208,7 @@
 //! let names: Vec<&str> = seen.iter().map(|&o| bvh.mesh().objects()[o as usize].as_str()).collect();
 //! assert_eq!(names, ["ground", "sphere", "torus"]);
 //! // The same answers in parallel, as full hits.
-//! let hits = bvh.closest_hits(&rays, &options);
+//! let hits = bvh.closest_hit_per_ray(&rays, &options);
 //! assert!(hits.iter().zip(&rays).all(|(hit, ray)| hit.map(|h| h.triangle) == bvh.closest_triangle(ray, &options).map(|s| s.triangle)));
 //! # Ok::<(), meshray::Error>(())
 //! ```
@@ -207,7 +238,7 @@
 //! use nalgebra::{Matrix4, Point3, Vector3};
 //! use std::sync::Arc;
 //!
-//! let bvh = Arc::new(Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?));
+//! let bvh = Arc::new(Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?));
 //! let mut scene = Scene::new();
 //! let here = scene.add(bvh.clone(), Matrix4::identity())?;
 //! let there = scene.add(bvh, Matrix4::new_translation(&Vector3::new(20.0, 0.0, 0.0)))?;
@@ -239,7 +270,7 @@
 //! Embree 3; absolute figures depend on the machine, so measure your own (`cargo run
 //! --release --example bench -- MESH.obj`). Build time grows as n log n and the boxes a ray
 //! tests as log n. For speed: build in release mode, prefer [`Bvh::any_hit`] when any hit
-//! will do, the short [`RayHit`] queries for batch work, and give rays a finite `t_max` when
+//! will do, the short [`CompactHit`] queries for batch work, and give rays a finite `t_max` when
 //! only a range matters.
 //!
 //! # The precision promise
@@ -297,8 +328,6 @@ mod bvh;
 mod camera;
 mod closest_point;
 mod error;
-#[cfg(feature = "mint")]
-mod interop;
 mod io;
 mod mesh;
 mod packet;
@@ -314,11 +343,9 @@ mod watertight;
 pub use aabb::Aabb;
 #[cfg(feature = "serde")]
 pub use bvh::SavedBvh;
-pub use bvh::{BuildOptions, Bvh, ClosestPoint, Hit, QueryCost, QueryOptions, RayHit, Stats};
+pub use bvh::{BuildOptions, Bvh, ClosestPoint, CompactHit, Hit, QueryCost, QueryOptions, Stats};
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};
-#[cfg(feature = "mint")]
-pub use interop::pixel_ray_mint;
 pub use io::Format;
 #[cfg(feature = "gltf")]
 pub use io::gltf::GltfScene;

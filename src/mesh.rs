@@ -39,7 +39,7 @@ impl<T: Copy> CornerAttribute<T> {
 /// ];
 /// let mesh = Mesh::from_buffers(positions, vec![[0, 1, 2]])?;
 /// assert_eq!(mesh.triangle_count(), 1);
-/// assert!(Mesh::from_buffers(vec![], vec![[0, 1, 2]]).is_err());
+/// assert!(Mesh::from_buffers(Vec::<Point3<f32>>::new(), vec![[0, 1, 2]]).is_err());
 /// # Ok::<(), meshray::Error>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -95,7 +95,9 @@ impl Mesh {
     pub const MIN_EXTENT: f32 = 1.0 / 1_099_511_627_776.0;
 
     /// A mesh from vertex positions and triangles of 0-based indices into them. All
-    /// triangles belong to one object named `""` and have no material.
+    /// triangles belong to one object named `""` and have no material. Positions may be
+    /// nalgebra's `Point3`, `[f32; 3]`, or any math crate's points that convert into `mint`'s
+    /// (glam's `Vec3`...).
     ///
     /// ```
     /// use meshray::{Error, Mesh};
@@ -123,10 +125,16 @@ impl Mesh {
     /// uses, [`Error::CoordinateOutOfRange`] for one beyond ±[`MAX_COORDINATE`](Mesh::MAX_COORDINATE),
     /// [`Error::MeshTooSmall`] for a mesh under [`MIN_EXTENT`](Mesh::MIN_EXTENT) on every
     /// side, and [`Error::NoTriangles`] for an empty triangle list.
-    pub fn from_buffers(positions: Vec<Point3<f32>>, triangles: Vec<[u32; 3]>) -> Result<Mesh> {
+    pub fn from_buffers<P: Into<mint::Point3<f32>>>(
+        positions: impl IntoIterator<Item = P>,
+        triangles: Vec<[u32; 3]>,
+    ) -> Result<Mesh> {
         let n = triangles.len();
         let mesh = Mesh {
-            positions,
+            positions: positions
+                .into_iter()
+                .map(|p| Point3::from(p.into()))
+                .collect(),
             triangles,
             normals: None,
             uvs: None,
@@ -305,7 +313,7 @@ impl Mesh {
     /// Number of triangles.
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// assert_eq!(mesh.triangle_count(), 2090);
     /// assert_eq!(mesh.triangle_count(), mesh.triangles().len());
     /// # Ok::<(), meshray::Error>(())
@@ -322,7 +330,7 @@ impl Mesh {
     ///   `positions()[i]` is the file's vertex `i + 1`;
     /// - PLY: the `vertex` element, in file order;
     /// - STL: three per facet, in facet order (STL shares no vertices);
-    /// - glTF ([`Mesh::load_gltf`]): for each node that has a mesh, in a depth-first walk of
+    /// - glTF: for each node that has a mesh, in a depth-first walk of
     ///   the scene, the `POSITION` values of each triangle primitive in order, moved to world
     ///   space;
     /// - [`from_buffers`](Mesh::from_buffers): the buffer as given.
@@ -336,7 +344,7 @@ impl Mesh {
     ///
     /// // The file's vertices, all of them, in its order: faces index them as written.
     /// let obj = b"v 1 0 0\nv 0 1 0\nv 0 0 1\nv 5 5 5\nf 3 1 2\n";
-    /// let mesh = Mesh::parse_obj(obj, &LoadOptions::default())?;
+    /// let mesh = Mesh::from_bytes(obj, &LoadOptions::default().with_format(meshray::Format::Obj))?;
     /// assert_eq!(mesh.positions().len(), 4);
     /// assert_eq!(mesh.positions()[2], Point3::new(0.0, 0.0, 1.0));
     /// assert_eq!(mesh.triangles(), [[2, 0, 1]]);
@@ -344,7 +352,7 @@ impl Mesh {
     /// ```
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// // The ground is the plane y = 0; nothing in the scene goes below it.
     /// assert!(mesh.positions().iter().all(|p| p.y >= 0.0));
     /// # Ok::<(), meshray::Error>(())
@@ -356,7 +364,7 @@ impl Mesh {
     /// Triangles as indices into [`positions`](Mesh::positions).
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let count = mesh.positions().len();
     /// assert!(mesh.triangles().iter().flatten().all(|&v| (v as usize) < count));
     /// # Ok::<(), meshray::Error>(())
@@ -368,7 +376,7 @@ impl Mesh {
     /// The corners `A, B, C` of triangle `i`.
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let [a, b, c] = mesh.triangle(0);
     /// let [ia, ib, ic] = mesh.triangles()[0];
     /// assert_eq!([a, b, c], [ia, ib, ic].map(|v| mesh.positions()[v as usize]));
@@ -384,7 +392,7 @@ impl Mesh {
     /// The normals given for triangle `i`'s corners (OBJ `vn`), if the file had them.
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// // The ground is written without normals (`f v`), the sphere with them (`f v/vt/vn`).
     /// let object = |i: usize| mesh.objects()[mesh.object_id(i) as usize].as_str();
     /// let ground = (0..mesh.triangle_count()).find(|&i| object(i) == "ground").unwrap();
@@ -404,7 +412,7 @@ impl Mesh {
     /// The texture coordinates given for triangle `i`'s corners (OBJ `vt`), if any.
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// // Only the sphere has texture coordinates, all in [0, 1].
     /// let with_uvs: Vec<usize> = (0..mesh.triangle_count()).filter(|&i| mesh.corner_uvs(i).is_some()).collect();
     /// assert!(with_uvs.iter().all(|&i| mesh.objects()[mesh.object_id(i) as usize] == "sphere"));
@@ -423,7 +431,7 @@ impl Mesh {
     /// [`objects`](Mesh::objects).
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let first = mesh.object_id(0);
     /// assert_eq!(mesh.objects()[first as usize], "ground");
     /// # Ok::<(), meshray::Error>(())
@@ -438,7 +446,7 @@ impl Mesh {
     /// Object names, in order of first appearance; objects with the same name share an id.
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// assert_eq!(mesh.objects(), ["ground", "sphere", "box", "torus", "cone"]);
     /// # Ok::<(), meshray::Error>(())
     /// ```
@@ -450,7 +458,7 @@ impl Mesh {
     /// `None` when it has none.
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let m = mesh.material_id(0).expect("the ground has a material");
     /// assert_eq!(mesh.materials()[m as usize], "ground_grey");
     /// # Ok::<(), meshray::Error>(())
@@ -466,7 +474,7 @@ impl Mesh {
     /// Material names, in the order of the material libraries.
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// assert_eq!(mesh.materials(), ["ground_grey", "sphere_red", "box_green", "torus_blue", "cone_gold"]);
     /// # Ok::<(), meshray::Error>(())
     /// ```
@@ -482,7 +490,7 @@ impl Mesh {
     ///
     /// // From memory, `mtllib` is not followed: the geometry loads, with a warning.
     /// let obj = b"mtllib paint.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
-    /// let mesh = Mesh::parse_obj(obj, &LoadOptions::default())?;
+    /// let mesh = Mesh::from_bytes(obj, &LoadOptions::default().with_format(meshray::Format::Obj))?;
     /// assert_eq!(mesh.triangle_count(), 1);
     /// assert!(matches!(mesh.load_warnings(), [Error::Material { .. }]));
     /// # Ok::<(), meshray::Error>(())
@@ -494,7 +502,7 @@ impl Mesh {
     /// The box around all vertices that triangles use.
     ///
     /// ```
-    /// # let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let bounds = mesh.bounds();
     /// assert_eq!((bounds.min.y, bounds.max.y), (0.0, 2.0)); // the ground to the sphere's top
     /// assert_eq!((bounds.min.x, bounds.max.x), (-4.0, 4.0));

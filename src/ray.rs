@@ -31,7 +31,9 @@ pub struct Ray {
 }
 
 impl Ray {
-    /// A ray over `t` in `[0, +inf)`.
+    /// A ray over `t` in `[0, +inf)`. Origin and direction may be nalgebra's `Point3` and
+    /// `Vector3`, `[f32; 3]`, or any math crate's types that convert into `mint`'s (glam's
+    /// `Vec3`, cgmath's, ultraviolet's...).
     ///
     /// ```
     /// use meshray::Ray;
@@ -41,7 +43,10 @@ impl Ray {
     /// assert_eq!((ray.t_min(), ray.t_max()), (0.0, f32::INFINITY));
     /// assert_eq!(ray.at(1.0), Point3::new(1.0, 2.0, 1.0)); // not normalized: t = 1 is 2 units away
     /// ```
-    pub fn new(origin: Point3<f32>, direction: Vector3<f32>) -> Ray {
+    pub fn new(
+        origin: impl Into<mint::Point3<f32>>,
+        direction: impl Into<mint::Vector3<f32>>,
+    ) -> Ray {
         Ray::with_range(origin, direction, 0.0, f32::INFINITY)
     }
 
@@ -62,7 +67,14 @@ impl Ray {
     /// // Never a panic: a zero direction gives a ray that hits nothing.
     /// assert!(!Ray::with_range(a, Vector3::zeros(), 0.0, 1.0).is_valid());
     /// ```
-    pub fn with_range(origin: Point3<f32>, direction: Vector3<f32>, t_min: f32, t_max: f32) -> Ray {
+    pub fn with_range(
+        origin: impl Into<mint::Point3<f32>>,
+        direction: impl Into<mint::Vector3<f32>>,
+        t_min: f32,
+        t_max: f32,
+    ) -> Ray {
+        let origin = Point3::from(origin.into());
+        let direction = Vector3::from(direction.into());
         Ray {
             origin,
             direction,
@@ -198,7 +210,7 @@ impl Ray {
     /// ```
     /// use meshray::{Bvh, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// let nan = Ray::new(Point3::new(f32::NAN, 1.0, 10.0), -Vector3::z());
     /// assert!(!nan.is_valid());

@@ -118,7 +118,7 @@ pub struct SceneHit {
 /// use nalgebra::{Matrix4, Point3, Vector3};
 /// use std::sync::Arc;
 ///
-/// let scene_mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+/// let scene_mesh = Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
 /// let bvh = Arc::new(Bvh::build(scene_mesh));
 /// let mut scene = Scene::new();
 /// let near = scene.add(bvh.clone(), Matrix4::identity())?;
@@ -235,7 +235,8 @@ impl Scene {
     }
 
     /// Places `bvh` with the object-to-world `transform` (affine: rotation, translation,
-    /// scale, shear; mirroring allowed), enabled, mask all ones. Returns its id. O(1): the
+    /// scale, shear; mirroring allowed; nalgebra's `Matrix4`, or any math crate's matrix that
+    /// converts into `mint`'s column-major one, as glam's `Mat4` does), enabled, mask all ones. Returns its id. O(1): the
     /// top-level tree is rebuilt by the next query, once for any number of edits (see also
     /// [`add_all`](Scene::add_all)).
     ///
@@ -269,9 +270,13 @@ impl Scene {
     /// # Errors
     /// [`Error::InvalidTransform`] for a non-finite, non-affine or singular transform, or one
     /// that places the mesh beyond ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE).
-    pub fn add(&mut self, bvh: Arc<Bvh>, transform: Matrix4<f32>) -> Result<InstanceId> {
+    pub fn add(
+        &mut self,
+        bvh: Arc<Bvh>,
+        transform: impl Into<mint::ColumnMatrix4<f32>>,
+    ) -> Result<InstanceId> {
         let id = self.next_id()?;
-        let instance = Instance::new(bvh, &transform)?;
+        let instance = Instance::new(bvh, &Matrix4::from(transform.into()))?;
         self.instances.push(instance);
         self.changed();
         Ok(id)
@@ -300,14 +305,14 @@ impl Scene {
     /// # Errors
     /// [`Error::InvalidTransform`] for the first refused transform; the scene is then
     /// unchanged.
-    pub fn add_all(
+    pub fn add_all<M: Into<mint::ColumnMatrix4<f32>>>(
         &mut self,
-        items: impl IntoIterator<Item = (Arc<Bvh>, Matrix4<f32>)>,
+        items: impl IntoIterator<Item = (Arc<Bvh>, M)>,
     ) -> Result<std::ops::Range<InstanceId>> {
         let first = self.next_id()?;
         let new = items
             .into_iter()
-            .map(|(bvh, transform)| Instance::new(bvh, &transform))
+            .map(|(bvh, transform)| Instance::new(bvh, &Matrix4::from(transform.into())))
             .collect::<Result<Vec<_>>>()?;
         let end = InstanceId::try_from(self.instances.len() + new.len())
             .ok()
@@ -373,8 +378,12 @@ impl Scene {
     /// assert!(matches!(unknown, Err(Error::UnknownInstance { id: 7, count: 1 })));
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn set_transform(&mut self, id: InstanceId, transform: Matrix4<f32>) -> Result<()> {
-        let (to_world, to_object) = affine(&transform)?;
+    pub fn set_transform(
+        &mut self,
+        id: InstanceId,
+        transform: impl Into<mint::ColumnMatrix4<f32>>,
+    ) -> Result<()> {
+        let (to_world, to_object) = affine(&Matrix4::from(transform.into()))?;
         let instance = self.get_mut(id)?;
         let moved = Instance {
             to_world,
@@ -602,7 +611,7 @@ impl Scene {
         options: &SceneOptions,
         filter: impl Fn(InstanceId) -> bool,
     ) -> Option<SceneHit> {
-        let mut best: Option<(InstanceId, Ray, crate::RayHit)> = None;
+        let mut best: Option<(InstanceId, Ray, crate::CompactHit)> = None;
         self.walk(ray, options, &filter, |id, instance, t_max| {
             let local = object_ray(instance, ray, *t_max)?;
             let hit = instance.bvh.closest_triangle(&local, &options.query)?;
@@ -754,21 +763,22 @@ impl Scene {
     /// let far = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 10.0))
     ///     * Matrix4::new_nonuniform_scaling(&Vector3::new(4.0, 1.0, 1.0)))?;
     /// let p = Point3::new(3.0, 0.1, 8.0);
-    /// let (id, near) = scene.closest_point(&p, f32::INFINITY, u32::MAX).unwrap();
+    /// let (id, near) = scene.closest_point(p, f32::INFINITY, u32::MAX).unwrap();
     /// assert_eq!(id, far);
     /// assert!((near.distance - 2.0).abs() < 1e-5);
     /// assert!((near.point - Point3::new(3.0, 0.1, 10.0)).norm() < 1e-5);
     /// // Nothing within 1, or with a mask no instance shares.
-    /// assert!(scene.closest_point(&p, 1.0, u32::MAX).is_none());
-    /// assert!(scene.closest_point(&p, f32::INFINITY, 0).is_none());
+    /// assert!(scene.closest_point(p, 1.0, u32::MAX).is_none());
+    /// assert!(scene.closest_point(p, f32::INFINITY, 0).is_none());
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn closest_point(
         &self,
-        point: &Point3<f32>,
+        point: impl Into<mint::Point3<f32>>,
         max_distance: f32,
         mask: u32,
     ) -> Option<(InstanceId, crate::ClosestPoint)> {
+        let point = Point3::from(point.into());
         if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
             return None;
         }
@@ -829,7 +839,7 @@ impl Scene {
     }
 
     /// The full hit of instance `id` for a short one found with the object-space ray `local`.
-    fn details(&self, id: InstanceId, local: &Ray, hit: &crate::RayHit) -> SceneHit {
+    fn details(&self, id: InstanceId, local: &Ray, hit: &crate::CompactHit) -> SceneHit {
         let bvh = &self.instances[id as usize].bvh;
         self.to_world(id, bvh.own_hit_details(local, hit))
     }

@@ -99,16 +99,16 @@ impl Polytope {
 /// use meshray::{Bvh, Frustum, Mesh};
 /// use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
 ///
-/// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 /// let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y());
 /// let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0);
 /// let (view, projection) = (view.to_homogeneous(), projection.to_homogeneous());
 /// let viewport = Vector2::new(800.0, 600.0);
 /// // A rectangle around the middle of the screen, where the sphere is.
-/// let frustum = Frustum::from_screen_rect(&view, &projection, viewport,
+/// let frustum = Frustum::from_screen_rect(view, projection, viewport,
 ///     Point2::new(350.0, 250.0), Point2::new(450.0, 350.0))?;
 /// let all = bvh.triangles_in_frustum(&frustum);
-/// let visible = bvh.visible_triangles(&view, &projection, viewport,
+/// let visible = bvh.visible_triangles(view, projection, viewport,
 ///     Point2::new(350.0, 250.0), Point2::new(450.0, 350.0), 1, &Default::default())?;
 /// assert!(!visible.is_empty() && visible.len() < all.len());
 /// assert!(visible.iter().all(|t| all.contains(t)));
@@ -135,12 +135,12 @@ impl Frustum {
     /// # let viewport = Vector2::new(800.0, 600.0);
     ///
     /// let (a, b) = (Point2::new(350.0, 250.0), Point2::new(450.0, 350.0));
-    /// let frustum = Frustum::from_screen_rect(&view, &projection, viewport, a, b)?;
-    /// assert_eq!(frustum, Frustum::from_screen_rect(&view, &projection, viewport, b, a)?);
+    /// let frustum = Frustum::from_screen_rect(view, projection, viewport, a, b)?;
+    /// assert_eq!(frustum, Frustum::from_screen_rect(view, projection, viewport, b, a)?);
     /// // A rectangle of zero width, or a singular camera: errors.
-    /// let flat = Frustum::from_screen_rect(&view, &projection, viewport, a, Point2::new(350.0, 300.0));
+    /// let flat = Frustum::from_screen_rect(view, projection, viewport, a, Point2::new(350.0, 300.0));
     /// assert!(matches!(flat, Err(Error::InvalidCamera { .. })));
-    /// let singular = Frustum::from_screen_rect(&view, &Matrix4::zeros(), viewport, a, b);
+    /// let singular = Frustum::from_screen_rect(view, Matrix4::zeros(), viewport, a, b);
     /// assert!(matches!(singular, Err(Error::InvalidCamera { .. })));
     /// # Ok::<(), meshray::Error>(())
     /// ```
@@ -149,12 +149,15 @@ impl Frustum {
     /// [`Error::InvalidCamera`] for a singular camera, a viewport that is not positive and
     /// finite, non-finite corners, or a rectangle of zero width or height.
     pub fn from_screen_rect(
-        view: &Matrix4<f32>,
-        projection: &Matrix4<f32>,
-        viewport: Vector2<f32>,
-        a: Point2<f32>,
-        b: Point2<f32>,
+        view: impl Into<mint::ColumnMatrix4<f32>>,
+        projection: impl Into<mint::ColumnMatrix4<f32>>,
+        viewport: impl Into<mint::Vector2<f32>>,
+        a: impl Into<mint::Point2<f32>>,
+        b: impl Into<mint::Point2<f32>>,
     ) -> Result<Frustum> {
+        let (view, projection) = (Matrix4::from(view.into()), Matrix4::from(projection.into()));
+        let viewport = Vector2::from(viewport.into());
+        let (a, b) = (Point2::from(a.into()), Point2::from(b.into()));
         let invalid = |reason| Err(Error::InvalidCamera { reason });
         if !viewport.iter().all(|v| v.is_finite() && *v > 0.0) {
             return invalid("the viewport size must be positive and finite");
@@ -229,7 +232,7 @@ impl Frustum {
     /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
     /// # let viewport = Vector2::new(800.0, 600.0);
     ///
-    /// let frustum = Frustum::from_screen_rect(&view, &projection, viewport,
+    /// let frustum = Frustum::from_screen_rect(view, projection, viewport,
     ///     Point2::new(350.0, 250.0), Point2::new(450.0, 350.0))?;
     /// // The camera at (0, 1, 6) looks at (0, 1, 0): a triangle there is inside, one behind the
     /// // camera is not.

@@ -8,7 +8,7 @@ use nalgebra::{Point3, Vector3};
 use std::path::{Path, PathBuf};
 
 fn scene() -> Bvh {
-    Bvh::build(Mesh::load_obj(common::asset("scene.obj")).unwrap())
+    Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap())
 }
 
 /// A ray that hits the scene's sphere, to vary one thing at a time.
@@ -116,7 +116,7 @@ fn invalid_rays_cost_no_traversal() {
 #[test]
 fn empty_buffers_are_an_error() {
     assert!(matches!(
-        Mesh::from_buffers(vec![], vec![]),
+        Mesh::from_buffers(Vec::<Point3<f32>>::new(), vec![]),
         Err(Error::NoTriangles { .. })
     ));
     let p = vec![Point3::origin(); 3];
@@ -141,7 +141,7 @@ fn buffer_index_out_of_range_is_an_error() {
         ),
         "{e:?}"
     );
-    let e = Mesh::from_buffers(vec![], vec![[u32::MAX; 3]]).unwrap_err();
+    let e = Mesh::from_buffers(Vec::<Point3<f32>>::new(), vec![[u32::MAX; 3]]).unwrap_err();
     assert!(matches!(e, Error::IndexOutOfRange { .. }), "{e:?}");
 }
 
@@ -248,7 +248,7 @@ fn mtllib_outside_the_directory_is_not_read() {
     dir.write("secret.mtl", MTL);
     for mtllib in ["../secret.mtl", "sub/../../secret.mtl"] {
         let obj = dir.write("model/scene.obj", &format!("mtllib {mtllib}\n{QUAD}"));
-        let mesh = Mesh::load_obj(&obj).unwrap();
+        let mesh = Mesh::load(&obj).unwrap();
         let w = material_warning(&mesh);
         assert!(w.to_string().contains("outside"), "{w}");
         assert!(mesh.materials().is_empty());
@@ -260,7 +260,7 @@ fn mtllib_outside_the_directory_is_not_read() {
         &format!("mtllib {}\n{QUAD}", secret.display()),
     );
     assert!(
-        material_warning(&Mesh::load_obj(&obj).unwrap())
+        material_warning(&Mesh::load(&obj).unwrap())
             .to_string()
             .contains("outside")
     );
@@ -270,7 +270,7 @@ fn mtllib_outside_the_directory_is_not_read() {
         ..Default::default()
     };
     let obj = dir.write("model/scene.obj", &format!("mtllib ../secret.mtl\n{QUAD}"));
-    let mesh = Mesh::load_obj_with(&obj, &open).unwrap();
+    let mesh = Mesh::load_with(&obj, &open).unwrap();
     assert!(mesh.load_warnings().is_empty());
     assert_eq!(mesh.materials(), ["red"]);
 }
@@ -283,7 +283,7 @@ fn a_link_leading_out_of_the_directory_is_not_followed() {
     let obj = dir.write("model/scene.obj", &format!("mtllib link.mtl\n{QUAD}"));
     std::os::unix::fs::symlink(&secret, dir.0.join("model/link.mtl")).unwrap();
     assert!(
-        material_warning(&Mesh::load_obj(&obj).unwrap())
+        material_warning(&Mesh::load(&obj).unwrap())
             .to_string()
             .contains("outside")
     );
@@ -294,7 +294,7 @@ fn materials_in_a_subdirectory_are_fine() {
     let dir = TempDir::new("subdir");
     dir.write("model/mat/red.mtl", MTL);
     let obj = dir.write("model/scene.obj", &format!("mtllib mat/red.mtl\n{QUAD}"));
-    let mesh = Mesh::load_obj(&obj).unwrap();
+    let mesh = Mesh::load(&obj).unwrap();
     assert!(
         mesh.load_warnings().is_empty(),
         "{:?}",
@@ -311,7 +311,7 @@ fn file_size_limit() {
         max_file_bytes: QUAD.len() as u64 - 1,
         ..Default::default()
     };
-    let e = Mesh::load_obj_with(&obj, &tight).unwrap_err();
+    let e = Mesh::load_with(&obj, &tight).unwrap_err();
     assert!(
         matches!(e, Error::LimitExceeded { what: "bytes", .. }),
         "{e:?}"
@@ -321,7 +321,7 @@ fn file_size_limit() {
         max_file_bytes: QUAD.len() as u64,
         ..Default::default()
     };
-    assert!(Mesh::load_obj_with(&obj, &exact).is_ok());
+    assert!(Mesh::load_with(&obj, &exact).is_ok());
 }
 
 #[test]
@@ -332,7 +332,7 @@ fn triangle_limit_names_the_line() {
         max_triangles: 2,
         ..Default::default()
     };
-    match Mesh::load_obj_with(&obj, &three) {
+    match Mesh::load_with(&obj, &three) {
         Err(Error::LimitExceeded {
             what: "triangles",
             line: Some(7),
@@ -346,9 +346,9 @@ fn triangle_limit_names_the_line() {
 #[test]
 fn a_directory_and_a_missing_file_are_io_errors() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    assert!(matches!(Mesh::load_obj(&here), Err(Error::Io { .. })));
+    assert!(matches!(Mesh::load(&here), Err(Error::Io { .. })));
     assert!(matches!(
-        Mesh::load_obj(here.join("no such file.obj")),
+        Mesh::load(here.join("no such file.obj")),
         Err(Error::Io { .. })
     ));
 }

@@ -24,7 +24,7 @@ fn scratch(name: &str) -> PathBuf {
 
 #[test]
 fn ray_files_round_trip_bit_for_bit() {
-    let mesh = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let mesh = Mesh::load(common::asset("scene.obj")).unwrap();
     let mut set = rays::random(&mesh, 1000, 42);
     set.rays.push(Ray::with_range(
         Point3::new(f32::NAN, -0.0, 1e-40),
@@ -64,7 +64,7 @@ fn ray_files_round_trip_bit_for_bit() {
 
 #[test]
 fn bad_ray_files_are_errors_naming_the_file() {
-    let mesh = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let mesh = Mesh::load(common::asset("scene.obj")).unwrap();
     let good = rays::random(&mesh, 3, 1).to_bytes();
     let name = Path::new("held-out.rays");
     let mut cases: Vec<(&str, Vec<u8>)> = vec![
@@ -95,7 +95,7 @@ fn bad_ray_files_are_errors_naming_the_file() {
 
 #[test]
 fn standard_sets_have_the_documented_shape() {
-    let mesh = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let mesh = Mesh::load(common::asset("scene.obj")).unwrap();
     let bvh = Bvh::build(mesh.clone());
     let primary = rays::primary(&mesh, 64);
     assert_eq!((primary.rays.len(), primary.width), (64 * 64, 64));
@@ -133,7 +133,7 @@ fn standard_sets_have_the_documented_shape() {
 
 #[test]
 fn subdivision_keeps_the_surface() {
-    let mesh = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let mesh = Mesh::load(common::asset("scene.obj")).unwrap();
     let fine = subdivide::subdivide(&mesh, 2);
     assert_eq!(fine.triangle_count(), 16 * mesh.triangle_count());
     assert_eq!(fine.bounds(), mesh.bounds());
@@ -190,7 +190,7 @@ fn held_out_rays(mesh: &Mesh, n: usize, seed: u64) -> RaySet {
 
 /// Runs the bench example on `mesh_path` with two held-out ray files and checks its hit files.
 fn check_bench_hits(mesh_path: &Path, any: bool) {
-    let mesh = Mesh::load_obj(mesh_path).unwrap();
+    let mesh = Mesh::load(mesh_path).unwrap();
     let tag = format!(
         "{}-{}",
         mesh_path.file_stem().unwrap().to_string_lossy(),

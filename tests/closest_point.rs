@@ -46,7 +46,7 @@ fn check(name: &str, mesh: Mesh) {
             .collect();
         let min = distances.iter().copied().fold(f64::INFINITY, f64::min);
         let got = bvh
-            .closest_point(q, f32::INFINITY)
+            .closest_point(*q, f32::INFINITY)
             .expect("a mesh is always somewhere");
         assert!(
             (got.distance as f64 - min).abs() <= tolerance + 1e-6 * min,
@@ -69,9 +69,9 @@ fn check(name: &str, mesh: Mesh) {
         assert!(((got.point - q).norm() - got.distance).abs() <= 1e-5 * h);
         // The distance limit: inclusive, and a hard cut below.
         if min > 1e-3 * h as f64 {
-            assert!(bvh.closest_point(q, (min * 0.999) as f32).is_none());
+            assert!(bvh.closest_point(*q, (min * 0.999) as f32).is_none());
             let within = bvh
-                .closest_point(q, (min * 1.001) as f32)
+                .closest_point(*q, (min * 1.001) as f32)
                 .expect("within the limit");
             assert_eq!(within, got);
         }
@@ -80,7 +80,7 @@ fn check(name: &str, mesh: Mesh) {
 
 #[test]
 fn closest_point_equals_brute_force_on_the_scene() {
-    check("scene", Mesh::load_obj(common::asset("scene.obj")).unwrap());
+    check("scene", Mesh::load(common::asset("scene.obj")).unwrap());
 }
 
 #[test]
@@ -102,24 +102,24 @@ fn closest_point_equals_brute_force_on_shared_meshes() {
 
 #[test]
 fn bad_queries_are_none() {
-    let bvh = Bvh::build(Mesh::load_obj(common::asset("scene.obj")).unwrap());
+    let bvh = Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap());
     let p = Point3::new(0.0, 1.0, 0.0);
-    assert!(bvh.closest_point(&p, f32::NAN).is_none());
-    assert!(bvh.closest_point(&p, -1.0).is_none());
+    assert!(bvh.closest_point(p, f32::NAN).is_none());
+    assert!(bvh.closest_point(p, -1.0).is_none());
     assert!(
-        bvh.closest_point(&Point3::new(f32::NAN, 0.0, 0.0), 10.0)
+        bvh.closest_point(Point3::new(f32::NAN, 0.0, 0.0), 10.0)
             .is_none()
     );
     assert!(
-        bvh.closest_point(&Point3::new(f32::INFINITY, 0.0, 0.0), f32::INFINITY)
+        bvh.closest_point(Point3::new(f32::INFINITY, 0.0, 0.0), f32::INFINITY)
             .is_none()
     );
     // A limit of 0 finds only points on the surface.
     let vertex = bvh.mesh().positions()[5];
     assert_eq!(
-        bvh.closest_point(&vertex, 0.0).map(|c| c.distance),
+        bvh.closest_point(vertex, 0.0).map(|c| c.distance),
         Some(0.0)
     );
     let above = vertex + Vector3::new(0.0, 100.0, 0.0);
-    assert!(bvh.closest_point(&above, 0.0).is_none());
+    assert!(bvh.closest_point(above, 0.0).is_none());
 }

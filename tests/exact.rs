@@ -277,7 +277,7 @@ fn check_mesh(name: &str, mesh: Mesh) {
 
 #[test]
 fn scene_asset() {
-    check_mesh("scene", Mesh::load_obj(asset("scene.obj")).unwrap());
+    check_mesh("scene", Mesh::load(asset("scene.obj")).unwrap());
 }
 
 /// Far from the origin f32 has few bits left for the shape (at 3e5 the spacing is 1/32):
@@ -292,7 +292,7 @@ fn far_from_the_origin() {
         return;
     };
     let offset = nalgebra::Vector3::new(1.0e5, -2.0e5, 3.0e5);
-    let positions = mesh.positions().iter().map(|p| p + offset).collect();
+    let positions = mesh.positions().iter().map(|p| p + offset);
     let moved = Mesh::from_buffers(positions, mesh.triangles().to_vec()).unwrap();
     check_mesh("teapot moved by (1e5, -2e5, 3e5)", moved);
 }
@@ -383,7 +383,7 @@ fn t_is_accurate_for_large_triangles_hit_from_close_by() {
             );
         }
     }
-    let positions = floor.iter().flatten().copied().collect();
+    let positions = floor.iter().flatten().copied();
     let bvh = Bvh::build(Mesh::from_buffers(positions, vec![[0, 1, 2], [3, 4, 5]]).unwrap());
     for watertight in [false, true] {
         let options = QueryOptions {

@@ -272,7 +272,7 @@ fn scene_as_gltf(obj: &Mesh) -> (GltfWriter, Vec<usize>) {
 
 #[test]
 fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
-    let obj = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let obj = Mesh::load(common::asset("scene.obj")).unwrap();
     assert!(obj.objects().len() >= 5);
 
     let ply_files = [
@@ -312,10 +312,13 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
     }
     // From memory: GLB and embedded JSON load; an external buffer cannot.
     let options = LoadOptions::default();
-    same_triangles(&obj, &Mesh::parse_gltf(&w.glb(&roots), &options).unwrap());
-    let err = Mesh::parse_gltf(
+    same_triangles(
+        &obj,
+        &Mesh::from_bytes(&w.glb(&roots), &options.with_format(meshray::Format::Gltf)).unwrap(),
+    );
+    let err = Mesh::from_bytes(
         w.json(Some("scene%20data.bin"), &roots).as_bytes(),
-        &options,
+        &options.with_format(meshray::Format::Gltf),
     );
     assert!(
         matches!(err, Err(Error::Parse { ref message, .. }) if message.contains("from memory")),
@@ -323,7 +326,11 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
     );
     same_triangles(
         &obj,
-        &Mesh::parse_ply(&binary_ply(&obj, true), &options).unwrap(),
+        &Mesh::from_bytes(
+            &binary_ply(&obj, true),
+            &options.with_format(meshray::Format::Ply),
+        )
+        .unwrap(),
     );
 
     // The same hits, through any loader.
@@ -342,13 +349,21 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
     let renamed = scratch("scene-glb.bin");
     std::fs::copy(&glb, &renamed).unwrap();
     assert!(matches!(Mesh::load(&renamed), Err(Error::Parse { .. })));
-    let loaded = Mesh::load_as(&renamed, Format::Gltf, &LoadOptions::default()).unwrap();
+    let loaded = Mesh::load_with(
+        &renamed,
+        &LoadOptions::default().with_format(meshray::Format::Gltf),
+    )
+    .unwrap();
     same_triangles(&obj, &loaded);
     let renamed = scratch("scene-ply.txt");
     std::fs::write(&renamed, ascii_ply(&obj)).unwrap();
     same_triangles(
         &obj,
-        &Mesh::load_as(&renamed, Format::Ply, &LoadOptions::default()).unwrap(),
+        &Mesh::load_with(
+            &renamed,
+            &LoadOptions::default().with_format(meshray::Format::Ply),
+        )
+        .unwrap(),
     );
 }
 
@@ -363,7 +378,7 @@ fn trs(t: [f32; 3], r: [f32; 4], s: [f32; 3]) -> Matrix4<f64> {
 
 #[test]
 fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
-    let obj = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let obj = Mesh::load(common::asset("scene.obj")).unwrap();
     let mut w = GltfWriter::default();
     let whole = w.mesh(obj.positions(), &obj.triangles().concat(), 4, None);
     // A quad as a strip and as a fan, both facing +z.
@@ -706,12 +721,12 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
     let two = format!("{header}{body}3 0 1 2\n").replace("element face 1", "element face 2")
         + "3 2 1 0\n";
     assert!(matches!(
-        Mesh::parse_ply(two.as_bytes(), &limits),
+        Mesh::from_bytes(two.as_bytes(), &limits.with_format(meshray::Format::Ply)),
         Err(Error::LimitExceeded { .. })
     ));
     let quad = format!("{header}{body}4 0 1 2 0\n");
     assert!(matches!(
-        Mesh::parse_ply(quad.as_bytes(), &limits),
+        Mesh::from_bytes(quad.as_bytes(), &limits.with_format(meshray::Format::Ply)),
         Err(Error::LimitExceeded { .. })
     ));
 
@@ -720,9 +735,12 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
     let tri = TRIANGLE;
     let good = w.json(Some(&w.data_uri()), &[0]);
     assert_eq!(
-        Mesh::parse_gltf(good.as_bytes(), &LoadOptions::default())
-            .unwrap()
-            .triangle_count(),
+        Mesh::from_bytes(
+            good.as_bytes(),
+            &LoadOptions::default().with_format(meshray::Format::Gltf)
+        )
+        .unwrap()
+        .triangle_count(),
         1
     );
     let short_uri = format!(
@@ -804,7 +822,7 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
         ..Default::default()
     };
     assert!(matches!(
-        Mesh::parse_gltf(good.as_bytes(), &limits),
+        Mesh::from_bytes(good.as_bytes(), &limits.with_format(meshray::Format::Gltf)),
         Err(Error::LimitExceeded { .. })
     ));
     for (path, kind) in [
@@ -1034,7 +1052,11 @@ fn load_errors(w: &GltfWriter, name: &str, from: &str, to: &str) -> Vec<(String,
     let ways = [
         (
             "parse_gltf",
-            Mesh::parse_gltf(json.as_bytes(), &LoadOptions::default()).map(drop),
+            Mesh::from_bytes(
+                json.as_bytes(),
+                &LoadOptions::default().with_format(meshray::Format::Gltf),
+            )
+            .map(drop),
         ),
         ("Mesh::load", Mesh::load(&gltf).map(drop)),
         ("Scene::load_gltf", Scene::load_gltf(&gltf).map(drop)),
@@ -1113,7 +1135,11 @@ fn gltf_indices_that_name_nothing_are_errors_saying_where() {
         r#",{"componentType":5126,"count":3,"type":"VEC3","sparse":{"count":1,
           "indices":{"bufferView":1,"componentType":5125},"values":{"bufferView":0}}}],"bufferViews""#,
     );
-    let mesh = Mesh::parse_gltf(every_kind.as_bytes(), &LoadOptions::default()).unwrap();
+    let mesh = Mesh::from_bytes(
+        every_kind.as_bytes(),
+        &LoadOptions::default().with_format(meshray::Format::Gltf),
+    )
+    .unwrap();
     assert_eq!((mesh.triangle_count(), mesh.materials().len()), (1, 1));
     let path = scratch("every-kind-of-index.gltf");
     std::fs::write(&path, &every_kind).unwrap();
@@ -1126,7 +1152,11 @@ fn glb_header_shorter_than_itself_is_an_error() {
     for length in [0u32, 4, 11] {
         let mut glb = w.glb(&[0]);
         glb[8..12].copy_from_slice(&length.to_le_bytes());
-        let err = Mesh::parse_gltf(&glb, &LoadOptions::default()).unwrap_err();
+        let err = Mesh::from_bytes(
+            &glb,
+            &LoadOptions::default().with_format(meshray::Format::Gltf),
+        )
+        .unwrap_err();
         assert!(matches!(err, Error::Parse { .. }), "{err:?}");
     }
 }
@@ -1296,27 +1326,41 @@ fn survives_corruption(name: &str, bytes: &[u8], parse: fn(&[u8]) -> meshray::Re
 
 #[test]
 fn truncated_and_corrupted_files_never_panic() {
-    let obj = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let obj = Mesh::load(common::asset("scene.obj")).unwrap();
     // A small piece keeps the many parses quick: the first 40 triangles.
     let small =
         Mesh::from_buffers(obj.positions().to_vec(), obj.triangles()[..40].to_vec()).unwrap();
     let options = LoadOptions::default();
     survives_corruption("ascii ply", &ascii_ply(&small), |b| {
-        Mesh::parse_ply(b, &LoadOptions::default())
+        Mesh::from_bytes(b, &LoadOptions::default().with_format(meshray::Format::Ply))
     });
     survives_corruption("binary ply", &binary_ply(&small, false), |b| {
-        Mesh::parse_ply(b, &LoadOptions::default())
+        Mesh::from_bytes(b, &LoadOptions::default().with_format(meshray::Format::Ply))
     });
     let (w, roots) = scene_as_gltf(&obj);
     survives_corruption("glb", &w.glb(&roots), |b| {
-        Mesh::parse_gltf(b, &LoadOptions::default())
+        Mesh::from_bytes(
+            b,
+            &LoadOptions::default().with_format(meshray::Format::Gltf),
+        )
     });
     survives_corruption(
         "gltf",
         w.json(Some(&w.data_uri()), &roots).as_bytes(),
-        |b| Mesh::parse_gltf(b, &LoadOptions::default()),
+        |b| {
+            Mesh::from_bytes(
+                b,
+                &LoadOptions::default().with_format(meshray::Format::Gltf),
+            )
+        },
     );
-    assert!(Mesh::parse_ply(&ascii_ply(&small), &options).is_ok());
+    assert!(
+        Mesh::from_bytes(
+            &ascii_ply(&small),
+            &options.with_format(meshray::Format::Ply)
+        )
+        .is_ok()
+    );
 }
 
 #[test]
@@ -1361,11 +1405,12 @@ fn loading_reports_progress_in_bytes() {
         let path = scratch(name);
         std::fs::write(&path, &bytes).unwrap();
         let calls = std::cell::RefCell::new(Vec::new());
-        let mesh =
-            Mesh::load_with_progress(&path, None, &LoadOptions::default(), &|done, total| {
-                calls.borrow_mut().push((done, total))
-            })
-            .unwrap();
+        let mesh = Mesh::load_with(
+            &path,
+            &LoadOptions::default()
+                .with_progress(&|done, total| calls.borrow_mut().push((done, total))),
+        )
+        .unwrap();
         same_triangles(&grid, &mesh);
         let calls = calls.into_inner();
         let size = bytes.len() as u64;
@@ -1386,11 +1431,11 @@ fn loading_reports_progress_in_bytes() {
     let path = scratch("grid-bad.ply");
     std::fs::write(&path, &ascii_ply(&grid)[..500_000]).unwrap();
     let last = std::cell::Cell::new((0, 1));
-    let err = Mesh::load_with_progress(
+    let err = Mesh::load_with(
         &path,
-        Some(Format::Ply),
-        &LoadOptions::default(),
-        &|d, t| last.set((d, t)),
+        &LoadOptions::default()
+            .with_format(meshray::Format::Ply)
+            .with_progress(&|d, t| last.set((d, t))),
     );
     assert!(err.is_err());
     assert!(last.get().0 < last.get().1);
@@ -1407,6 +1452,10 @@ fn gltf_application_attributes_are_ignored_not_refused() {
         1,
     );
     assert!(text.contains("_BATCHID"), "the test must add the attribute");
-    let mesh = Mesh::parse_gltf(text.as_bytes(), &LoadOptions::default()).unwrap();
+    let mesh = Mesh::from_bytes(
+        text.as_bytes(),
+        &LoadOptions::default().with_format(meshray::Format::Gltf),
+    )
+    .unwrap();
     assert_eq!(mesh.triangle_count(), 1);
 }

@@ -74,7 +74,10 @@ fn obj_text_made_of_obj_words() {
 fn gltf_json_seeds_load() {
     use meshray::{LoadOptions, Mesh};
     for (k, document) in fuzz_checks::gltf_json::seeds().iter().enumerate() {
-        let mesh = Mesh::parse_gltf(document, &LoadOptions::default());
+        let mesh = Mesh::from_bytes(
+            document,
+            &LoadOptions::default().with_format(meshray::Format::Gltf),
+        );
         assert!(mesh.is_ok_and(|m| m.load_warnings().is_empty()), "seed {k}");
         fuzz_checks::gltf_json::gltf_json(document);
     }

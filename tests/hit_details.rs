@@ -195,7 +195,7 @@ fn check_mesh(name: &str, mesh: Mesh, seed: u64) {
 #[test]
 fn hit_details_equal_an_f64_oracle_on_the_scene() {
     // The scene has objects, materials, and normals and uvs on part of it.
-    let mesh = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let mesh = Mesh::load(common::asset("scene.obj")).unwrap();
     assert!((0..mesh.triangle_count()).any(|t| mesh.corner_uvs(t).is_some()));
     assert!((0..mesh.triangle_count()).any(|t| mesh.corner_normals(t).is_none()));
     check_mesh("scene", mesh, 5);

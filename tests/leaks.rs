@@ -86,13 +86,10 @@ fn icosphere(center: [f64; 3], radius: f64, levels: u32) -> Mesh {
         }
         faces = next;
     }
-    let positions = unit
-        .iter()
-        .map(|u| {
-            let p = |k: usize| (center[k] + radius * u[k]) as f32;
-            Point3::new(p(0), p(1), p(2))
-        })
-        .collect();
+    let positions = unit.iter().map(|u| {
+        let p = |k: usize| (center[k] + radius * u[k]) as f32;
+        Point3::new(p(0), p(1), p(2))
+    });
     Mesh::from_buffers(positions, faces).unwrap()
 }
 

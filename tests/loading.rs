@@ -250,7 +250,7 @@ const SCENE: [(&str, usize, &str); 5] = [
 
 #[test]
 fn scene_objects_materials_and_attributes() {
-    let mesh = Mesh::load_obj(scene_path()).unwrap();
+    let mesh = Mesh::load(scene_path()).unwrap();
     assert_eq!(mesh.triangle_count(), 2090);
     assert!(
         mesh.load_warnings().is_empty(),
@@ -288,7 +288,7 @@ fn scene_objects_materials_and_attributes() {
 #[test]
 fn scene_matches_the_file_triangle_by_triangle() {
     let path = scene_path();
-    let mesh = Mesh::load_obj(&path).unwrap();
+    let mesh = Mesh::load(&path).unwrap();
     let reference = Reference::parse(&std::fs::read_to_string(&path).unwrap());
     let materials = newmtl_names(&path.with_file_name("scene.mtl"));
     let problems = compare_with_reference(&mesh, &reference, &materials);
@@ -298,7 +298,7 @@ fn scene_matches_the_file_triangle_by_triangle() {
 #[test]
 fn scene_cone_base_is_fanned_from_its_first_corner() {
     let path = scene_path();
-    let mesh = Mesh::load_obj(&path).unwrap();
+    let mesh = Mesh::load(&path).unwrap();
     let reference = Reference::parse(&std::fs::read_to_string(&path).unwrap());
     // The cone's base is the file's only 16-gon, its last face: triangles 2076 to 2089.
     let big: Vec<&(usize, Vec<usize>)> = reference
@@ -371,7 +371,7 @@ f 1/2/2 2/1/1 4/2/1
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("attributes.obj");
     std::fs::write(&path, text).unwrap();
-    let loaded = Mesh::load_obj(&path);
+    let loaded = Mesh::load(&path);
     std::fs::remove_dir_all(&dir).unwrap();
     let mesh = loaded.unwrap();
     let presence: Vec<(bool, bool)> = (0..mesh.triangle_count())
@@ -533,7 +533,7 @@ fn shared_meshes_load_as_the_manifest_says() {
             continue;
         }
         let t = Instant::now();
-        let mesh = match Mesh::load_obj(&path) {
+        let mesh = match Mesh::load(&path) {
             Ok(mesh) => mesh,
             Err(e) => {
                 failures.push(format!("{file}: {e}"));

@@ -54,7 +54,7 @@ fn read_expected() -> Vec<Row> {
 
 /// Loads a file, turning a panic into a message.
 fn load(path: &Path) -> Result<meshray::Result<Mesh>, String> {
-    catch_unwind(|| Mesh::load_obj(path)).map_err(|panic| {
+    catch_unwind(|| Mesh::load(path)).map_err(|panic| {
         let message = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())

@@ -1,16 +1,15 @@
-//! The `mint` feature: the conversions give what the nalgebra API gives, so a glam or Bevy
-//! user gets the same answers.
-#![cfg(feature = "mint")]
+//! Points, vectors and matrices of other math crates (through `mint`: glam, Bevy, cgmath...)
+//! go into the same functions as nalgebra's and give the same answers.
 
 mod common;
 
-use meshray::{Bvh, Mesh, QueryOptions, Ray, Scene, SceneOptions, pixel_ray, pixel_ray_mint};
+use meshray::{Bvh, Mesh, QueryOptions, Ray, Scene, SceneOptions, pixel_ray};
 use nalgebra::{Isometry3, Matrix4, Perspective3, Point2, Point3, Vector2, Vector3};
 use std::sync::Arc;
 
 #[test]
 fn mint_inputs_equal_nalgebra_inputs() {
-    let ray = Ray::from_mint(
+    let ray = Ray::new(
         mint::Point3 {
             x: 0.5f32,
             y: 1.0,
@@ -37,33 +36,31 @@ fn mint_inputs_equal_nalgebra_inputs() {
     // Column-major, as glam's Mat4 hands it over.
     let (v, p): (mint::ColumnMatrix4<f32>, mint::ColumnMatrix4<f32>) =
         (view.into(), projection.into());
-    let a = pixel_ray_mint(v, p, [640.0, 480.0], [100.5, 300.25]).unwrap();
+    let a = pixel_ray(v, p, [640.0, 480.0], [100.5, 300.25]).unwrap();
     let b = pixel_ray(
-        &view,
-        &projection,
+        view,
+        projection,
         Vector2::new(640.0, 480.0),
         Point2::new(100.5, 300.25),
     )
     .unwrap();
     assert_eq!(a, b);
 
-    let mesh = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let mesh = Mesh::load(common::asset("scene.obj")).unwrap();
     let points: Vec<mint::Point3<f32>> = mesh.positions().iter().map(|&p| p.into()).collect();
-    let again = Mesh::from_mint_buffers(points, mesh.triangles().to_vec()).unwrap();
+    let again = Mesh::from_buffers(points, mesh.triangles().to_vec()).unwrap();
     assert_eq!(again.positions(), mesh.positions());
 
     let bvh = Arc::new(Bvh::build(mesh));
     let mut scene = Scene::new();
     let moved: mint::ColumnMatrix4<f32> =
         Matrix4::new_translation(&Vector3::new(0.0, 0.0, -2.0)).into();
-    let id = scene.add_mint(bvh.clone(), moved).unwrap();
+    let id = scene.add(bvh.clone(), moved).unwrap();
     let down = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
     let direct = bvh.closest_hit(&down, &QueryOptions::default()).unwrap();
     let placed = scene.closest_hit(&down, &SceneOptions::default()).unwrap();
     assert!((placed.hit.t - direct.t - 2.0).abs() < 1e-4);
-    scene
-        .set_transform_mint(id, Matrix4::<f32>::identity())
-        .unwrap();
+    scene.set_transform(id, Matrix4::<f32>::identity()).unwrap();
     let back: mint::Point3<f32> = scene
         .closest_hit(&down, &SceneOptions::default())
         .unwrap()

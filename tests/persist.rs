@@ -93,7 +93,7 @@ fn one_triangle_round_trips_in_every_format() {
 
 #[test]
 fn round_trip_on_the_scene() {
-    round_trip(Mesh::load_obj(common::asset("scene.obj")).unwrap());
+    round_trip(Mesh::load(common::asset("scene.obj")).unwrap());
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn exact_if_loaded(bytes: &[u8]) -> bool {
 
 #[test]
 fn corrupt_files_are_errors_never_panics_or_wrong_answers() {
-    let bvh = Bvh::build(Mesh::load_obj(common::asset("scene.obj")).unwrap());
+    let bvh = Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap());
     let bytes = postcard::to_allocvec(&bvh).unwrap();
     // Every truncation point of the first and last kilobyte, and 200 in between.
     let mut cuts: Vec<usize> = (0..1024.min(bytes.len())).collect();
@@ -172,7 +172,7 @@ fn postcard_reason(bytes: &[u8]) -> String {
 
 #[test]
 fn foreign_and_future_files_are_refused_by_name() {
-    let bvh = Bvh::build(Mesh::load_obj(common::asset("scene.obj")).unwrap());
+    let bvh = Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap());
     let bytes = postcard::to_allocvec(&bvh).unwrap();
     // postcard: a length byte, "meshray-bvh", then the version as a varint.
     assert_eq!(&bytes[1..12], b"meshray-bvh");
@@ -234,7 +234,7 @@ fn foreign_and_future_files_are_refused_by_name() {
 
 #[test]
 fn a_changed_coordinate_is_caught_by_the_checksum() {
-    let bvh = Bvh::build(Mesh::load_obj(common::asset("scene.obj")).unwrap());
+    let bvh = Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap());
     let mut json: serde_json::Value = serde_json::to_value(&bvh).unwrap();
     let x = &mut json["body"]["positions"][4];
     // One bit of one coordinate: still a valid mesh and tree, but not the saved one.
@@ -245,7 +245,7 @@ fn a_changed_coordinate_is_caught_by_the_checksum() {
 
 #[test]
 fn hits_serialize_and_read_back() {
-    let bvh = Bvh::build(Mesh::load_obj(common::asset("scene.obj")).unwrap());
+    let bvh = Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap());
     let ray = meshray::Ray::new(Point3::new(0.0, 1.0, 10.0), -nalgebra::Vector3::z());
     let hit = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
     let json = serde_json::to_string(&hit).unwrap();
@@ -260,7 +260,7 @@ fn hits_serialize_and_read_back() {
         .unwrap();
     let bytes = postcard::to_allocvec(&short).unwrap();
     assert_eq!(
-        postcard::from_bytes::<meshray::RayHit>(&bytes).unwrap(),
+        postcard::from_bytes::<meshray::CompactHit>(&bytes).unwrap(),
         short
     );
 }

@@ -127,7 +127,7 @@ proptest! {
         prop_assume!(d.iter().any(|&x| x != 0));
         let s = Vector3::new(shift[0] as f32, shift[1] as f32, shift[2] as f32);
         let moved = Mesh::from_buffers(
-            mesh.positions().iter().map(|p| p + s).collect(),
+            mesh.positions().iter().map(|p| p + s),
             mesh.triangles().to_vec(),
         ).unwrap();
         let origin = Point3::new(o[0] as f32, o[1] as f32, o[2] as f32);
@@ -151,7 +151,7 @@ proptest! {
         mesh in soup(), rays in prop::collection::vec(ray(), 1..20), k in -40i32..=33) {
         let scale = 2f32.powi(k);
         let scaled = Mesh::from_buffers(
-            mesh.positions().iter().map(|p| p * scale).collect(),
+            mesh.positions().iter().map(|p| p * scale),
             mesh.triangles().to_vec(),
         ).unwrap();
         let (a, b) = (build(mesh, 4), build(scaled, 4));
@@ -161,8 +161,8 @@ proptest! {
                 let (ha, hb) = (a.closest_hit(ray, &options), b.closest_hit(&moved, &options));
                 let key = |h: Option<meshray::Hit>, s: f32| h.map(|h| (h.triangle, (h.t * s).to_bits(), h.u.to_bits(), h.v.to_bits()));
                 prop_assert_eq!(key(ha, scale), key(hb, 1.0), "k = {}, watertight {}", k, options.watertight);
-                let pa = a.closest_point(&ray.origin(), f32::INFINITY).map(|c| (c.triangle, (c.distance * scale).to_bits()));
-                let pb = b.closest_point(&moved.origin(), f32::INFINITY).map(|c| (c.triangle, c.distance.to_bits()));
+                let pa = a.closest_point(ray.origin(), f32::INFINITY).map(|c| (c.triangle, (c.distance * scale).to_bits()));
+                let pb = b.closest_point(moved.origin(), f32::INFINITY).map(|c| (c.triangle, c.distance.to_bits()));
                 prop_assert_eq!(pa, pb, "closest point, k = {}", k);
             }
         }

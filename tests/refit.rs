@@ -101,7 +101,7 @@ fn refit_and_check(name: &str, mesh: Mesh) {
 
 #[test]
 fn refit_equals_brute_force_on_the_scene() {
-    let mesh = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let mesh = Mesh::load(common::asset("scene.obj")).unwrap();
     refit_and_check("scene", mesh);
 }
 
@@ -121,7 +121,7 @@ fn refit_equals_brute_force_on_shared_meshes() {
 
 #[test]
 fn bad_positions_are_errors_and_change_nothing() {
-    let mesh = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let mesh = Mesh::load(common::asset("scene.obj")).unwrap();
     let mut bvh = Bvh::build(mesh.clone());
     let stats = bvh.stats();
     let n = mesh.positions().len();
@@ -189,7 +189,7 @@ fn with_vertices(text: &str, vertices: &[Point3<f32>]) -> String {
 /// and copied shared ones, so the file's array did not fit `refit`.)
 fn refit_with_the_files_vertices(name: &str, path: &std::path::Path) {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut bvh = Bvh::build(Mesh::load_obj(path).unwrap());
+    let mut bvh = Bvh::build(Mesh::load(path).unwrap());
     let vertices = file_vertices(&text);
     assert_eq!(
         bvh.mesh().positions(),
@@ -213,9 +213,9 @@ fn refit_with_the_files_vertices(name: &str, path: &std::path::Path) {
             .collect();
         bvh.refit(&moved)
             .unwrap_or_else(|e| panic!("{name} frame {frame}: {e}"));
-        let reloaded = Mesh::parse_obj(
+        let reloaded = Mesh::from_bytes(
             with_vertices(&text, &moved).as_bytes(),
-            &meshray::LoadOptions::default(),
+            &meshray::LoadOptions::default().with_format(meshray::Format::Obj),
         )
         .unwrap();
         assert_eq!(bvh.mesh().positions(), reloaded.positions());

@@ -223,7 +223,7 @@ fn check_scene(meshes: &[Arc<Bvh>], seed: u64) {
 
 fn meshes() -> Vec<Arc<Bvh>> {
     let mut out = vec![Arc::new(Bvh::build(
-        Mesh::load_obj(common::asset("scene.obj")).unwrap(),
+        Mesh::load(common::asset("scene.obj")).unwrap(),
     ))];
     for name in ["spot/spot.obj", "teapot/teapot.obj"] {
         if let Some(mesh) = common::shared_mesh(name) {
@@ -243,9 +243,7 @@ fn scenes_equal_an_f64_brute_force() {
 
 #[test]
 fn moving_an_instance_keeps_its_bvh() {
-    let bvh = Arc::new(Bvh::build(
-        Mesh::load_obj(common::asset("scene.obj")).unwrap(),
-    ));
+    let bvh = Arc::new(Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap()));
     let mut scene = Scene::new();
     let id = scene.add(bvh.clone(), Matrix4::identity()).unwrap();
     let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
@@ -271,9 +269,7 @@ fn moving_an_instance_keeps_its_bvh() {
 
 #[test]
 fn bad_transforms_and_ids_are_errors() {
-    let bvh = Arc::new(Bvh::build(
-        Mesh::load_obj(common::asset("scene.obj")).unwrap(),
-    ));
+    let bvh = Arc::new(Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap()));
     let mut scene = Scene::new();
     assert!(
         scene
@@ -354,7 +350,7 @@ fn closest_point_equals_an_f64_brute_force_under_any_affine_transform() {
             }
         }
         let (id, got) = scene
-            .closest_point(&q, f32::INFINITY, 0b01)
+            .closest_point(q, f32::INFINITY, 0b01)
             .expect("a scene is somewhere");
         let tol = 1e-9 + 1e-6 * best;
         assert!(
@@ -373,10 +369,6 @@ fn closest_point_equals_an_f64_brute_force_under_any_affine_transform() {
         );
         assert!(((got.point - q).norm() - got.distance).abs() <= 1e-4 * (1.0 + got.distance));
         assert_ne!(id, 4, "masked out");
-        assert!(
-            scene
-                .closest_point(&q, (best * 0.99) as f32, 0b01)
-                .is_none()
-        );
+        assert!(scene.closest_point(q, (best * 0.99) as f32, 0b01).is_none());
     }
 }

@@ -57,7 +57,7 @@ fn check(name: &str, mesh: Mesh) {
             triangle_overlaps_sphere(p, q, r, &centre, radius)
         });
         assert_eq!(
-            bvh.triangles_in_sphere(&centre, radius),
+            bvh.triangles_in_sphere(centre, radius),
             want,
             "{name} sphere"
         );
@@ -72,13 +72,13 @@ fn check(name: &str, mesh: Mesh) {
             (a.x + rng.range(5.0, 120.0)).min(400.0),
             (a.y + rng.range(5.0, 90.0)).min(300.0),
         );
-        let frustum = Frustum::from_screen_rect(&view, &projection, viewport, a, b).unwrap();
+        let frustum = Frustum::from_screen_rect(view, projection, viewport, a, b).unwrap();
         let want = brute(&mesh, |[p, q, r]| frustum.overlaps_triangle(p, q, r));
         let all = bvh.triangles_in_frustum(&frustum);
         assert_eq!(all, want, "{name} frustum {a} {b}");
         for samples in [1, 2] {
             let visible = bvh
-                .visible_triangles(&view, &projection, viewport, a, b, samples, &options)
+                .visible_triangles(view, projection, viewport, a, b, samples, &options)
                 .unwrap();
             // Brute force: every sample ray's first triangle over every triangle.
             let mut seen = Vec::new();
@@ -93,7 +93,7 @@ fn check(name: &str, mesh: Mesh) {
                                 continue;
                             }
                             let ray =
-                                pixel_ray(&view, &projection, viewport, Point2::new(x, y)).unwrap();
+                                pixel_ray(view, projection, viewport, Point2::new(x, y)).unwrap();
                             if let Some(&(_, t)) =
                                 common::brute_all_f32(&mesh, &chunks, &ray, &options).first()
                             {
@@ -127,7 +127,7 @@ fn check(name: &str, mesh: Mesh) {
 
 #[test]
 fn selections_equal_brute_force_on_the_scene() {
-    check("scene", Mesh::load_obj(common::asset("scene.obj")).unwrap());
+    check("scene", Mesh::load(common::asset("scene.obj")).unwrap());
 }
 
 #[test]
@@ -191,33 +191,27 @@ fn predicates_agree_with_sampling() {
 
 #[test]
 fn bad_regions_select_nothing() {
-    let bvh = Bvh::build(Mesh::load_obj(common::asset("scene.obj")).unwrap());
+    let bvh = Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap());
     let nan = Aabb::new(Point3::new(f32::NAN, 0.0, 0.0), Point3::new(1.0, 1.0, 1.0));
     assert!(bvh.triangles_in_box(&nan).is_empty());
     assert!(bvh.triangles_in_box(&Aabb::EMPTY).is_empty());
     assert!(
-        bvh.triangles_in_sphere(&Point3::origin(), f32::NAN)
+        bvh.triangles_in_sphere(Point3::origin(), f32::NAN)
             .is_empty()
     );
-    assert!(bvh.triangles_in_sphere(&Point3::origin(), -1.0).is_empty());
+    assert!(bvh.triangles_in_sphere(Point3::origin(), -1.0).is_empty());
     let (view, projection, viewport) = camera(bvh.mesh());
     let p = Point2::new(10.0, 10.0);
-    assert!(Frustum::from_screen_rect(&view, &projection, viewport, p, p).is_err());
+    assert!(Frustum::from_screen_rect(view, projection, viewport, p, p).is_err());
     assert!(
-        Frustum::from_screen_rect(
-            &view,
-            &Matrix4::zeros(),
-            viewport,
-            p,
-            Point2::new(20.0, 20.0)
-        )
-        .is_err()
+        Frustum::from_screen_rect(view, Matrix4::zeros(), viewport, p, Point2::new(20.0, 20.0))
+            .is_err()
     );
     let options = QueryOptions::default();
     assert!(
         bvh.visible_triangles(
-            &view,
-            &projection,
+            view,
+            projection,
             viewport,
             p,
             Point2::new(20.0, 20.0),

@@ -48,7 +48,7 @@ fn same_triangles(a: &Mesh, b: &Mesh) {
 
 #[test]
 fn binary_and_ascii_stl_load_the_same_triangles_as_the_obj() {
-    let obj = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let obj = Mesh::load(common::asset("scene.obj")).unwrap();
     let binary = scratch("scene-binary.stl");
     let mut file = std::fs::File::create(&binary).unwrap();
     stl_io::write_stl(&mut file, facets(&obj).iter()).unwrap();
@@ -72,34 +72,35 @@ fn binary_and_ascii_stl_load_the_same_triangles_as_the_obj() {
     let renamed = scratch("scene.dat");
     std::fs::copy(&binary, &renamed).unwrap();
     assert!(matches!(Mesh::load(&renamed), Err(Error::Parse { .. })));
-    let loaded = Mesh::load_as(&renamed, Format::Stl, &LoadOptions::default()).unwrap();
+    let loaded =
+        Mesh::load_with(&renamed, &LoadOptions::default().with_format(Format::Stl)).unwrap();
     same_triangles(&obj, &loaded);
 }
 
 #[test]
 fn bad_stl_files_are_errors_naming_the_file() {
-    let obj = Mesh::load_obj(common::asset("scene.obj")).unwrap();
+    let obj = Mesh::load(common::asset("scene.obj")).unwrap();
     let mut bytes = Vec::new();
     stl_io::write_stl(&mut bytes, facets(&obj).iter()).unwrap();
     let options = LoadOptions::default();
     // Truncated binary files: every cut inside the last facet and a few elsewhere.
     for cut in [0, 10, 83, 84, 100, bytes.len() - 49, bytes.len() - 1] {
-        let result = Mesh::parse_stl(&bytes[..cut], &options);
+        let result = Mesh::from_bytes(&bytes[..cut], &options.with_format(Format::Stl));
         assert!(result.is_err(), "cut at {cut} must not load");
     }
     // A NaN vertex and a file without facets.
     let nan = "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex NaN 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid x\n";
     assert!(matches!(
-        Mesh::parse_stl(nan.as_bytes(), &options),
+        Mesh::from_bytes(nan.as_bytes(), &options.with_format(Format::Stl)),
         Err(Error::NonFiniteCoordinate { vertex: 1, .. }) | Err(Error::Parse { .. })
     ));
     assert!(matches!(
-        Mesh::parse_stl(b"solid x\nendsolid x\n", &options),
+        Mesh::from_bytes(b"solid x\nendsolid x\n", &options.with_format(Format::Stl)),
         Err(Error::NoTriangles { .. }) | Err(Error::Parse { .. })
     ));
     let garbage = "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 zero 0\n";
     assert!(matches!(
-        Mesh::parse_stl(garbage.as_bytes(), &options),
+        Mesh::from_bytes(garbage.as_bytes(), &options.with_format(Format::Stl)),
         Err(Error::Parse { .. })
     ));
     // Limits apply as for OBJ.
@@ -108,16 +109,16 @@ fn bad_stl_files_are_errors_naming_the_file() {
         ..Default::default()
     };
     assert!(matches!(
-        Mesh::parse_stl(&bytes, &few),
+        Mesh::from_bytes(&bytes, &few.with_format(Format::Stl)),
         Err(Error::LimitExceeded { .. })
     ));
     // Missing file: Io naming it.
-    let err = Mesh::load_stl("/nonexistent/mesh.stl").unwrap_err();
+    let err = Mesh::load("/nonexistent/mesh.stl").unwrap_err();
     assert!(err.to_string().contains("/nonexistent/mesh.stl"), "{err}");
     // An unknown extension names the file and the way out.
     let err = Mesh::load("model.3ds").unwrap_err();
     assert!(
-        err.to_string().contains("model.3ds") && err.to_string().contains("load_as"),
+        err.to_string().contains("model.3ds") && err.to_string().contains("LoadOptions::format"),
         "{err}"
     );
 }

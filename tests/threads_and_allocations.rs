@@ -37,7 +37,7 @@ fn allocations() -> usize {
 }
 
 fn scene() -> Bvh {
-    Bvh::build(Mesh::load_obj(common::asset("scene.obj")).unwrap())
+    Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap())
 }
 
 /// Runs `query` over the rays and asserts it allocated nothing; returns how many answered.
@@ -84,7 +84,7 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
         );
     }
     let near = allocation_free(&format!("{name}: closest_point"), &rays, |r| {
-        bvh.closest_point(&r.origin(), f32::INFINITY).is_some()
+        bvh.closest_point(r.origin(), f32::INFINITY).is_some()
     });
     assert_eq!(near, rays.len());
 }

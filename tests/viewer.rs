@@ -169,7 +169,7 @@ fn library_hit(bvh: &Bvh, x: usize, y: usize) -> Option<Hit> {
     let (view, projection) = framing::framing(&bvh.bounds(), framing::default_direction(), aspect);
     let viewport = Vector2::new(SIZE.0 as f32, SIZE.1 as f32);
     let pixel = Point2::new(x as f32 + 0.5, y as f32 + 0.5);
-    let ray = pixel_ray(&view, &projection, viewport, pixel).unwrap();
+    let ray = pixel_ray(view, projection, viewport, pixel).unwrap();
     bvh.closest_hit(&ray, &QueryOptions::default())
 }
 

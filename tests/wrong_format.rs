@@ -137,7 +137,7 @@ fn a_file_under_another_formats_name_is_refused_by_its_real_format() {
             );
             // The same when the format is asked for rather than read from the name.
             assert!(matches!(
-                Mesh::load_as(&path, named, &LoadOptions::default()),
+                Mesh::load_with(&path, &LoadOptions::default().with_format(named)),
                 Err(Error::WrongFormat { .. })
             ));
         }
@@ -199,8 +199,8 @@ fn a_directory_is_a_directory() {
     for path in [&dir, &dotted] {
         let results = [
             Mesh::load(path),
-            Mesh::load_as(path, Format::Obj, &LoadOptions::default()),
-            Mesh::load_with_progress(path, None, &LoadOptions::default(), &|_, _| {}),
+            Mesh::load_with(path, &LoadOptions::default().with_format(Format::Obj)),
+            Mesh::load_with(path, &LoadOptions::default().with_progress(&|_, _| {})),
         ];
         for result in results {
             let error = result.unwrap_err();

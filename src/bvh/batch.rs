@@ -17,37 +17,37 @@ impl Bvh {
     /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
     ///
-    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// let rays: Vec<Ray> = (0..100)
     ///     .map(|i| Ray::new(Point3::new(i as f32 * 0.05 - 2.5, 1.0, 10.0), -Vector3::z()))
     ///     .collect();
-    /// let hits = bvh.closest_hits(&rays, &QueryOptions::default());
+    /// let hits = bvh.closest_hit_per_ray(&rays, &QueryOptions::default());
     /// for (ray, hit) in rays.iter().zip(&hits) {
     ///     assert_eq!(*hit, bvh.closest_hit(ray, &QueryOptions::default()));
     /// }
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn closest_hits(&self, rays: &[Ray], options: &QueryOptions) -> Vec<Option<Hit>> {
+    pub fn closest_hit_per_ray(&self, rays: &[Ray], options: &QueryOptions) -> Vec<Option<Hit>> {
         self.map_rays(rays, |ray| self.closest_hit(ray, options))
     }
 
     /// [`any_hit`](Bvh::any_hit) for each ray, in order; parallel like
-    /// [`closest_hits`](Bvh::closest_hits).
+    /// [`closest_hit_per_ray`](Bvh::closest_hit_per_ray).
     ///
     /// ```
     /// use meshray::{QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// // Which of these points on the ground can see a light high above the sphere?
     /// let light = Point3::new(0.0, 10.0, 0.0);
     /// let points = [Point3::new(0.3, 0.0, 0.2), Point3::new(3.0, 0.0, 3.0)];
     /// let rays: Vec<Ray> = points.iter().map(|&p| Ray::with_range(p, light - p, 1e-4, 1.0)).collect();
-    /// let blocked = bvh.any_hits(&rays, &QueryOptions::default());
+    /// let blocked = bvh.any_hit_per_ray(&rays, &QueryOptions::default());
     /// assert!(blocked[0].is_some() && blocked[1].is_none());
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn any_hits(&self, rays: &[Ray], options: &QueryOptions) -> Vec<Option<Hit>> {
+    pub fn any_hit_per_ray(&self, rays: &[Ray], options: &QueryOptions) -> Vec<Option<Hit>> {
         self.map_rays(rays, |ray| self.any_hit(ray, options))
     }
 

@@ -23,7 +23,7 @@ mod wide;
 pub(crate) use build::build as build_binary;
 pub use nearest::ClosestPoint;
 pub use stats::Stats;
-pub use traverse::{Hit, QueryCost, QueryOptions, RayHit};
+pub use traverse::{CompactHit, Hit, QueryCost, QueryOptions};
 
 use crate::packet::{LANES, TrianglePacket};
 use crate::triangle::LeafTriangle;
@@ -125,7 +125,7 @@ impl Node {
 /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
 /// use nalgebra::{Point3, Vector3};
 ///
-/// let mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+/// let mesh = Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
 /// let bvh = Bvh::build(mesh);
 /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), Vector3::new(0.0, 0.0, -1.0));
 /// let hit = bvh.closest_hit(&ray, &QueryOptions::default()).expect("the sphere is there");
@@ -155,7 +155,7 @@ impl Bvh {
     /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
     ///
-    /// let mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let mesh = Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let bvh = Bvh::build(mesh);
     /// assert_eq!(bvh.mesh().triangle_count(), 2090);
     /// // Straight down onto the ground (the plane y = 0) from 5 above it.
@@ -172,7 +172,7 @@ impl Bvh {
     /// ```
     /// use meshray::{BuildOptions, Bvh, Mesh};
     ///
-    /// # let mesh = Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// # let mesh = Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let options = BuildOptions { max_leaf_size: 4, ..Default::default() };
     /// let bvh = Bvh::build_with(mesh, &options);
     /// assert!(bvh.stats().max_leaf_size <= 4);
@@ -191,7 +191,7 @@ impl Bvh {
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
-    /// let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let last = AtomicUsize::new(0);
     /// let bvh = meshray::Bvh::build_with_progress(mesh, &Default::default(), &|done, total| {
     ///     last.fetch_max(done, Ordering::Relaxed);
@@ -257,7 +257,7 @@ impl Bvh {
     /// The mesh the BVH was built over.
     ///
     /// ```
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// assert_eq!(bvh.mesh().objects()[1], "sphere");
     /// assert_eq!(bvh.mesh().bounds(), bvh.bounds());
     /// # Ok::<(), meshray::Error>(())
@@ -285,7 +285,7 @@ impl Bvh {
     /// The options it was built with.
     ///
     /// ```
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// assert_eq!(bvh.options(), &meshray::BuildOptions::default());
     /// # Ok::<(), meshray::Error>(())
     /// ```
@@ -296,7 +296,7 @@ impl Bvh {
     /// The box around the whole mesh.
     ///
     /// ```
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// let bounds = bvh.bounds();
     /// assert_eq!((bounds.min.y, bounds.max.y), (0.0, 2.0));
     /// assert!(bounds.contains(&bvh.mesh().bounds()));

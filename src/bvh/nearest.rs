@@ -13,11 +13,11 @@ use smallvec::SmallVec;
 ///
 /// ```
 /// use nalgebra::Point3;
-/// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 ///
 /// // Snap a 3D cursor just above the ground onto the mesh.
 /// let cursor = Point3::new(3.1, 0.25, 3.2);
-/// let snapped = bvh.closest_point(&cursor, 1.0).unwrap();
+/// let snapped = bvh.closest_point(cursor, 1.0).unwrap();
 /// assert_eq!(snapped.point, Point3::new(3.1, 0.0, 3.2));
 /// assert_eq!(snapped.distance, 0.25);
 /// assert_eq!(bvh.mesh().object_id(snapped.triangle as usize), 0); // the ground
@@ -117,14 +117,19 @@ impl Bvh {
     /// use meshray::{Bvh, Mesh};
     /// use nalgebra::{Matrix4, Point3};
     ///
-    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// // High above the scene: the nearest point is on top of something.
-    /// let near = bvh.closest_point(&Point3::new(0.0, 50.0, 0.0), f32::INFINITY).unwrap();
+    /// let near = bvh.closest_point(Point3::new(0.0, 50.0, 0.0), f32::INFINITY).unwrap();
     /// assert!(near.distance > 40.0 && near.point.y > 0.0);
-    /// assert!(bvh.closest_point(&Point3::new(0.0, 50.0, 0.0), 1.0).is_none());
+    /// assert!(bvh.closest_point(Point3::new(0.0, 50.0, 0.0), 1.0).is_none());
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn closest_point(&self, point: &Point3<f32>, max_distance: f32) -> Option<ClosestPoint> {
+    pub fn closest_point(
+        &self,
+        point: impl Into<mint::Point3<f32>>,
+        max_distance: f32,
+    ) -> Option<ClosestPoint> {
+        let point = Point3::from(point.into());
         if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
             return None;
         }

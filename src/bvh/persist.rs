@@ -17,7 +17,7 @@ use super::{BuildOptions, Bvh};
 use crate::mesh::{CornerAttribute, NO_INDEX};
 use crate::packet::{LANES, TrianglePacket};
 use crate::{Error, Mesh, Result};
-use nalgebra::{Point2, Point3, Vector3};
+use nalgebra::{Point2, Vector3};
 use serde::de::{self, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -305,10 +305,7 @@ fn mesh_of(r: &Body) -> Result<Mesh> {
         Ok(f.0.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
     };
     let positions = points(&r.positions, "position coordinate")?;
-    let mut mesh = Mesh::from_buffers(
-        positions.into_iter().map(Point3::from).collect(),
-        r.triangles.clone(),
-    )?;
+    let mut mesh = Mesh::from_buffers(positions, r.triangles.clone())?;
     if let Some((values, corners)) = &r.normals {
         let values = points(values, "normal coordinate")?;
         mesh = mesh.with_corner_normals(
@@ -500,6 +497,7 @@ impl<'de> Deserialize<'de> for Bvh {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::Point3;
 
     fn saved() -> (Bvh, Body) {
         let mut positions = Vec::new();

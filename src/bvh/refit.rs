@@ -26,7 +26,7 @@ impl Bvh {
     /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
     ///
-    /// let mut bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let mut bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
     /// let before = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap().t;
     /// // Push everything 0.5 away from the viewer.

@@ -20,7 +20,7 @@ impl Bvh {
     /// use meshray::{Aabb, Bvh, Mesh};
     /// use nalgebra::Point3;
     ///
-    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// let everything = bvh.triangles_in_box(&bvh.bounds());
     /// assert_eq!(everything.len(), bvh.mesh().triangle_count());
     /// let far_away = Aabb::new(Point3::new(100.0, 100.0, 100.0), Point3::new(101.0, 101.0, 101.0));
@@ -44,18 +44,23 @@ impl Bvh {
     ///
     /// ```
     /// use nalgebra::Point3;
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// # let mesh = bvh.mesh();
     ///
     /// let centre = Point3::new(0.0, 1.0, 0.0); // the sphere's centre
-    /// assert!(bvh.triangles_in_sphere(&centre, 0.5).is_empty()); // a hollow shell
-    /// let shell = bvh.triangles_in_sphere(&centre, 1.0);
+    /// assert!(bvh.triangles_in_sphere(centre, 0.5).is_empty()); // a hollow shell
+    /// let shell = bvh.triangles_in_sphere(centre, 1.0);
     /// let sphere = (0..mesh.triangle_count() as u32).filter(|&t| mesh.object_id(t as usize) == 1);
     /// assert!(sphere.into_iter().all(|t| shell.binary_search(&t).is_ok()));
-    /// assert!(bvh.triangles_in_sphere(&centre, -1.0).is_empty()); // a negative radius selects nothing
+    /// assert!(bvh.triangles_in_sphere(centre, -1.0).is_empty()); // a negative radius selects nothing
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn triangles_in_sphere(&self, centre: &Point3<f32>, radius: f32) -> Vec<u32> {
+    pub fn triangles_in_sphere(
+        &self,
+        centre: impl Into<mint::Point3<f32>>,
+        radius: f32,
+    ) -> Vec<u32> {
+        let centre = Point3::from(centre.into());
         if !centre.iter().all(|c| c.is_finite()) || !(radius >= 0.0) {
             return Vec::new();
         }
@@ -63,7 +68,7 @@ impl Bvh {
         let limit = r * r * (1.0 + 1.0 / (1u64 << 40) as f64);
         self.select(
             |min, max| box_distance_squared(&c, min, max) <= limit,
-            |[a, b, t]| triangle_overlaps_sphere(a, b, t, centre, radius),
+            |[a, b, t]| triangle_overlaps_sphere(a, b, t, &centre, radius),
         )
     }
 
@@ -77,14 +82,14 @@ impl Bvh {
     /// # let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y()).to_homogeneous();
     /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
     /// # let viewport = Vector2::new(800.0, 600.0);
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// // Box select around the middle of the screen, where the sphere is.
-    /// let frustum = Frustum::from_screen_rect(&view, &projection, viewport,
+    /// let frustum = Frustum::from_screen_rect(view, projection, viewport,
     ///     Point2::new(380.0, 280.0), Point2::new(420.0, 320.0))?;
     /// let selected = bvh.triangles_in_frustum(&frustum);
     /// // The triangle under the centre pixel is selected, and so are hidden ones behind it.
-    /// let ray = pixel_ray(&view, &projection, viewport, Point2::new(400.0, 300.0))?;
+    /// let ray = pixel_ray(view, projection, viewport, Point2::new(400.0, 300.0))?;
     /// let front = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
     /// assert!(selected.contains(&front.triangle));
     /// let behind = bvh.all_hits(&ray, &QueryOptions::default());
@@ -112,23 +117,23 @@ impl Bvh {
     /// # let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y()).to_homogeneous();
     /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
     /// # let viewport = Vector2::new(800.0, 600.0);
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// let options = QueryOptions::default();
     /// let (a, b) = (Point2::new(390.0, 290.0), Point2::new(410.0, 310.0));
-    /// let visible = bvh.visible_triangles(&view, &projection, viewport, a, b, 1, &options)?;
-    /// let centre = pixel_ray(&view, &projection, viewport, Point2::new(400.5, 300.5))?;
+    /// let visible = bvh.visible_triangles(view, projection, viewport, a, b, 1, &options)?;
+    /// let centre = pixel_ray(view, projection, viewport, Point2::new(400.5, 300.5))?;
     /// let front = bvh.closest_triangle(&centre, &options).unwrap().triangle;
     /// assert!(visible.contains(&front));
     /// // Its back, seen by no sample ray, is not visible (but is in the frustum).
     /// let back = bvh.all_hits(&centre, &options)[1].triangle;
     /// assert!(!visible.contains(&back));
-    /// let denser = bvh.visible_triangles(&view, &projection, viewport, a, b, 4, &options)?;
+    /// let denser = bvh.visible_triangles(view, projection, viewport, a, b, 4, &options)?;
     /// assert!(visible.iter().all(|t| denser.contains(t)));
-    /// let zero = bvh.visible_triangles(&view, &projection, viewport, a, b, 0, &options);
+    /// let zero = bvh.visible_triangles(view, projection, viewport, a, b, 0, &options);
     /// assert!(matches!(zero, Err(Error::InvalidCamera { .. })));
     /// let flipped = -viewport; // a negative viewport is refused, even for an empty rectangle
-    /// let refused = bvh.visible_triangles(&view, &projection, flipped, a, a, 1, &options);
+    /// let refused = bvh.visible_triangles(view, projection, flipped, a, a, 1, &options);
     /// assert!(matches!(refused, Err(Error::InvalidCamera { .. })));
     /// # Ok::<(), meshray::Error>(())
     /// ```
@@ -139,14 +144,17 @@ impl Bvh {
     #[allow(clippy::too_many_arguments)]
     pub fn visible_triangles(
         &self,
-        view: &Matrix4<f32>,
-        projection: &Matrix4<f32>,
-        viewport: Vector2<f32>,
-        a: Point2<f32>,
-        b: Point2<f32>,
+        view: impl Into<mint::ColumnMatrix4<f32>>,
+        projection: impl Into<mint::ColumnMatrix4<f32>>,
+        viewport: impl Into<mint::Vector2<f32>>,
+        a: impl Into<mint::Point2<f32>>,
+        b: impl Into<mint::Point2<f32>>,
         samples: u32,
         options: &QueryOptions,
     ) -> Result<Vec<u32>> {
+        let (view, projection) = (Matrix4::from(view.into()), Matrix4::from(projection.into()));
+        let viewport = Vector2::from(viewport.into());
+        let (a, b) = (Point2::from(a.into()), Point2::from(b.into()));
         if !(1..=64).contains(&samples) {
             return Err(Error::InvalidCamera {
                 reason: "samples per pixel side must be 1 to 64",

@@ -6,7 +6,7 @@ use std::fmt;
 /// Size and quality of a BVH (see [`Bvh::stats`]).
 ///
 /// ```
-/// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 /// let stats = bvh.stats();
 /// println!("{stats}"); // one line: triangles, nodes, leaves, depth, SAH cost, bytes/triangle
 /// assert_eq!(stats.triangles, 2090);
@@ -40,7 +40,7 @@ impl Bvh {
     /// Measures the tree.
     ///
     /// ```
-    /// let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let stats = meshray::Bvh::build(mesh).stats();
     /// assert!(stats.nodes < stats.leaves && stats.max_leaf_size <= 8);
     /// # Ok::<(), meshray::Error>(())

@@ -124,7 +124,7 @@ impl LeafTest {
 /// ```
 /// use meshray::{QueryOptions, Ray};
 /// use nalgebra::{Point3, Vector3};
-/// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 ///
 /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
 /// let hit = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
@@ -203,12 +203,12 @@ impl Hit {
 /// into a full [`Hit`].
 ///
 /// ```
-/// use meshray::{QueryOptions, Ray, RayHit};
+/// use meshray::{QueryOptions, Ray, CompactHit};
 /// use nalgebra::{Point3, Vector3};
-/// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 ///
 /// let ray = Ray::new(Point3::new(0.3, 5.0, 3.1), -Vector3::y()); // down onto the ground
-/// let RayHit { t, triangle, u, v } = bvh.closest_triangle(&ray, &QueryOptions::default()).unwrap();
+/// let CompactHit { t, triangle, u, v } = bvh.closest_triangle(&ray, &QueryOptions::default()).unwrap();
 /// assert_eq!(t, 5.0);
 /// assert!(u >= 0.0 && v >= 0.0 && u + v <= 1.0);
 /// assert_eq!(bvh.mesh().object_id(triangle as usize), 0); // the ground
@@ -216,7 +216,7 @@ impl Hit {
 /// ```
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RayHit {
+pub struct CompactHit {
     /// The ray parameter: the hit is at `origin + t·direction`.
     pub t: f32,
     /// The triangle's number in the mesh (file order).
@@ -248,7 +248,7 @@ fn widened(far: f32) -> f32 {
 /// ```
 /// use meshray::{QueryOptions, Ray};
 /// use nalgebra::{Point3, Vector3};
-/// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 ///
 /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
 /// let (_, cost) = bvh.closest_hit_with_cost(&ray, &QueryOptions::default());
@@ -377,7 +377,7 @@ impl Bvh {
     /// ```
     /// use meshray::{Culling, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// // Towards the sphere (centre (0, 1, 0), radius 1) from z = 10.
     /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
@@ -406,7 +406,7 @@ impl Bvh {
     /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
     ///
-    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), Vector3::new(0.0, 0.0, -1.0));
     /// let (hit, cost) = bvh.closest_hit_with_cost(&ray, &QueryOptions::default());
     /// assert_eq!(hit, bvh.closest_hit(&ray, &QueryOptions::default()));
@@ -443,14 +443,14 @@ impl Bvh {
     /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
     ///
-    /// let bvh = Bvh::build(Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), Vector3::new(0.0, 0.0, -1.0));
     /// let options = QueryOptions::default();
     /// let short = bvh.closest_triangle(&ray, &options).expect("the sphere is there");
     /// assert_eq!(bvh.hit_details(&ray, &short), bvh.closest_hit(&ray, &options));
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn closest_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<RayHit> {
+    pub fn closest_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
         self.closest_slot(ray, options, &mut ())
             .map(|found| self.ray_hit(found))
     }
@@ -461,7 +461,7 @@ impl Bvh {
     /// ```
     /// use meshray::{QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// // Is the line of sight from a to b blocked? (The sphere is in between.)
     /// let (a, b) = (Point3::new(0.0, 1.0, 5.0), Point3::new(0.0, 1.0, -3.0));
@@ -470,7 +470,7 @@ impl Bvh {
     /// assert!(blocker.t > 0.0 && blocker.t < 1.0);
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn any_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<RayHit> {
+    pub fn any_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
         self.any_slot(ray, options).map(|found| self.ray_hit(found))
     }
 
@@ -480,7 +480,7 @@ impl Bvh {
     /// ```
     /// use meshray::{QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
     /// let short = bvh.closest_triangle(&ray, &QueryOptions::default()).unwrap();
@@ -489,20 +489,20 @@ impl Bvh {
     /// assert_eq!(bvh.mesh().objects()[hit.object as usize], "sphere");
     /// assert!(hit.uv.is_some()); // the sphere has texture coordinates
     ///
-    /// // A hand-made RayHit naming no triangle of the mesh has no details.
-    /// let bogus = meshray::RayHit { triangle: u32::MAX, ..short };
+    /// // A hand-made CompactHit naming no triangle of the mesh has no details.
+    /// let bogus = meshray::CompactHit { triangle: u32::MAX, ..short };
     /// assert!(bvh.hit_details(&ray, &bogus).is_none());
     /// # Ok::<(), meshray::Error>(())
     /// ```
     ///
-    /// `None` when `hit.triangle` is not a triangle of the mesh (`RayHit`'s fields are
+    /// `None` when `hit.triangle` is not a triangle of the mesh (`CompactHit`'s fields are
     /// public, so a caller can make one); pass hits this BVH's queries returned.
-    pub fn hit_details(&self, ray: &Ray, hit: &RayHit) -> Option<Hit> {
+    pub fn hit_details(&self, ray: &Ray, hit: &CompactHit) -> Option<Hit> {
         ((hit.triangle as usize) < self.mesh.triangle_count()).then(|| self.hit(ray, *hit))
     }
 
     /// [`hit_details`](Bvh::hit_details) for a hit this BVH returned (so its triangle exists).
-    pub(crate) fn own_hit_details(&self, ray: &Ray, hit: &RayHit) -> Hit {
+    pub(crate) fn own_hit_details(&self, ray: &Ray, hit: &CompactHit) -> Hit {
         self.hit(ray, *hit)
     }
 
@@ -545,8 +545,8 @@ impl Bvh {
         found
     }
 
-    fn ray_hit(&self, (slot, h): (u32, TriangleHit)) -> RayHit {
-        RayHit {
+    fn ray_hit(&self, (slot, h): (u32, TriangleHit)) -> CompactHit {
+        CompactHit {
             t: h.t,
             triangle: self.triangle_index[slot as usize],
             u: h.u,
@@ -561,7 +561,7 @@ impl Bvh {
     /// ```
     /// use meshray::{QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// // A shadow ray from a point on the ground towards a light high above the sphere.
     /// let ground = Point3::new(0.3, 0.0, 0.2);
@@ -583,7 +583,7 @@ impl Bvh {
     /// ```
     /// use meshray::{Culling, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// // Through the sphere: in at its front, out at its back.
     /// let ray = Ray::new(Point3::new(0.1, 1.05, 10.0), -Vector3::z());
@@ -606,7 +606,7 @@ impl Bvh {
     /// ```
     /// use meshray::{QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// let mut hits = Vec::new();
     /// let mut layers = 0;
@@ -707,7 +707,7 @@ impl Bvh {
     }
 
     /// Fills in a hit's details from the mesh.
-    fn hit(&self, ray: &Ray, h: RayHit) -> Hit {
+    fn hit(&self, ray: &Ray, h: CompactHit) -> Hit {
         let i = h.triangle as usize;
         let mesh = &self.mesh;
         let [a, b, c] = mesh.triangle(i);

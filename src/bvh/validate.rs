@@ -18,7 +18,7 @@ impl Bvh {
     /// cost is finite. Builds run it in debug builds; tests run it after every build.
     ///
     /// ```
-    /// let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// meshray::Bvh::build(mesh).validate()?;
     /// # Ok::<(), meshray::Error>(())
     /// ```

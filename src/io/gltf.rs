@@ -3,12 +3,11 @@
 //! `gltf` parses and validates the JSON; the buffers are read here, and every accessor is
 //! bounds-checked against the bytes really present before it is read, so a file that lies
 //! about its buffers is an error naming it, never a panic. A document becomes either one
-//! flattened [`Mesh`] in world space ([`Mesh::load_gltf`]) or a [`Scene`] with one BVH per
+//! flattened [`Mesh`] in world space ([`Mesh::load`]) or a [`Scene`] with one BVH per
 //! glTF mesh and one instance per node that uses it ([`Scene::load_gltf`]).
 
 mod indices;
 
-use super::Format;
 use super::obj::{inside, read_limited};
 use super::{name_file, too_many_triangles};
 use crate::{Bvh, Error, LoadOptions, Mesh, Result, Scene};
@@ -110,119 +109,17 @@ pub struct GltfScene {
     pub warnings: Vec<Error>,
 }
 
-impl Mesh {
-    /// Loads a glTF 2.0 file (`.gltf` with embedded or external buffers, or `.glb`) as one
-    /// mesh in world space: every triangle primitive of every mesh, placed by each node of
-    /// the default scene that uses it (the first scene when none is marked default; the
-    /// root nodes when the file has no scenes). Triangle strips and fans become triangles;
-    /// points and lines are not surfaces and are skipped. A node whose transform mirrors
-    /// has its triangles' corners reversed, so the front face stays the authored one (as the
-    /// glTF specification says). Each node is an object (named as in
-    /// [`GltfScene::names`]); materials keep their names (`material N` when unnamed);
-    /// normals (`NORMAL`) and texture coordinates (`TEXCOORD_0`) are kept when every
-    /// primitive has them. Skins and morph targets are not applied: meshes come in their
-    /// rest pose (move the vertices yourself and [`Bvh::refit`]). A node whose transform is
-    /// singular (a zero scale, used to hide things) keeps its triangles, degenerate, and is
-    /// reported in [`Mesh::load_warnings`] as an [`Error::NodeTransform`].
-    ///
-    /// ```
-    /// use meshray::{Error, LoadOptions, Mesh};
-    ///
-    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-lifted.gltf-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir).unwrap();
-    /// # let path = dir.join("lifted.gltf");
-    /// # // One triangle, placed by the node "lifted" 2 up the y axis.
-    /// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
-    /// #   "nodes":[{"name":"lifted","mesh":0,"translation":[0,2,0]}],
-    /// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
-    /// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
-    /// #   "bufferViews":[{"buffer":0,"byteLength":36}],
-    /// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
-    /// let mesh = Mesh::load_gltf_with(&path, &LoadOptions::default())?;
-    /// assert_eq!(mesh.objects(), ["lifted"]);
-    /// assert!(mesh.positions().iter().all(|p| p.y >= 2.0)); // in world space
-    /// let none = LoadOptions { max_triangles: 0, ..Default::default() };
-    /// assert!(matches!(Mesh::load_gltf_with(&path, &none), Err(Error::LimitExceeded { .. })));
-    /// # std::fs::remove_dir_all(&dir).unwrap();
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::Io`] for a missing or unreadable file, [`Error::ReferencedFile`] naming the
-    /// document and the file for an external buffer that cannot be read;
-    /// [`Error::Parse`] naming the file for JSON or GLB that is not valid glTF 2.0, an index
-    /// that names no element (such as `meshes[0].primitives[0].attributes.POSITION names
-    /// accessor 7, but the document has 2 accessors`: every index in the document is checked
-    /// before any is followed), a buffer shorter than it claims, an accessor past its data, an
-    /// unsupported accessor (sparse, or positions that are not float `VEC3`), a required
-    /// extension meshray does not read (Draco, meshopt...), or a node hierarchy that is not a
-    /// tree; [`Error::NodeTransform`] naming the node for a transform with an infinite entry
-    /// (or one beyond `f32` once multiplied by its parents') or a matrix that is not affine;
-    /// [`Error::IndexOutOfRange`], [`Error::NonFiniteCoordinate`] (also for a transform that
-    /// sends a vertex to infinity), [`Error::NoTriangles`], and [`Error::LimitExceeded`]
-    /// past the [`LoadOptions`] limits (file bytes apply to each buffer file too).
-    pub fn load_gltf_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
-        Mesh::load_as(path, Format::Gltf, options)
-    }
-
-    /// [`load_gltf_with`](Mesh::load_gltf_with) with the default [`LoadOptions`].
-    ///
-    /// ```
-    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-mesh.gltf-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir).unwrap();
-    /// # let path = dir.join("mesh.gltf");
-    /// # // One triangle, placed by the node "lifted" 2 up the y axis.
-    /// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
-    /// #   "nodes":[{"name":"lifted","mesh":0,"translation":[0,2,0]}],
-    /// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
-    /// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
-    /// #   "bufferViews":[{"buffer":0,"byteLength":36}],
-    /// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
-    /// let mesh = meshray::Mesh::load_gltf(&path)?;
-    /// assert_eq!(mesh.triangle_count(), 1);
-    /// # std::fs::remove_dir_all(&dir).unwrap();
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`load_gltf_with`](Mesh::load_gltf_with).
-    pub fn load_gltf(path: impl AsRef<Path>) -> Result<Mesh> {
-        Mesh::load_gltf_with(path, &LoadOptions::default())
-    }
-
-    /// Parses a glTF document held in memory (JSON or GLB); errors name the file `<memory>`.
-    /// Its buffers must be inside it (GLB's binary chunk or `data:` URIs): there is no
-    /// directory to read external ones from.
-    ///
-    /// ```
-    /// use meshray::{Error, LoadOptions, Mesh};
-    ///
-    /// let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
-    ///   "nodes":[{"name":"lifted","mesh":0,"translation":[0,2,0]}],
-    ///   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
-    ///   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
-    ///   "bufferViews":[{"buffer":0,"byteLength":36}],
-    ///   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#;
-    /// let mesh = Mesh::parse_gltf(gltf.as_bytes(), &LoadOptions::default())?;
-    /// assert_eq!(mesh.triangle(0)[0], nalgebra::Point3::new(0.0, 2.0, 0.0));
-    /// let cut = Mesh::parse_gltf(&gltf.as_bytes()[..100], &LoadOptions::default());
-    /// assert!(matches!(cut, Err(Error::Parse { .. })));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`load_gltf_with`](Mesh::load_gltf_with), except [`Error::Io`] and
-    /// [`Error::ReferencedFile`]; a reference to an external buffer is an [`Error::Parse`].
-    pub fn parse_gltf(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
-        Document::parse(Path::new("<memory>"), None, bytes, options)?.flatten(options)
-    }
+/// Parses a glTF document (JSON or GLB) from memory: its buffers must be embedded (a GLB
+/// chunk or `data:` URIs), there being no directory to read files from.
+pub(crate) fn parse_memory(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
+    Document::parse(Path::new("<memory>"), None, bytes, options)?.flatten(options)
 }
 
 impl Scene {
     /// Loads a glTF 2.0 file as a scene: each glTF mesh is built once into a [`Bvh`] (in its
     /// own space), and each node that uses it becomes an instance with the node's world
     /// transform, so a mesh placed a hundred times is stored once. Nodes are taken as for
-    /// [`Mesh::load_gltf_with`]; a node whose transform is singular (a zero scale, used to
+    /// [`Mesh::load_with`]; a node whose transform is singular (a zero scale, used to
     /// hide things) covers no area and gets no instance, and is reported in
     /// [`GltfScene::warnings`]; nor does a mesh without triangles get one.
     ///
@@ -250,7 +147,7 @@ impl Scene {
     /// ```
     ///
     /// # Errors
-    /// As [`Mesh::load_gltf_with`]; [`Error::NoTriangles`] when no node places a triangle,
+    /// As [`Mesh::load_with`]; [`Error::NoTriangles`] when no node places a triangle,
     /// or the [`Error::NodeTransform`] of a node left out when every one is singular.
     pub fn load_gltf_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<GltfScene> {
         let path = path.as_ref();

@@ -14,7 +14,7 @@ use obj::read_limited;
 use progress::Progress;
 use std::path::Path;
 
-/// A mesh file format, for [`Mesh::load_as`]. Formats other than OBJ each have a cargo
+/// A mesh file format, for [`LoadOptions::format`](crate::LoadOptions::format). Formats other than OBJ each have a cargo
 /// feature (all on by default); a build without one has no variant for it.
 ///
 /// ```
@@ -24,7 +24,7 @@ use std::path::Path;
 /// // A file whose name does not tell its format: say which it is.
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
 /// assert_eq!(Format::from_path(Path::new(path)), Some(Format::Obj));
-/// let mesh = Mesh::load_as(path, Format::Obj, &LoadOptions::default())?;
+/// let mesh = Mesh::load_with(path, &LoadOptions::default().with_format(Format::Obj))?;
 /// assert_eq!(mesh.triangle_count(), 2090);
 /// # Ok::<(), meshray::Error>(())
 /// ```
@@ -87,7 +87,8 @@ impl Format {
 }
 
 impl Mesh {
-    /// Loads a mesh, the format chosen by the file's extension ([`Format::from_path`]).
+    /// Loads a mesh, the format chosen by the file's extension ([`Format::from_path`]): OBJ,
+    /// STL, PLY or glTF, with the default [`LoadOptions`].
     ///
     /// ```
     /// let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
@@ -117,80 +118,119 @@ impl Mesh {
     /// ```
     ///
     /// # Errors
-    /// As the format's loader; [`Error::Parse`] naming the file when the extension names no
-    /// format this build reads (use [`load_as`](Mesh::load_as) to say which);
-    /// [`Error::WrongFormat`] when the file fails to load in the format its extension names
-    /// and its content is plainly another's; [`Error::Io`] (of kind
-    /// [`IsADirectory`](std::io::ErrorKind::IsADirectory)) for a directory.
+    /// As [`load_with`](Mesh::load_with).
     pub fn load(path: impl AsRef<Path>) -> Result<Mesh> {
-        let path = path.as_ref();
-        not_a_directory(path)?;
-        Mesh::load_as(path, format_of(path)?, &LoadOptions::default())
+        Mesh::load_with(path, &LoadOptions::default())
     }
 
-    /// Loads a mesh in the given format, whatever the file's name.
+    /// Loads a mesh with the given [`LoadOptions`]: the format (by the file's extension when
+    /// `options.format` is `None`), limits, and a progress report.
+    ///
+    /// What each format gives: OBJ through `tobj`, its objects (`o`, `g`) and materials (its
+    /// `mtllib`, read from the OBJ's directory; a missing or broken one is reported in
+    /// [`Mesh::load_warnings`], the geometry kept), normals and uvs, polygons fanned from
+    /// their first corner; STL (binary and ASCII, the `stl` feature) its facets in order; PLY
+    /// (ASCII and binary, the `ply` feature) its `vertex` x y z and `face` lists; glTF 2.0
+    /// (`.gltf` with embedded or external buffers, `.glb`; the `gltf` feature) every triangle
+    /// primitive placed by the default scene's nodes, one object per node, materials by
+    /// name, normals and uvs. [`Mesh::positions`] says how vertices are numbered in each.
     ///
     /// ```
-    /// use meshray::{Format, LoadOptions, Mesh};
+    /// use meshray::{Error, Format, LoadOptions, Mesh};
     ///
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
-    /// let mesh = Mesh::load_as(path, Format::Obj, &LoadOptions::default())?;
+    /// let mesh = Mesh::load_with(path, &LoadOptions::default().with_format(Format::Obj))?;
     /// assert_eq!(mesh.triangle_count(), 2090);
+    /// let small = LoadOptions { max_triangles: 100, ..Default::default() };
+    /// assert!(matches!(Mesh::load_with(path, &small), Err(Error::LimitExceeded { .. })));
     /// # Ok::<(), meshray::Error>(())
     /// ```
     ///
     /// # Errors
-    /// As the format's loader: [`load_obj_with`](Mesh::load_obj_with) and those of the other
-    /// formats; [`Error::WrongFormat`] when the file fails to load as `format` and its
-    /// content is plainly another format; [`Error::Io`] for a directory.
-    pub fn load_as(path: impl AsRef<Path>, format: Format, options: &LoadOptions) -> Result<Mesh> {
+    /// [`Error::Io`] when the file cannot be read (of kind
+    /// [`IsADirectory`](std::io::ErrorKind::IsADirectory) for a directory); [`Error::Parse`]
+    /// naming the file (and the line, where the format has lines) for what is not valid in
+    /// its format, also an extension that names no format this build reads (set
+    /// [`LoadOptions::format`]); [`Error::WrongFormat`] when the file fails to load in the
+    /// format asked for and its content is plainly another's; [`Error::IndexOutOfRange`] for
+    /// a face naming a vertex that does not exist; [`Error::NonFiniteCoordinate`],
+    /// [`Error::CoordinateOutOfRange`] and [`Error::MeshTooSmall`] for coordinates outside
+    /// what the queries handle exactly; [`Error::NoTriangles`]; [`Error::LimitExceeded`];
+    /// for glTF, [`Error::ReferencedFile`] and [`Error::NodeTransform`].
+    pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
         let path = path.as_ref();
         not_a_directory(path)?;
-        let bytes = read_limited(path, options.max_file_bytes)?;
-        parse_file(path, &bytes, format, options, &Progress::none())
-    }
-
-    /// Loads a mesh as [`load_as`](Mesh::load_as) does (the format chosen by extension when
-    /// `format` is `None`), telling `progress(done, total)` how many of the file's `total`
-    /// bytes the parser has consumed: every MiB or so, and once at the end with
-    /// `done == total`. For progress bars on files of hundreds of megabytes; the library
-    /// itself prints nothing. (The file is read into memory first: from the page cache
-    /// that takes a small part of the time. glTF reports only its end: its JSON is small and
-    /// its buffers are read whole.)
-    ///
-    /// ```
-    /// use meshray::{LoadOptions, Mesh};
-    /// use std::cell::Cell;
-    ///
-    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
-    /// let last = Cell::new((0, 0));
-    /// let mesh = Mesh::load_with_progress(path, None, &LoadOptions::default(), &|done, total| {
-    ///     assert!(done <= total);
-    ///     last.set((done, total));
-    /// })?;
-    /// let size = std::fs::metadata(path).unwrap().len();
-    /// assert_eq!(last.get(), (size, size));
-    /// assert_eq!(mesh.triangle_count(), 2090);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`load`](Mesh::load) and [`load_as`](Mesh::load_as).
-    pub fn load_with_progress(
-        path: impl AsRef<Path>,
-        format: Option<Format>,
-        options: &LoadOptions,
-        progress: &dyn Fn(u64, u64),
-    ) -> Result<Mesh> {
-        let path = path.as_ref();
-        not_a_directory(path)?;
-        let format = match format {
+        let format = match options.format {
             Some(format) => format,
             None => format_of(path)?,
         };
         let bytes = read_limited(path, options.max_file_bytes)?;
-        let progress = Progress::new(progress, bytes.len() as u64);
+        let progress = match options.progress {
+            Some(report) => Progress::new(report, bytes.len() as u64),
+            None => Progress::none(),
+        };
         let mesh = parse_file(path, &bytes, format, options, &progress)?;
+        progress.finish();
+        Ok(mesh)
+    }
+
+    /// Parses a mesh from bytes in memory, in `options.format`, or when that is `None` in the
+    /// format the content plainly shows (a GLB's magic, a JSON object for glTF, `ply`, an STL
+    /// header or `solid`, an OBJ keyword on the first line). Errors name the file
+    /// `<memory>`. An OBJ from memory reads no material libraries (a `mtllib` is reported in
+    /// [`Mesh::load_warnings`]), and a glTF from memory needs its buffers embedded.
+    ///
+    /// ```
+    /// use meshray::{Error, Format, LoadOptions, Mesh};
+    ///
+    /// let obj = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv nan 0 0\nf 1 2 3\nf 1 2 4\n";
+    /// match Mesh::from_bytes(obj, &LoadOptions::default()) {
+    ///     Err(Error::NonFiniteCoordinate { line, vertex, .. }) => assert_eq!((line, vertex), (Some(4), 3)),
+    ///     other => panic!("expected a NaN error, got {other:?}"),
+    /// }
+    /// let stl = b"solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n";
+    /// let mesh = Mesh::from_bytes(stl, &LoadOptions::default().with_format(Format::Stl))?;
+    /// assert_eq!(mesh.triangle_count(), 1);
+    /// assert!(Mesh::from_bytes(b"\x00\x01 what is this", &LoadOptions::default()).is_err());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`load_with`](Mesh::load_with), and [`Error::Parse`] when the format is not given
+    /// and the content shows none.
+    pub fn from_bytes(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
+        let path = Path::new("<memory>");
+        let format = options
+            .format
+            .or_else(|| sniff(bytes))
+            .ok_or_else(|| Error::Parse {
+                path: path.into(),
+                line: None,
+                message: "the bytes show no format this build reads (set LoadOptions::format)"
+                    .into(),
+            })?;
+        if bytes.len() as u64 > options.max_file_bytes {
+            return Err(Error::LimitExceeded {
+                path: path.into(),
+                line: None,
+                what: "bytes",
+                limit: options.max_file_bytes,
+            });
+        }
+        let progress = match options.progress {
+            Some(report) => Progress::new(report, bytes.len() as u64),
+            None => Progress::none(),
+        };
+        let parsed = match format {
+            Format::Obj => obj::parse_memory(bytes, options, &progress),
+            #[cfg(feature = "stl")]
+            Format::Stl => stl::parse_stl(path, bytes, options, &progress),
+            #[cfg(feature = "ply")]
+            Format::Ply => ply::parse_ply(path, bytes, options, &progress),
+            #[cfg(feature = "gltf")]
+            Format::Gltf => gltf::parse_memory(bytes, options),
+        };
+        let mesh = parsed.map_err(|error| wrong_format(error, path, bytes, format))?;
         progress.finish();
         Ok(mesh)
     }
@@ -202,7 +242,7 @@ fn format_of(path: &Path) -> Result<Format> {
         path: path.into(),
         line: None,
         message: "unknown mesh format: the extension names no format this build reads \
-                  (use Mesh::load_as)"
+                  (set LoadOptions::format)"
             .into(),
     })
 }
@@ -243,7 +283,13 @@ fn parse_file(
         #[cfg(feature = "gltf")]
         Format::Gltf => gltf::load_gltf_bytes(path, bytes, options),
     };
-    parsed.map_err(|error| match (&error, sniff(bytes)) {
+    parsed.map_err(|error| wrong_format(error, path, bytes, format))
+}
+
+/// `error`, or [`Error::WrongFormat`] when the content is plainly another format than the
+/// one that failed to read it.
+fn wrong_format(error: Error, path: &Path, bytes: &[u8], format: Format) -> Error {
+    match (&error, sniff(bytes)) {
         // Reading and limits have nothing to do with the format.
         (Error::Io { .. } | Error::LimitExceeded { .. }, _) => error,
         (_, Some(found)) if found != format => Error::WrongFormat {
@@ -252,7 +298,7 @@ fn parse_file(
             found,
         },
         _ => error,
-    })
+    }
 }
 
 /// The format a file's content shows unmistakably, if it shows one this build reads: the

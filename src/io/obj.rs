@@ -239,23 +239,36 @@ fn check_mtl_line(line: &str) -> Result<bool, Refusal> {
     Ok(true)
 }
 
-/// Limits and policies for loading files that may come from anyone.
+/// How to load a mesh ([`Mesh::load_with`], [`Mesh::from_bytes`]): which format, what a file
+/// from anyone may cost, and whom to tell how far the parser has got.
 ///
-/// The defaults accept any reasonable model and refuse what could exhaust memory or read
-/// files the model has no business reading.
+/// The defaults choose the format by extension (or, for bytes, by content), accept any
+/// reasonable model and refuse what could exhaust memory or read files the model has no
+/// business reading.
 ///
 /// ```
-/// use meshray::{LoadOptions, Mesh};
+/// use meshray::{Format, LoadOptions, Mesh};
 ///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
 /// let strict = LoadOptions { max_file_bytes: 1 << 20, max_triangles: 10_000, ..Default::default() };
-/// let mesh = Mesh::load_obj_with(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"), &strict)?;
+/// let mesh = Mesh::load_with(path, &strict)?;
 /// assert_eq!(mesh.triangle_count(), 2090);
+///
+/// // A progress bar's view of the load: (bytes parsed, file size), every MiB and at the end.
+/// let last = std::cell::Cell::new((0, 0));
+/// let report = |done, total| last.set((done, total));
+/// let mesh = Mesh::load_with(path, &LoadOptions::default().with_format(Format::Obj).with_progress(&report))?;
+/// let size = std::fs::metadata(path).unwrap().len();
+/// assert_eq!((last.get(), mesh.triangle_count()), ((size, size), 2090));
 /// # Ok::<(), meshray::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoadOptions {
-    /// The largest OBJ or MTL file read, in bytes (default 2 GiB). The file is never read
-    /// past this, whatever its size claims to be.
+#[derive(Clone, Copy)]
+pub struct LoadOptions<'a> {
+    /// The format to read: `None` (the default) chooses by the file's extension
+    /// ([`Format::from_path`]), or for [`Mesh::from_bytes`] by the content.
+    pub format: Option<Format>,
+    /// The largest file read (mesh, material library or glTF buffer), in bytes (default
+    /// 2 GiB). A file is never read past this, whatever its size claims to be.
     pub max_file_bytes: u64,
     /// The most triangles a file may give, after fanning polygons (default 100 million,
     /// about 7 GB of mesh and BVH). Checked while reading, before the triangles are stored.
@@ -266,15 +279,52 @@ pub struct LoadOptions {
     /// file's external buffers to its directory (there, a buffer outside is an error: the
     /// geometry is in it).
     pub confine_materials: bool,
+    /// Told `(done, total)`: how many of the file's `total` bytes the parser has consumed,
+    /// every MiB or so and once at the end with `done == total` (default none). For progress
+    /// bars on files of hundreds of megabytes; the library itself prints nothing. (glTF
+    /// reports only its end: its JSON is small and its buffers are read whole.)
+    pub progress: Option<&'a dyn Fn(u64, u64)>,
 }
 
-impl Default for LoadOptions {
+impl<'a> LoadOptions<'a> {
+    /// These options reading `format`, whatever the file's name or content.
+    pub fn with_format(self, format: Format) -> LoadOptions<'a> {
+        LoadOptions {
+            format: Some(format),
+            ..self
+        }
+    }
+
+    /// These options telling `progress` how far the parser has got.
+    pub fn with_progress(self, progress: &'a dyn Fn(u64, u64)) -> LoadOptions<'a> {
+        LoadOptions {
+            progress: Some(progress),
+            ..self
+        }
+    }
+}
+
+impl Default for LoadOptions<'_> {
     fn default() -> Self {
         LoadOptions {
+            format: None,
             max_file_bytes: 2 << 30,
             max_triangles: 100_000_000,
             confine_materials: true,
+            progress: None,
         }
+    }
+}
+
+impl std::fmt::Debug for LoadOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("format", &self.format)
+            .field("max_file_bytes", &self.max_file_bytes)
+            .field("max_triangles", &self.max_triangles)
+            .field("confine_materials", &self.confine_materials)
+            .field("progress", &self.progress.map(|_| "a function"))
+            .finish()
     }
 }
 
@@ -316,74 +366,13 @@ pub(crate) fn inside(dir: &Path, mtl: &Path) -> bool {
     }
 }
 
-impl Mesh {
-    /// Loads a Wavefront OBJ file. Polygons are fanned into triangles from their first
-    /// corner; triangles are numbered in file order. Each `o`/`g` name becomes an object, and
-    /// materials come from the `mtllib` files beside the OBJ.
-    ///
-    /// A material library that is missing or malformed does not fail the load: the geometry
-    /// is kept, material names are recovered from its `newmtl` lines where possible, and the
-    /// problem is listed in [`load_warnings`](Mesh::load_warnings).
-    ///
-    /// ```
-    /// let mesh = meshray::Mesh::load_obj(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
-    /// assert!(mesh.triangle_count() > 1000);
-    /// assert!(mesh.objects().iter().any(|name| name == "sphere"));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::Io`] when the file cannot be read, [`Error::Parse`] for malformed text,
-    /// [`Error::IndexOutOfRange`] for a face index past the data, [`Error::NonFiniteCoordinate`]
-    /// for a NaN or infinite vertex used by a face, [`Error::NoTriangles`] when no face is left,
-    /// and [`Error::LimitExceeded`] past the default [`LoadOptions`] limits (2 GiB, 100 million
-    /// triangles). All name the file, and the line where it is known.
-    pub fn load_obj(path: impl AsRef<Path>) -> Result<Mesh> {
-        Mesh::load_obj_with(path, &LoadOptions::default())
-    }
-
-    /// Parses OBJ text held in memory (a download, an archive member, a test). Errors name
-    /// the file as `<memory>`; `mtllib` lines are not followed (each gives a warning in
-    /// [`load_warnings`](Mesh::load_warnings)), so no material names are known.
-    ///
-    /// ```
-    /// let obj = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
-    /// let mesh = meshray::Mesh::parse_obj(obj, &meshray::LoadOptions::default())?;
-    /// assert_eq!(mesh.triangle_count(), 1);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`load_obj_with`](Mesh::load_obj_with), except [`Error::Io`].
-    pub fn parse_obj(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
-        parse(
-            Path::new("<memory>"),
-            None,
-            bytes,
-            options,
-            &Progress::none(),
-        )
-    }
-
-    /// [`load_obj`](Mesh::load_obj) with explicit [`LoadOptions`].
-    ///
-    /// ```
-    /// use meshray::{Error, LoadOptions, Mesh};
-    ///
-    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
-    /// let small = LoadOptions { max_triangles: 1000, ..Default::default() };
-    /// let refused = Mesh::load_obj_with(path, &small);
-    /// assert!(matches!(refused, Err(Error::LimitExceeded { what: "triangles", limit: 1000, .. })));
-    /// assert_eq!(Mesh::load_obj_with(path, &LoadOptions::default())?.triangle_count(), 2090);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`load_obj`](Mesh::load_obj), and [`Error::LimitExceeded`] when the file is larger
-    /// than `max_file_bytes` or gives more than `max_triangles` triangles.
-    pub fn load_obj_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
-        Mesh::load_as(path, Format::Obj, options)
-    }
+/// Parses OBJ text from memory: no directory, so no material libraries.
+pub(crate) fn parse_memory(
+    bytes: &[u8],
+    options: &LoadOptions,
+    progress: &Progress,
+) -> Result<Mesh> {
+    parse(Path::new("<memory>"), None, bytes, options, progress)
 }
 
 /// Parses the OBJ text of file `path`; material libraries are read from its directory.

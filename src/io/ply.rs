@@ -4,7 +4,6 @@
 //! face are kept), so a mesh of millions of vertices costs no map per vertex. Other
 //! elements (edges, materials...) are read past and dropped.
 
-use super::Format;
 use super::progress::{Progress, Reporting};
 use super::{name_file, too_many_triangles};
 use crate::{Error, LoadOptions, Mesh, Result};
@@ -87,79 +86,6 @@ struct Skipped;
 impl PropertyAccess for Skipped {
     fn new() -> Self {
         Skipped
-    }
-}
-
-impl Mesh {
-    /// Loads a PLY file, ASCII or binary (either byte order). The `vertex` element's `x y z`
-    /// (any numeric type) are the positions; the `face` element's `vertex_indices` (or
-    /// `vertex_index`) lists are polygons, fanned into triangles from their first corner and
-    /// numbered in file order. Other properties (normals, colours) and elements are ignored.
-    /// One object named `""`, no materials.
-    ///
-    /// ```
-    /// use meshray::{Error, LoadOptions, Mesh};
-    ///
-    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-tri.ply-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir).unwrap();
-    /// # let path = dir.join("tri.ply");
-    /// # std::fs::write(&path, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n").unwrap();
-    /// // `path`: an ASCII PLY file of one triangle.
-    /// let mesh = Mesh::load_ply_with(&path, &LoadOptions::default())?;
-    /// assert_eq!(mesh.triangles(), [[0, 1, 2]]);
-    /// let tiny = LoadOptions { max_file_bytes: 16, ..Default::default() };
-    /// assert!(matches!(Mesh::load_ply_with(&path, &tiny), Err(Error::LimitExceeded { what: "bytes", .. })));
-    /// # std::fs::remove_dir_all(&dir).unwrap();
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::Io`] for a missing or unreadable file; [`Error::Parse`] naming the file (and
-    /// the line, for ASCII) for a malformed header or body, a vertex without `x`, `y` or `z`,
-    /// a face with fewer than three corners, or no `vertex`/`face` element;
-    /// [`Error::IndexOutOfRange`] (with the line, for ASCII) for a corner that is negative or
-    /// past the vertices; [`Error::NonFiniteCoordinate`]; [`Error::NoTriangles`]; and
-    /// [`Error::LimitExceeded`] past the [`LoadOptions`] limits.
-    pub fn load_ply_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Mesh> {
-        Mesh::load_as(path, Format::Ply, options)
-    }
-
-    /// [`load_ply_with`](Mesh::load_ply_with) with the default [`LoadOptions`].
-    ///
-    /// ```
-    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-one.ply-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir).unwrap();
-    /// # let path = dir.join("one.ply");
-    /// # std::fs::write(&path, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n").unwrap();
-    /// let mesh = meshray::Mesh::load_ply(&path)?;
-    /// assert_eq!(mesh.triangle_count(), 1);
-    /// # std::fs::remove_dir_all(&dir).unwrap();
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`load_ply_with`](Mesh::load_ply_with).
-    pub fn load_ply(path: impl AsRef<Path>) -> Result<Mesh> {
-        Mesh::load_ply_with(path, &LoadOptions::default())
-    }
-
-    /// Parses PLY bytes held in memory; errors name the file `<memory>`.
-    ///
-    /// ```
-    /// use meshray::{LoadOptions, Mesh};
-    ///
-    /// let ply = b"ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\n\
-    ///             property float z\nelement face 1\nproperty list uchar int vertex_indices\n\
-    ///             end_header\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n4 0 1 2 3\n";
-    /// let mesh = Mesh::parse_ply(ply, &LoadOptions::default())?;
-    /// assert_eq!(mesh.triangles(), [[0, 1, 2], [0, 2, 3]]); // the square, fanned
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`load_ply_with`](Mesh::load_ply_with), except [`Error::Io`].
-    pub fn parse_ply(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
-        parse_ply(Path::new("<memory>"), bytes, options, &Progress::none())
     }
 }
 

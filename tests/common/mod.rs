@@ -74,16 +74,13 @@ pub fn meshes_dir() -> Option<PathBuf> {
 /// A shared mesh by its path in the manifest (e.g. `stanford-bunny/stanford-bunny.obj`).
 pub fn shared_mesh(name: &str) -> Option<Mesh> {
     let dir = meshes_dir()?;
-    Some(Mesh::load_obj(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}")))
+    Some(Mesh::load(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}")))
 }
 
 /// The benches' meshes: the project's scene and, when present, three shared ones of
 /// different kinds (a scan, an architectural scene, a large scan), with short names.
 pub fn bench_meshes() -> Vec<(String, Mesh)> {
-    let mut out = vec![(
-        "scene".to_string(),
-        Mesh::load_obj(asset("scene.obj")).unwrap(),
-    )];
+    let mut out = vec![("scene".to_string(), Mesh::load(asset("scene.obj")).unwrap())];
     for name in [
         "stanford-bunny/stanford-bunny.obj",
         "crytek-sponza/sponza.obj",
@@ -121,7 +118,7 @@ pub fn camera_rays(mesh: &Mesh, side: usize) -> Vec<Ray> {
     for j in 0..side {
         for i in 0..side {
             let pixel = Point2::new(i as f32 + 0.5, j as f32 + 0.5);
-            rays.push(pixel_ray(&view, &projection, viewport, pixel).unwrap());
+            rays.push(pixel_ray(view, projection, viewport, pixel).unwrap());
         }
     }
     rays

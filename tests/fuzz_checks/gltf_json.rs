@@ -27,7 +27,7 @@ pub fn gltf_json(data: &[u8]) {
 }
 
 /// The loads' limits: small, so each input stays quick.
-fn options() -> LoadOptions {
+fn options() -> LoadOptions<'static> {
     LoadOptions {
         max_triangles: 2_000,
         max_file_bytes: 1 << 20,
@@ -37,7 +37,7 @@ fn options() -> LoadOptions {
 
 /// Loads `document` as a mesh and as a scene; `data` aims the rays.
 fn check_document(document: &[u8], data: &[u8]) {
-    let mesh = Mesh::parse_gltf(document, &options());
+    let mesh = Mesh::from_bytes(document, &options().with_format(meshray::Format::Gltf));
     let scene = load_scene(document);
     if let Ok(mesh) = &mesh {
         assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);

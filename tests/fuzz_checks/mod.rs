@@ -191,7 +191,7 @@ pub fn obj_bytes(data: &[u8]) {
         max_triangles: 2_000,
         ..Default::default()
     };
-    let Ok(mesh) = Mesh::parse_obj(data, &options) else {
+    let Ok(mesh) = Mesh::from_bytes(data, &options.with_format(meshray::Format::Obj)) else {
         return;
     };
     assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);

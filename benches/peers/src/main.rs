@@ -258,7 +258,7 @@ fn ray_sets(bvh: &Bvh, files: &[PathBuf]) -> Vec<rays::RaySet> {
 }
 
 fn run(path: &Path, args: &Args, peers: &Peers) {
-    let mesh = Mesh::load_obj(path).unwrap_or_else(|e| {
+    let mesh = Mesh::load(path).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(1)
     });
