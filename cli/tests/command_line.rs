@@ -105,6 +105,18 @@ fn mistakes_on_the_command_line_are_sentences() {
     );
     usage_error(&["bench", "--threads", "many"], &["--threads", "\"many\""]);
     usage_error(&["scaling", "--bogus"], &["unknown option --bogus"]);
+    // Sizes beyond what memory holds are refused, not attempted.
+    usage_error(
+        &["bench", "--width", "5000"],
+        &["--width takes a whole number from 1 to 4096"],
+    );
+    if let Some(dir) = common::meshes_dir() {
+        let bunny = dir.join("stanford-bunny/stanford-bunny.obj");
+        usage_error(
+            &["bench", bunny.to_str().unwrap(), "--subdivide", "6"],
+            &["--subdivide 6 would make 284471296 triangles"],
+        );
+    }
     usage_error(
         &["render", "--eye", "1", "2", "3", "--orbit", "10", "20"],
         &["--eye and --orbit"],

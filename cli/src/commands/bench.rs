@@ -5,7 +5,7 @@ use crate::args::{Args, unknown};
 use crate::progress::Progress;
 use crate::rays::{self, HitRecord, Kind, RaySet};
 use crate::{Failure, json, mesh, subdivide};
-use meshray::{BuildOptions, Bvh, QueryOptions, Ray};
+use meshray::{BuildOptions, Bvh, LoadOptions, QueryOptions, Ray};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -33,9 +33,10 @@ load and build of big meshes on a terminal.
   --json               one JSON object per set and line instead of the text
   --watertight         the watertight triangle test
   --passes N           timed passes per set (default 3)
-  --width N            the primary image's side (default 1024)
-  --random N           random rays (default 1000000)
-  --subdivide K        split every triangle into 4^K first, K at most 6
+  --width N            the primary image's side, at most 4096 (default 1024)
+  --random N           random rays, at most 16777216 (default 1000000)
+  --subdivide K        split every triangle into 4^K first, K at most 6 and the result at
+                       most 100000000 triangles
   --write-rays DIR     save the sets made as DIR/primary.rays, DIR/random.rays, ...
   --bins N             build option: SAH bins (at least 2)
   --max-leaf N         build option: most triangles per leaf
@@ -95,8 +96,8 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             "--cost" => options.cost = true,
             "--threads" => options.threads = args.whole(flag, 1..=1024)?,
             "--passes" => options.passes = args.whole(flag, 1..=1000)?,
-            "--width" => options.width = args.whole(flag, 1..=16384)?,
-            "--random" => options.random = args.whole(flag, 1..=100_000_000)?,
+            "--width" => options.width = args.whole(flag, 1..=4096)?,
+            "--random" => options.random = args.whole(flag, 1..=16_777_216)?,
             "--subdivide" => options.subdivide = args.whole(flag, 0..=6)?,
             "--bins" => options.build.bins = args.whole(flag, 2..=1024)?,
             "--max-leaf" => options.build.max_leaf_size = args.whole(flag, 1..=1024)?,
@@ -174,6 +175,16 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     let mut mesh = mesh?;
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     if args.subdivide > 0 {
+        let limit = LoadOptions::default().max_triangles;
+        let count = mesh
+            .triangle_count()
+            .saturating_mul(1 << (2 * args.subdivide));
+        if count > limit {
+            return Err(Failure::usage(format!(
+                "--subdivide {} would make {count} triangles, more than the {limit} a loaded mesh may have",
+                args.subdivide
+            )));
+        }
         mesh = subdivide::subdivide(&mesh, args.subdivide);
     }
     let triangles = mesh.triangle_count();

@@ -17,7 +17,8 @@ through the bounds and a 512×512 primary image, made once. Per level it prints,
 Markdown table: build ms on one thread and on all threads, bytes per triangle, closest-hit
 Mrays/s on one thread (median of 3) and the boxes and triangles tested per random ray.
 
-  --max-triangles N    stop before the level that would pass N triangles (default 10000000)
+  --max-triangles N    stop before the level that would pass N triangles, at most
+                       100000000 (default 10000000)
   --rays N             random rays (default 100000)
 ";
 
@@ -54,7 +55,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     let (mut max_triangles, mut ray_count) = (10_000_000usize, 100_000usize);
     while let Some(arg) = args.next_word() {
         match arg.as_str() {
-            "--max-triangles" => max_triangles = args.whole(&arg, 1..=usize::MAX)?,
+            "--max-triangles" => max_triangles = args.whole(&arg, 1..=100_000_000)?,
             "--rays" => ray_count = args.whole(&arg, 1..=100_000_000)?,
             flag if flag.starts_with('-') => return Err(unknown(flag)),
             path => mesh_path = PathBuf::from(path),
