@@ -121,11 +121,13 @@ impl Orbit {
         let bounds = bvh.bounds();
         let target = placement.target.unwrap_or_else(|| bounds.centroid());
         let (direction, distance) = match placement.eye {
+            // In f64: the offset of a tiny mesh's eye would underflow when squared in f32.
             Some(eye) => {
-                let offset = eye - target;
+                let offset = eye.cast::<f64>() - target.cast::<f64>();
+                let direction = offset.try_normalize(0.0).unwrap_or_else(Vector3::zeros);
                 (
-                    offset,
-                    (f64::from(offset.norm()) / half_diagonal(&bounds)) as f32,
+                    direction.cast::<f32>(),
+                    (offset.norm() / half_diagonal(&bounds)) as f32,
                 )
             }
             None => (default_direction(), FRAMING_DISTANCE),
