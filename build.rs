@@ -1,11 +1,11 @@
-//! Tells the test suite what this machine has, so a test that cannot run here is compiled
-//! as `#[ignore]` and counted as ignored in `cargo test`'s summary instead of passing
-//! without checking anything. The library itself reads none of this.
-//!
-//! - `shared_meshes`: the shared real meshes are present (`MESHRAY_MESHES`, else
-//!   `../shared/meshes` beside the crate, with a `manifest.tsv`). Also set under `CI=true`,
-//!   so there the tests run and fail loudly when the meshes are missing.
-//! - `x11_tools`: `Xvfb`, `xdotool` and `xwd` are on the `PATH` (the viewer's test).
+// Tells the test suite what this machine has, so a test that cannot run here is compiled
+// as `#[ignore]` and counted as ignored in `cargo test`'s summary instead of passing
+// without checking anything. The library itself reads none of this.
+//
+// - `shared_meshes`: the shared real meshes are present (`MESHRAY_MESHES`, else
+//   `../shared/meshes` beside the crate, with a `manifest.tsv`). Also set under `CI=true`,
+//   so there the tests run and fail loudly when the meshes are missing.
+// - `x11_tools`: `Xvfb`, `xdotool` and `xwd` are on the `PATH` (the viewer's test).
 
 use std::path::PathBuf;
 
@@ -17,10 +17,17 @@ fn main() {
     println!("cargo::rerun-if-env-changed=CI");
     println!("cargo::rerun-if-env-changed=PATH");
 
+    // The repository's root: this crate's directory, or its parent for the command-line
+    // crate (cli/build.rs includes this file).
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let root = if manifest_dir.join("assets").is_dir() {
+        manifest_dir
+    } else {
+        manifest_dir.join("..")
+    };
     let meshes = std::env::var_os("MESHRAY_MESHES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| manifest_dir.join("../shared/meshes"));
+        .unwrap_or_else(|| root.join("../shared/meshes"));
     let manifest = meshes.join("manifest.tsv");
     // Watch the nearest thing that exists, so adding or removing the meshes rebuilds the
     // tests (a path that does not exist would rerun this script on every build).

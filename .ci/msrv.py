@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the declared MSRV (`rust-version` in Cargo.toml) against the locked dependencies.
 
-Every crate the library depends on (normal dependencies, default features, as locked) must
+Every crate the library or the `meshray` command (cli/) depends on (normal dependencies,
+default features, as locked) must
 declare a `rust-version` no newer than ours, or none. Beside it, clippy's `incompatible_msrv`
 lint checks every standard-library item we use against the same `rust-version`, and `.ci/run`
 compiles everything with that Rust when rustup can install it.
@@ -30,7 +31,9 @@ def main():
     ours = packages[resolve["root"]]
     msrv = version(ours["rust_version"])
 
-    seen, stack = set(), [resolve["root"]]
+    # The library and the command users install from cli/: their normal dependencies.
+    command = [p["id"] for p in meta["packages"] if p["name"] == "meshray-cli"]
+    seen, stack = set(), [resolve["root"]] + command
     while stack:
         node = stack.pop()
         if node in seen:

@@ -444,7 +444,7 @@ impl fmt::Display for Error {
                 write!(
                     f,
                     "{}: this is {article} {found} file, not {expected}: rename it to {extension} \
-                     or load it as Format::{found:?}",
+                     or load it with LoadOptions::format set to Format::{found:?}",
                     path.display()
                 )
             }

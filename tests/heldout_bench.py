@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage (from the repo root, after `cargo build --release --example bench`; needs numpy):
+# Usage (from the repo root, after `cargo build --release -p meshray-cli`; needs numpy):
 #   python3 tests/heldout_bench.py ../shared/meshes/stanford-bunny/stanford-bunny.obj 1000
 # Held-out check of the bench example's files: writes a ray file (the ../shared/DESIGN.md
 # format) of N seeded rays made here (origins anywhere in and around the bounds, uniform
@@ -37,7 +37,7 @@ rays_file, hits_file = os.path.join(tmp, 'held.rays'), os.path.join(tmp, 'held.h
 with open(rays_file, 'wb') as f:
     f.write(b'BVHRAYS1' + struct.pack('<QQII', n, 4242, 1, 0))
     for o, d, t0, t1 in rays: f.write(struct.pack('<8f', *o, *d, t0, t1))
-subprocess.run(['target/release/examples/bench', mesh_path, '--rays', rays_file, '--hits-out',
+subprocess.run(['target/release/meshray', 'bench', mesh_path, '--rays', rays_file, '--hits-out',
                 hits_file, '--threads', '2', '--passes', '1'], check=True, capture_output=True)
 data = open(hits_file, 'rb').read()
 assert len(data) == 8 * n, 'one record per ray'

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage (from the repo root, after `cargo build --release --example pick`; needs numpy):
+# Usage (from the repo root, after `cargo build --release -p meshray-cli`; needs numpy):
 #   python3 tests/heldout_pick.py ../shared/meshes/stanford-bunny/stanford-bunny.obj 400
 # Casts N seeded random rays (sphere of radius 1.5h around the bounds into the bounds) through
 # `pick --json` and compares each answer with an f64 brute force over every triangle.
@@ -31,7 +31,7 @@ for _ in range(n):
     dr = (tgt - o).astype(np.float32)
     rays.append((o.astype(np.float64), dr.astype(np.float64)))
     args += ['--ray'] + [repr(float(x)) for x in o] + [repr(float(x)) for x in dr]
-out = subprocess.run(['target/release/examples/pick', mesh_path, '--json'] + args, capture_output=True, text=True, check=True).stdout.splitlines()
+out = subprocess.run(['target/release/meshray', 'pick', mesh_path, '--json'] + args, capture_output=True, text=True, check=True).stdout.splitlines()
 assert len(out) == n
 agree = ties = bad = 0
 for (o, d), line in zip(rays, out):

@@ -9,10 +9,13 @@
 //! `cargo test` does not build the windowing crates.
 
 mod common;
-#[path = "../examples/common/mod.rs"]
-mod framing;
+// The command's camera, as it stands (it uses only meshray and nalgebra); only the framing
+// is needed here.
+#[allow(dead_code)]
+#[path = "../cli/src/camera.rs"]
+mod camera;
 
-use meshray::{Bvh, Hit, Mesh, QueryOptions, pixel_ray};
+use meshray::{Bvh, Hit, Mesh, QueryOptions};
 use nalgebra::{Point2, Vector2};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
@@ -163,13 +166,17 @@ fn a_click_picks_the_triangle_and_the_window_shows_it_in_yellow() {
 }
 
 /// The library's closest hit through the centre of pixel (x, y) of the viewer's first
-/// picture: the examples' framing from the default direction.
+/// picture: the `meshray` command's camera, framing the mesh from the default direction.
 fn library_hit(bvh: &Bvh, x: usize, y: usize) -> Option<Hit> {
-    let aspect = SIZE.0 as f32 / SIZE.1 as f32;
-    let (view, projection) = framing::framing(&bvh.bounds(), framing::default_direction(), aspect);
+    let camera = camera::Camera::framing(
+        &bvh.bounds(),
+        camera::default_direction(),
+        camera::FRAMING_DISTANCE,
+    )
+    .unwrap();
     let viewport = Vector2::new(SIZE.0 as f32, SIZE.1 as f32);
     let pixel = Point2::new(x as f32 + 0.5, y as f32 + 0.5);
-    let ray = pixel_ray(view, projection, viewport, pixel).unwrap();
+    let ray = camera.ray(viewport, pixel).unwrap();
     bvh.closest_hit(&ray, &QueryOptions::default())
 }
 

@@ -46,13 +46,26 @@ impl Rng {
     }
 }
 
+/// The repository's root: the directory of the crate including this module, or its parent
+/// for the command-line crate (`cli/`), whose tests include it too.
+pub fn repository() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if dir.join("assets").is_dir() {
+        dir
+    } else {
+        dir.parent()
+            .expect("cli/ lies inside the repository")
+            .to_path_buf()
+    }
+}
+
 /// The shared meshes' directory: `MESHRAY_MESHES`, else `../shared/meshes` beside the crate.
 /// `None` (with a printed note) when absent and build.rs did not find them either (the tests
 /// that need them are then ignored); a failure when build.rs found them or under `CI=true`.
 pub fn meshes_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("MESHRAY_MESHES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/meshes"));
+        .unwrap_or_else(|| repository().join("../shared/meshes"));
     if dir.join("manifest.tsv").is_file() {
         return Some(dir);
     }
@@ -94,9 +107,7 @@ pub fn bench_meshes() -> Vec<(String, Mesh)> {
 }
 
 pub fn asset(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("assets")
-        .join(name)
+    repository().join("assets").join(name)
 }
 
 /// The centre of the mesh's bounds and half its diagonal.
@@ -438,19 +449,4 @@ pub fn point_triangle_distance(p: [f64; 3], a: [f64; 3], b: [f64; 3], c: [f64; 3
     } else {
         edges
     }
-}
-
-/// An example's binary, built by `cargo test` beside the test binaries.
-pub fn example_binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(std::path::Path::parent).unwrap();
-    let path = dir
-        .join("examples")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.is_file(),
-        "{} is missing: cargo test builds the examples first",
-        path.display()
-    );
-    path
 }

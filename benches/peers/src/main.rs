@@ -6,7 +6,7 @@
 //! cargo run --release -p meshray-peers -- MESH.obj... [--rays FILE]... [--any] [--passes N] [--json]
 //! ```
 //!
-//! Without `--rays` each mesh gets the bench's three standard sets (`examples/bench/rays.rs`):
+//! Without `--rays` each mesh gets the bench's three standard sets (`meshray_cli::rays`, the `meshray bench` command's):
 //! primary (1024×1024 pinhole image), random (1M rays, seed 1) and secondary (one bounce from
 //! each primary hit, seed 2); `--rays` reads ray files instead (one mesh only). Closest hit,
 //! or any hit with `--any`. Each figure is the median of `N` passes (default 3); in each pass
@@ -16,12 +16,8 @@
 //! `|t − t_meshray| > 1e-4·max(1, |t|)`, and a different triangle at an agreeing `t` (shared
 //! edges and duplicate triangles make a few of each expected). `--json` prints one object per
 //! (mesh, set, engine) per line instead of the tables.
-#[path = "../../../examples/common/mod.rs"]
-mod common;
-#[path = "../../../examples/bench/rays.rs"]
-mod rays;
-
-use common::json_string;
+use meshray_cli::json::string as json_string;
+use meshray_cli::rays;
 
 mod bvh_crate;
 #[cfg(has_embree)]

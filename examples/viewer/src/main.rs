@@ -1,7 +1,7 @@
 //! An interactive viewer: orbit a mesh, click a triangle, see what meshray says about it.
 //!
 //! ```text
-//! cargo run --release -p meshray-viewer -- [MESH] [--size WxH]
+//! cargo run --release -p meshray-viewer -- [MESH] [--size WxH] [--eye X Y Z] [--target X Y Z]
 //! ```
 //!
 //! Any mesh `Mesh::load` reads (OBJ, STL, PLY, glTF), by default the repository's `assets/scene.obj`,
@@ -16,21 +16,39 @@
 //! ```
 //!
 //! There is no rasterizer: every picture is ray-cast by the library, one ray per pixel
-//! centre, so what a click picks is exactly what that pixel shows. The camera starts as the
-//! other examples frame a mesh (`examples/common`: from the default direction, 2.2
-//! half-diagonals away), so a test can cast the same rays; the viewer prints `ready ...`
-//! once it has sent that first picture to the X server. minifb reads the mouse buttons and
-//! keys once a frame (60 a second), so a press and release quicker than a frame goes unseen.
+//! centre, so what a click picks is exactly what that pixel shows. The camera is the
+//! `meshray` command's (`meshray_cli::camera`): by default it frames the mesh from the
+//! default direction, 2.2 half-diagonals away, so a test can cast the same rays; `--eye` and
+//! `--target` start it elsewhere, inside a room too, and the orbit then turns about the
+//! target. The viewer prints `ready ...` once it has sent that first picture to the X
+//! server. minifb reads the mouse buttons and keys once a frame (60 a second), so a press
+//! and release quicker than a frame goes unseen.
 
-#[path = "../../common/mod.rs"]
-mod common;
-
-use meshray::{Bvh, Hit, Mesh, QueryOptions, Ray, pixel_ray};
+use meshray::{Bvh, Hit, QueryOptions, Ray};
+use meshray_cli::Failure;
+use meshray_cli::args::{command_line, unknown, wants_help};
+use meshray_cli::camera::{Camera, FRAMING_DISTANCE, Placement, default_direction, half_diagonal};
+use meshray_cli::{json, mesh};
 use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
-use nalgebra::{Matrix4, Point2, Vector2, Vector3};
+use nalgebra::{Point2, Point3, Vector2, Vector3};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// `meshray-viewer --help`.
+const USAGE: &str = "\
+usage: meshray-viewer [MESH] [--size WxH] [--eye X Y Z] [--target X Y Z]
+
+A window on any mesh meshray reads (default: the repository's assets/scene.obj), ray-cast
+by the library one ray per pixel. Drag with the left button or press the arrow keys to
+orbit about the target, turn the wheel or press +/- to zoom, click to pick (the triangle
+turns yellow; its hit goes to the title and to stdout); Escape or Q quits.
+
+  --size WxH           the window's size, 16 to 8192 pixels each way (default 800x600)
+  --eye X Y Z          where the camera starts; inside a room or a courtyard too (default:
+                       framing the mesh from the front, above and to the right)
+  --target X Y Z       the point it looks at and orbits about (default: the bounds' centre)
+";
 
 /// The picked triangle's colour. Shading is grey or dark red, so this is never a shade.
 const YELLOW: u32 = 0xFF_FF_00;
@@ -51,44 +69,77 @@ const fn rgb(r: u8, g: u8, b: u8) -> u32 {
 struct Args {
     mesh: PathBuf,
     size: (usize, usize),
+    placement: Placement,
 }
 
-fn parse_args() -> Result<Args, String> {
+fn parse_args(words: Vec<String>) -> Result<Args, Failure> {
     let mut parsed = Args {
-        mesh: PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../assets/scene.obj"
-        )),
+        mesh: mesh::default_mesh(),
         size: (800, 600),
+        placement: Placement::default(),
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
+    let mut words = meshray_cli::args::Args::new(words);
+    while let Some(arg) = words.next_word() {
+        if matches!(arg.as_str(), "--eye" | "--target") {
+            words.camera_flag(&arg, &mut parsed.placement)?;
+            continue;
+        }
         match arg.as_str() {
             "--size" => {
-                let value = args.next().unwrap_or_default();
+                let value = words.value(&arg, "WIDTHxHEIGHT")?;
                 parsed.size = value
                     .split_once('x')
                     .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
                     .filter(|&(w, h)| (16..=8192).contains(&w) && (16..=8192).contains(&h))
-                    .ok_or(format!(
-                        "--size takes WIDTHxHEIGHT, 16 to 8192 each, not {value:?}"
-                    ))?;
+                    .ok_or_else(|| {
+                        Failure::usage(format!(
+                            "--size takes WIDTHxHEIGHT, 16 to 8192 each, not \"{value}\""
+                        ))
+                    })?;
             }
-            flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
+            flag if flag.starts_with('-') => return Err(unknown(flag)),
             path => parsed.mesh = PathBuf::from(path),
         }
     }
     Ok(parsed)
 }
 
-/// Where the eye is: a direction from the mesh's centre and a distance in half-diagonals
-/// of its bounds (what `common::framing_at` takes).
+/// Where the eye is: a direction from the target and a distance in half-diagonals of the
+/// mesh's bounds (what `Camera::orbiting` takes).
 struct Orbit {
+    target: Point3<f32>,
     direction: Vector3<f32>,
     distance: f32,
+    /// How close zooming may bring the eye: 0.3 half-diagonals, or closer if it started
+    /// closer (an eye placed inside a room).
+    closest: f32,
 }
 
 impl Orbit {
+    /// Where `placement` puts the eye: the framing by default, else the given eye and target.
+    fn new(bvh: &Bvh, placement: &Placement) -> Orbit {
+        let bounds = bvh.bounds();
+        let target = placement.target.unwrap_or_else(|| bounds.centroid());
+        let (direction, distance) = match placement.eye {
+            // In f64: the offset of a tiny mesh's eye would underflow when squared in f32.
+            Some(eye) => {
+                let offset = eye.cast::<f64>() - target.cast::<f64>();
+                let direction = offset.try_normalize(0.0).unwrap_or_else(Vector3::zeros);
+                (
+                    direction.cast::<f32>(),
+                    (offset.norm() / half_diagonal(&bounds)) as f32,
+                )
+            }
+            None => (default_direction(), FRAMING_DISTANCE),
+        };
+        Orbit {
+            target,
+            direction,
+            distance,
+            closest: distance.min(0.3),
+        }
+    }
+
     /// Moves the eye `yaw` radians about +y and `pitch` radians up, short of the poles.
     fn turn(&mut self, yaw: f32, pitch: f32) {
         let d = self.direction.normalize();
@@ -101,37 +152,31 @@ impl Orbit {
         );
     }
 
-    /// Moves the eye `factor` times as far, between 0.3 half-diagonals (inside the bounds,
-    /// for a close look) and 8 (the whole mesh small).
+    /// Moves the eye `factor` times as far, between where it may come closest and 8
+    /// half-diagonals (the whole mesh small).
     fn zoom(&mut self, factor: f32) {
-        self.distance = (self.distance * factor).clamp(0.3, 8.0);
+        self.distance = (self.distance * factor).clamp(self.closest, self.closest.max(8.0));
     }
 }
 
-/// The camera's matrices and the window's size: everything a pixel's ray depends on.
+/// The camera and the window's size: everything a pixel's ray depends on.
 struct View {
-    view: Matrix4<f32>,
-    projection: Matrix4<f32>,
+    camera: Camera,
     size: (usize, usize),
 }
 
 impl View {
-    fn new(bvh: &Bvh, orbit: &Orbit, size: (usize, usize)) -> View {
-        let aspect = size.0 as f32 / size.1 as f32;
-        let (view, projection) =
-            common::framing_at(&bvh.bounds(), orbit.direction, orbit.distance, aspect);
-        View {
-            view,
-            projection,
-            size,
-        }
+    fn new(bvh: &Bvh, orbit: &Orbit, size: (usize, usize)) -> Result<View, Failure> {
+        let camera = Camera::orbiting(&bvh.bounds(), orbit.target, orbit.direction, orbit.distance)
+            .map_err(Failure::failed)?;
+        Ok(View { camera, size })
     }
 
     /// The ray through the centre of pixel (x, y).
     fn ray(&self, x: usize, y: usize) -> Option<Ray> {
         let viewport = Vector2::new(self.size.0 as f32, self.size.1 as f32);
         let pixel = Point2::new(x as f32 + 0.5, y as f32 + 0.5);
-        pixel_ray(&self.view, &self.projection, viewport, pixel).ok()
+        self.camera.ray(viewport, pixel).ok()
     }
 
     /// The closest hit of the ray through the centre of pixel (x, y).
@@ -192,7 +237,7 @@ fn describe(bvh: &Bvh, x: usize, y: usize, hit: Option<&Hit>) -> (String, String
         n.x,
         n.y,
         n.z,
-        common::json_string(object)
+        json::string(object)
     );
     let title = format!(
         "meshray viewer: triangle {} of {object}, t {:.4}, point ({:.3}, {:.3}, {:.3}), u {:.3} v {:.3}, normal ({:.3}, {:.3}, {:.3}), {face} face",
@@ -201,9 +246,8 @@ fn describe(bvh: &Bvh, x: usize, y: usize, hit: Option<&Hit>) -> (String, String
     (line, title)
 }
 
-fn run(args: &Args) -> Result<(), String> {
-    let mesh = Mesh::load(&args.mesh).map_err(|e| e.to_string())?;
-    let bvh = Bvh::build(mesh);
+fn run(args: &Args) -> Result<(), Failure> {
+    let bvh = Bvh::build(mesh::load(&args.mesh)?);
     let (w, h) = args.size;
     let name = args.mesh.file_name().map_or_else(
         || args.mesh.display().to_string(),
@@ -214,14 +258,11 @@ fn run(args: &Args) -> Result<(), String> {
         bvh.mesh().triangle_count()
     );
     let mut window = Window::new(&help, w, h, WindowOptions::default())
-        .map_err(|e| format!("cannot open a window: {e}"))?;
+        .map_err(|e| Failure::failed(format!("cannot open a window: {e}")))?;
     window.set_target_fps(60);
 
-    let mut orbit = Orbit {
-        direction: common::default_direction(),
-        distance: 2.2,
-    };
-    let mut view = View::new(&bvh, &orbit, args.size);
+    let mut orbit = Orbit::new(&bvh, &args.placement);
+    let mut view = View::new(&bvh, &orbit, args.size)?;
     let (mut shades, mut triangles) = view.cast(&bvh);
     let mut picked: Option<u32> = None;
     let mut buffer = vec![BACKGROUND; w * h];
@@ -285,9 +326,12 @@ fn run(args: &Args) -> Result<(), String> {
         if yaw != 0.0 || pitch != 0.0 || zoom != 1.0 {
             orbit.turn(yaw, pitch);
             orbit.zoom(zoom);
-            view = View::new(&bvh, &orbit, args.size);
-            (shades, triangles) = view.cast(&bvh);
-            recolour = true;
+            // A camera the orbit cannot make (none is known) leaves the picture as it was.
+            if let Ok(turned) = View::new(&bvh, &orbit, args.size) {
+                view = turned;
+                (shades, triangles) = view.cast(&bvh);
+                recolour = true;
+            }
         }
         if recolour {
             for ((out, &shade), &triangle) in buffer.iter_mut().zip(&shades).zip(&triangles) {
@@ -303,7 +347,7 @@ fn run(args: &Args) -> Result<(), String> {
         // ray casting waits for a change.
         window
             .update_with_buffer(&buffer, w, h)
-            .map_err(|e| format!("cannot draw the window: {e}"))?;
+            .map_err(|e| Failure::failed(format!("cannot draw the window: {e}")))?;
         if !ready {
             let d = orbit.direction;
             println!(
@@ -321,11 +365,18 @@ fn run(args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match parse_args().and_then(|args| run(&args)) {
+    let result = command_line().and_then(|words| {
+        if wants_help(&words) {
+            print!("{USAGE}");
+            return Ok(());
+        }
+        run(&parse_args(words)?)
+    });
+    match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("viewer: {message}");
-            ExitCode::FAILURE
+        Err(failure) => {
+            eprintln!("meshray-viewer: {failure}");
+            ExitCode::from(failure.exit_code())
         }
     }
 }

@@ -1,18 +1,16 @@
-//! The bench example's ray and hit files: the format round-trips, bad files are errors, and
-//! the example's hit files, for ray files it did not make, equal a brute force over every
+//! `meshray bench`'s ray and hit files: the format round-trips, bad files are errors, and
+//! the command's hit files, for ray files it did not make, equal a brute force over every
 //! triangle (the crate's f32 test bit for bit, and the independent f64 solve within its
 //! rounding bound).
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
-#[path = "../examples/bench/rays.rs"]
-mod rays;
-#[path = "../examples/bench/subdivide.rs"]
-mod subdivide;
 
 use common::{Chunks, ExactMesh, Rng};
 use meshray::{Bvh, Mesh, QueryOptions, Ray};
+use meshray_cli::rays::{self, HitRecord, Kind, RaySet};
+use meshray_cli::subdivide;
 use nalgebra::{Point3, Vector3};
-use rays::{HitRecord, Kind, RaySet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -188,7 +186,7 @@ fn held_out_rays(mesh: &Mesh, n: usize, seed: u64) -> RaySet {
     }
 }
 
-/// Runs the bench example on `mesh_path` with two held-out ray files and checks its hit files.
+/// Runs `meshray bench` on `mesh_path` with two held-out ray files and checks its hit files.
 fn check_bench_hits(mesh_path: &Path, any: bool) {
     let mesh = Mesh::load(mesh_path).unwrap();
     let tag = format!(
@@ -200,8 +198,9 @@ fn check_bench_hits(mesh_path: &Path, any: bool) {
         held_out_rays(&mesh, 4000, 11),
         rays::secondary(&Bvh::build(mesh.clone()), &rays::primary(&mesh, 48), 3),
     ];
-    let mut command = Command::new(common::example_binary("bench"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_meshray"));
     command
+        .arg("bench")
         .arg(mesh_path)
         .args(["--passes", "1", "--threads", "2"]);
     if any {

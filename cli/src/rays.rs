@@ -5,9 +5,8 @@
 //! ray eight f32: `ox oy oz dx dy dz tmin tmax`. Hit file: per ray an f32 `t` (+inf on a miss)
 //! and a u32 triangle index (`u32::MAX` on a miss), in the ray file's order.
 //!
-//! Shared by the bench example, the peer comparison (`benches/peers`) and the tests, so all
-//! of them read and make the same rays.
-#![allow(dead_code)]
+//! Shared by the `bench` and `scaling` commands, the peer comparison (`benches/peers`) and
+//! the tests, so all of them read and make the same rays.
 
 use meshray::{Bvh, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
@@ -267,13 +266,15 @@ impl Rng {
     }
 }
 
-/// The mesh's frame in f64: the bounds' centre `c`, half their diagonal `h`, and the bounds.
+/// The mesh's frame in f64: the bounds' centre `c`, half their diagonal `h` (at least 1e-6,
+/// and large enough against `c` for points `h` apart to differ: see
+/// [`half_diagonal`](crate::camera::half_diagonal)), and the bounds.
 fn frame(mesh: &Mesh) -> (Point3<f64>, f64, Point3<f64>, Point3<f64>) {
     let b = mesh.bounds();
     let lo = b.min.cast::<f64>();
     let hi = b.max.cast::<f64>();
     let c = nalgebra::center(&lo, &hi);
-    let h = ((hi - lo).norm() * 0.5).max(1e-6);
+    let h = crate::camera::half_diagonal(&b).max(1e-6);
     (c, h, lo, hi)
 }
 
@@ -316,12 +317,16 @@ pub fn primary(mesh: &Mesh, width: u32) -> RaySet {
 }
 
 /// The random set: `count` rays from uniform points on the sphere of radius 1.5·h about c
-/// to uniform points in the bounds.
+/// to uniform points in the bounds. (A draw whose two points coincide is drawn again; there
+/// can be fewer rays only for bounds no f64 can tell apart, after ten draws per ray.)
 pub fn random(mesh: &Mesh, count: usize, seed: u64) -> RaySet {
     let (c, h, lo, hi) = frame(mesh);
     let mut rng = Rng::new(seed);
     let mut rays = Vec::with_capacity(count);
-    while rays.len() < count {
+    for _ in 0..count.saturating_mul(10) {
+        if rays.len() == count {
+            break;
+        }
         let origin = c + rng.unit_vector() * (1.5 * h);
         let target = Point3::new(
             lo.x + (hi.x - lo.x) * rng.f64(),

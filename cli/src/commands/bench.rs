@@ -1,40 +1,50 @@
-//! Ray throughput and build time on a mesh: the numbers behind the README's speed claims.
-//!
-//! ```text
-//! cargo run --release --example bench -- MESH [--rays FILE]... [--hits-out FILE]...
-//!     [--any] [--threads N] [--json] [--watertight] [--passes N] [--width N] [--random N]
-//!     [--subdivide K] [--write-rays DIR] [--bins N] [--max-leaf N] [--traversal-cost X] [--cost]
-//! ```
-//!
-//! Without `--rays` it makes the three standard sets (see `rays.rs`): *primary* (a
-//! 1024×1024 pinhole image), *random* (1M rays through the bounds, seed 1) and *secondary*
-//! (a diffuse bounce from each primary hit, seed 2). `--rays` reads ray files instead (the
-//! format of `../shared/DESIGN.md`); the k-th `--hits-out` receives the k-th set's hits, one
-//! record per ray in input order. `--write-rays DIR` saves the sets it made as
-//! `DIR/primary.rays` etc. `--subdivide K` splits every triangle into 4^K first (scaling runs). `--bins`,
-//! `--max-leaf` and `--traversal-cost` set the [`BuildOptions`]; `--cost` adds the boxes and
-//! triangles tested per ray (closest hit, from an extra untimed pass).
-//!
-//! Per set it prints rays, hits and Mrays/s (the median of `--passes`, default 3), after the
-//! build time (median of 3 builds below 2M triangles) and the BVH's bytes per triangle;
-//! `--json` prints the same as one JSON object per line. `--threads N` (default 1) shares the
-//! rays among N threads in chunks of 256, and builds with N threads.
+//! `meshray bench`: ray throughput and build time on a mesh, the numbers behind the README's
+//! speed claims.
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "rays.rs"]
-mod rays;
-#[path = "subdivide.rs"]
-mod subdivide;
-
-use meshray::{BuildOptions, Bvh, LoadOptions, Mesh, QueryOptions, Ray};
+use crate::args::{Args, unknown};
+use crate::progress::Progress;
+use crate::rays::{self, HitRecord, Kind, RaySet};
+use crate::{Failure, json, mesh, subdivide};
+use meshray::{BuildOptions, Bvh, LoadOptions, QueryOptions, Ray};
 use rayon::prelude::*;
-use rays::{HitRecord, Kind, RaySet};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Instant;
 
-struct Args {
+/// `meshray bench --help`.
+pub const USAGE: &str = "\
+usage: meshray bench [MESH] [--rays FILE]... [--hits-out FILE]... [--any] [--threads N]
+                     [--json] [--watertight] [--passes N] [--width N] [--random N]
+                     [--subdivide K] [--write-rays DIR] [--bins N] [--max-leaf N]
+                     [--traversal-cost X] [--cost]
+
+Builds the BVH of MESH (default: the repository's assets/scene.obj) and times queries.
+Without --rays it makes the three standard sets: primary (a 1024×1024 pinhole image),
+random (1M rays through the bounds, seed 1) and secondary (a diffuse bounce from each
+primary hit, seed 2). Per set it prints rays, hits and Mrays/s (the median of the passes),
+after the build time (median of 3 builds below 2M triangles) and bytes per triangle. Ray
+and hit files use the format of ../shared/DESIGN.md (BVHRAYS1). A progress line shows the
+load and build of big meshes on a terminal.
+
+  --rays FILE          a ray file instead of the standard sets; repeat for more
+  --hits-out FILE      the k-th receives the k-th set's hits, one record per ray in order
+  --any                any hit instead of closest hit
+  --threads N          share the rays among N threads in chunks of 256, and build with N
+                       (default 1)
+  --json               one JSON object per set and line instead of the text
+  --watertight         the watertight triangle test
+  --passes N           timed passes per set (default 3)
+  --width N            the primary image's side, at most 4096 (default 1024)
+  --random N           random rays, at most 16777216 (default 1000000)
+  --subdivide K        split every triangle into 4^K first, K at most 6 and the result at
+                       most 100000000 triangles
+  --write-rays DIR     save the sets made as DIR/primary.rays, DIR/random.rays, ...
+  --bins N             build option: SAH bins (at least 2)
+  --max-leaf N         build option: most triangles per leaf
+  --traversal-cost X   build option: the SAH's cost of a node visit
+  --cost               add the boxes and triangles tested per ray (an extra untimed pass)
+";
+
+struct Options {
     mesh: PathBuf,
     ray_files: Vec<PathBuf>,
     hits_out: Vec<PathBuf>,
@@ -51,27 +61,10 @@ struct Args {
     cost: bool,
 }
 
-const USAGE: &str = "usage: bench MESH [--rays FILE]... [--hits-out FILE]... [--any] \
-    [--threads N] [--json] [--watertight] [--passes N] [--width N] [--random N] [--subdivide K] \
-    [--write-rays DIR] [--bins N] [--max-leaf N] [--traversal-cost X] [--cost]";
-
-fn number<T>(args: &mut impl Iterator<Item = String>, flag: &str, min: T) -> Result<T, String>
-where
-    T: std::str::FromStr + PartialOrd + std::fmt::Display,
-{
-    let word = args
-        .next()
-        .ok_or_else(|| format!("{flag} needs a number"))?;
-    match word.parse::<T>() {
-        Ok(n) if n >= min => Ok(n),
-        _ => Err(format!("{flag}: {word:?} is not a number ≥ {min}")),
-    }
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut args = std::env::args().skip(1);
-    let mut parsed = Args {
-        mesh: PathBuf::new(),
+fn parse(words: Vec<String>) -> Result<Options, Failure> {
+    let mut args = Args::new(words);
+    let mut options = Options {
+        mesh: mesh::default_mesh(),
         ray_files: Vec::new(),
         hits_out: Vec::new(),
         any: false,
@@ -86,44 +79,50 @@ fn parse_args() -> Result<Args, String> {
         build: BuildOptions::default(),
         cost: false,
     };
-    let mut mesh = None;
-    while let Some(arg) = args.next() {
-        let mut path = |flag: &str| {
-            args.next()
-                .map(PathBuf::from)
-                .ok_or_else(|| format!("{flag} needs a path"))
-        };
-        match arg.as_str() {
-            "--rays" => parsed.ray_files.push(path("--rays")?),
-            "--hits-out" => parsed.hits_out.push(path("--hits-out")?),
-            "--write-rays" => parsed.write_rays = Some(path("--write-rays")?),
-            "--any" => parsed.any = true,
-            "--json" => parsed.json = true,
-            "--watertight" => parsed.watertight = true,
-            "--cost" => parsed.cost = true,
-            "--threads" => parsed.threads = number(&mut args, "--threads", 1)?,
-            "--passes" => parsed.passes = number(&mut args, "--passes", 1)?,
-            "--width" => parsed.width = number(&mut args, "--width", 1)?,
-            "--random" => parsed.random = number(&mut args, "--random", 1)?,
-            "--subdivide" => parsed.subdivide = number(&mut args, "--subdivide", 0)?,
-            "--bins" => parsed.build.bins = number(&mut args, "--bins", 2)?,
-            "--max-leaf" => parsed.build.max_leaf_size = number(&mut args, "--max-leaf", 1)?,
+    let mut mesh_given = false;
+    while let Some(arg) = args.next_word() {
+        let flag = arg.as_str();
+        match flag {
+            "--rays" => options
+                .ray_files
+                .push(args.value(flag, "a ray file")?.into()),
+            "--hits-out" => options
+                .hits_out
+                .push(args.value(flag, "a file name")?.into()),
+            "--write-rays" => options.write_rays = Some(args.value(flag, "a directory")?.into()),
+            "--any" => options.any = true,
+            "--json" => options.json = true,
+            "--watertight" => options.watertight = true,
+            "--cost" => options.cost = true,
+            "--threads" => options.threads = args.whole(flag, 1..=1024)?,
+            "--passes" => options.passes = args.whole(flag, 1..=1000)?,
+            "--width" => options.width = args.whole(flag, 1..=4096)?,
+            "--random" => options.random = args.whole(flag, 1..=16_777_216)?,
+            "--subdivide" => options.subdivide = args.whole(flag, 0..=6)?,
+            "--bins" => options.build.bins = args.whole(flag, 2..=1024)?,
+            "--max-leaf" => options.build.max_leaf_size = args.whole(flag, 1..=1024)?,
             "--traversal-cost" => {
-                parsed.build.traversal_cost = number(&mut args, "--traversal-cost", 0.0)?;
+                let [cost] = args.numbers(flag)?;
+                if cost < 0.0 {
+                    return Err(Failure::usage(format!(
+                        "--traversal-cost takes a number from 0 up, not {cost}"
+                    )));
+                }
+                options.build.traversal_cost = cost;
             }
-            "-h" | "--help" => return Err(USAGE.into()),
-            flag if flag.starts_with("--") => {
-                return Err(format!("unknown option {flag} (try --help)"));
+            flag if flag.starts_with('-') => return Err(unknown(flag)),
+            path if !mesh_given => {
+                options.mesh = PathBuf::from(path);
+                mesh_given = true;
             }
-            path if mesh.is_none() => mesh = Some(PathBuf::from(path)),
-            extra => return Err(format!("unexpected argument {extra:?} (one mesh only)")),
+            extra => {
+                return Err(Failure::usage(format!(
+                    "\"{extra}\" is a second mesh; bench takes one"
+                )));
+            }
         }
     }
-    parsed.mesh = mesh.ok_or_else(|| USAGE.to_string())?;
-    if parsed.subdivide > 6 {
-        return Err("--subdivide: at most 6 (4096× the triangles)".into());
-    }
-    Ok(parsed)
+    Ok(options)
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -160,53 +159,56 @@ fn cast(bvh: &Bvh, rays: &[Ray], options: &QueryOptions, any: bool, out: &mut [H
     }
 }
 
-fn run(args: &Args) -> Result<(), String> {
+/// Runs `meshray bench` on the words after its name.
+///
+/// # Errors
+/// A usage error for a bad command line, a failure for a mesh or ray file that does not
+/// load or a file that cannot be written.
+pub fn run(words: Vec<String>) -> Result<(), Failure> {
+    let args = parse(words)?;
     let session = Instant::now();
     let started = Instant::now();
-    // Progress on stderr, shown only on a terminal (indicatif hides itself otherwise).
-    let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template(
-            "loading {msg} {bar:40} {bytes}/{total_bytes} {elapsed}",
-        )
-        .expect("a valid template"),
-    );
-    bar.set_message(args.mesh.display().to_string());
-    let mut mesh =
-        Mesh::load_with_progress(&args.mesh, None, &LoadOptions::default(), &|done, total| {
-            bar.set_length(total);
-            bar.set_position(done);
-        })
-        .map_err(|e| e.to_string())?;
-    bar.finish_and_clear();
+    let mesh_name = args.mesh.display().to_string();
+    let loading = Progress::new(format!("loading {mesh_name}"), "bytes");
+    let mesh = mesh::load_with_progress(&args.mesh, &|done, total| loading.update(done, total));
+    loading.finish();
+    let mut mesh = mesh?;
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     if args.subdivide > 0 {
+        let limit = LoadOptions::default().max_triangles;
+        let count = mesh
+            .triangle_count()
+            .saturating_mul(1 << (2 * args.subdivide));
+        if count > limit {
+            return Err(Failure::usage(format!(
+                "--subdivide {} would make {count} triangles, more than the {limit} a loaded mesh may have",
+                args.subdivide
+            )));
+        }
         mesh = subdivide::subdivide(&mesh, args.subdivide);
     }
     let triangles = mesh.triangle_count();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads)
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Failure::failed(format!("cannot start {} threads: {e}", args.threads)))?;
     let builds = if triangles < 2_000_000 { 3 } else { 1 };
     let mut build_ms = Vec::new();
     let mut bvh = None;
     for _ in 0..builds {
         let mesh = mesh.clone();
         let started = Instant::now();
-        let bar = indicatif::ProgressBar::new(mesh.triangle_count() as u64).with_style(
-            indicatif::ProgressStyle::with_template(
-                "building {bar:40} {pos}/{len} triangles {elapsed}",
-            )
-            .expect("a valid template"),
-        );
+        let building = Progress::new("building", "triangles");
         let built = pool.install(|| {
-            Bvh::build_with_progress(mesh, &args.build, &|done, _| bar.set_position(done as u64))
+            Bvh::build_with_progress(mesh, &args.build, &|done, total| {
+                building.update(done as u64, total as u64);
+            })
         });
-        bar.finish_and_clear();
+        building.finish();
         build_ms.push(started.elapsed().as_secs_f64() * 1e3);
         bvh = Some(built);
     }
-    let bvh = bvh.expect("at least one build");
+    let bvh = bvh.ok_or_else(|| Failure::failed("no build ran"))?;
     let build_ms = median(build_ms);
     let stats = bvh.stats();
 
@@ -218,25 +220,25 @@ fn run(args: &Args) -> Result<(), String> {
     } else {
         args.ray_files
             .iter()
-            .map(|p| RaySet::read(p).map_err(|e| e.to_string()))
+            .map(|p| RaySet::read(p).map_err(|e| Failure::failed(e.to_string())))
             .collect::<Result<_, _>>()?
     };
     if !args.hits_out.is_empty() && args.hits_out.len() != sets.len() {
-        return Err(format!(
+        return Err(Failure::usage(format!(
             "{} --hits-out files for {} ray sets: give one per set",
             args.hits_out.len(),
             sets.len()
-        ));
+        )));
     }
     if let Some(dir) = &args.write_rays {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::failed(format!("{}: {e}", dir.display())))?;
         for set in &sets {
             set.write(&dir.join(format!("{}.rays", set.kind.name())))
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Failure::failed(e.to_string()))?;
         }
     }
 
-    let mesh_name = args.mesh.display().to_string();
     let query = if args.any { "any" } else { "closest" };
     if !args.json {
         println!(
@@ -274,7 +276,7 @@ fn run(args: &Args) -> Result<(), String> {
         let rate = median(rates.clone());
         if let Some(path) = args.hits_out.get(k) {
             std::fs::write(path, rays::hits_to_bytes(&records))
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                .map_err(|e| Failure::failed(format!("{}: {e}", path.display())))?;
         }
         // What the walk did per ray (boxes and triangles tested), from an untimed pass.
         let cost = args.cost.then(|| {
@@ -295,7 +297,7 @@ fn run(args: &Args) -> Result<(), String> {
             let passes: Vec<String> = rates.iter().map(|r| format!("{r:.4}")).collect();
             println!(
                 "{{\"mesh\":{},\"triangles\":{triangles},\"set\":\"{}\",\"query\":\"{query}\",\"threads\":{},\"watertight\":{},\"rays\":{},\"hits\":{hits},\"mrays_per_s\":{rate:.4},\"passes\":[{}],\"build_ms\":{build_ms:.2},\"bytes_per_triangle\":{:.2},\"sah_cost\":{:.3}{}}}",
-                common::json_string(&mesh_name),
+                json::string(&mesh_name),
                 set.kind.name(),
                 args.threads,
                 args.watertight,
@@ -324,14 +326,4 @@ fn run(args: &Args) -> Result<(), String> {
         );
     }
     Ok(())
-}
-
-fn main() -> ExitCode {
-    match parse_args().and_then(|args| run(&args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("bench: {message}");
-            ExitCode::FAILURE
-        }
-    }
 }

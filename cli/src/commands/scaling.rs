@@ -1,0 +1,111 @@
+//! `meshray scaling`: how build time, memory and query speed grow with the triangle count
+//! (the README's scaling table).
+
+use crate::args::{Args, unknown};
+use crate::{Failure, mesh, rays, subdivide};
+use meshray::{Bvh, QueryOptions, Ray};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// `meshray scaling --help`.
+pub const USAGE: &str = "\
+usage: meshray scaling [MESH] [--max-triangles N] [--rays N]
+
+Subdivides the mesh (default: the repository's assets/scene.obj, 2,090 triangles) 4× per
+level, the same surface each time, so every level answers the same rays: random rays
+through the bounds and a 512×512 primary image, made once. Per level it prints, as a
+Markdown table: build ms on one thread and on all threads, bytes per triangle, closest-hit
+Mrays/s on one thread (median of 3) and the boxes and triangles tested per random ray.
+
+  --max-triangles N    stop before the level that would pass N triangles, at most
+                       100000000 (default 10000000)
+  --rays N             random rays (default 100000)
+";
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// Closest-hit Mrays/s on the calling thread, median of 3 passes.
+fn rate(bvh: &Bvh, rays: &[Ray]) -> f64 {
+    let options = QueryOptions::default();
+    median(
+        (0..3)
+            .map(|_| {
+                let started = Instant::now();
+                let hits = rays
+                    .iter()
+                    .filter(|r| bvh.closest_triangle(r, &options).is_some())
+                    .count();
+                std::hint::black_box(hits);
+                rays.len() as f64 / started.elapsed().as_secs_f64() / 1e6
+            })
+            .collect(),
+    )
+}
+
+/// Runs `meshray scaling` on the words after its name.
+///
+/// # Errors
+/// A usage error for a bad command line, a failure for a mesh that does not load.
+pub fn run(words: Vec<String>) -> Result<(), Failure> {
+    let mut args = Args::new(words);
+    let mut mesh_path = mesh::default_mesh();
+    let (mut max_triangles, mut ray_count) = (10_000_000usize, 100_000usize);
+    while let Some(arg) = args.next_word() {
+        match arg.as_str() {
+            "--max-triangles" => max_triangles = args.whole(&arg, 1..=100_000_000)?,
+            "--rays" => ray_count = args.whole(&arg, 1..=100_000_000)?,
+            flag if flag.starts_with('-') => return Err(unknown(flag)),
+            path => mesh_path = PathBuf::from(path),
+        }
+    }
+    let base = mesh::load(&mesh_path)?;
+    let random = rays::random(&base, ray_count, 1).rays;
+    let primary = rays::primary(&base, 512).rays;
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| Failure::failed(format!("cannot start a thread: {e}")))?;
+    let threads = rayon::current_num_threads();
+    println!(
+        "{}, subdivided; {} random rays, 512×512 primary; closest hit, one thread; {threads} threads for the parallel build\n",
+        mesh_path.display(),
+        random.len(),
+    );
+    println!(
+        "| triangles | build ms, 1 thread | build ms, {threads} threads | bytes/triangle | primary Mrays/s | random Mrays/s | boxes/ray (random) | triangles/ray (random) |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for level in 0..16 {
+        if base.triangle_count().saturating_mul(1 << (2 * level)) > max_triangles {
+            break;
+        }
+        let mesh = subdivide::subdivide(&base, level);
+        let started = Instant::now();
+        let bvh = one_thread.install(|| Bvh::build(mesh.clone()));
+        let serial_ms = started.elapsed().as_secs_f64() * 1e3;
+        drop(bvh);
+        let started = Instant::now();
+        let bvh = Bvh::build(mesh);
+        let parallel_ms = started.elapsed().as_secs_f64() * 1e3;
+        let (mut boxes, mut tris) = (0u64, 0u64);
+        for ray in &random {
+            let (_, cost) = bvh.closest_hit_with_cost(ray, &QueryOptions::default());
+            boxes += u64::from(cost.boxes);
+            tris += u64::from(cost.triangles);
+        }
+        let n = random.len() as f64;
+        println!(
+            "| {} | {serial_ms:.1} | {parallel_ms:.1} | {:.1} | {:.2} | {:.2} | {:.1} | {:.1} |",
+            bvh.stats().triangles,
+            bvh.stats().bytes_per_triangle,
+            rate(&bvh, &primary),
+            rate(&bvh, &random),
+            boxes as f64 / n,
+            tris as f64 / n
+        );
+    }
+    Ok(())
+}
