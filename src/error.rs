@@ -161,7 +161,7 @@ pub enum Error {
     /// world transform beyond the range of `f32`) or a matrix that is not affine is an error;
     /// a singular one (a zero scale, used to hide things) is reported beside the loaded
     /// mesh or scene ([`Mesh::load_warnings`](crate::Mesh::load_warnings), and
-    /// `GltfScene::warnings` with the `gltf` feature).
+    /// [`Scene::load_warnings`](crate::Scene::load_warnings)).
     NodeTransform {
         /// The glTF file.
         path: PathBuf,

@@ -52,7 +52,7 @@
 //! | Wavefront OBJ with MTL materials | `obj` | `tobj` | always there |
 //! | STL, binary and ASCII | `stl` | `stl_io` | `stl` |
 //! | PLY, ASCII and binary | `ply` | `ply-rs-bw` | `ply` |
-//! | glTF 2.0, embedded or external buffers, and GLB | `gltf`, `glb` | `gltf`; as a scene of instances, `Scene::load_gltf` | `gltf` |
+//! | glTF 2.0, embedded or external buffers, and GLB | `gltf`, `glb` | `gltf`; as a scene of instances, `Scene::load` | `gltf` |
 //!
 //! Every
 //! loader checks what it reads and answers a bad file with an [`Error`] that names the file and,
@@ -223,7 +223,7 @@
 //! [`Scene::closest_hit_filtered`]) return a [`SceneHit`] in world space, `t` the same as
 //! along the world ray; [`SceneOptions`] adds a mask to the query options.
 //! [`Scene::closest_point`] measures distances in world space, exact under non-uniform
-//! scales too. A mirrored instance keeps its mesh's front faces in front. `Scene::load_gltf`
+//! scales too. A mirrored instance keeps its mesh's front faces in front. `Scene::load`
 //! (feature `gltf`) makes a scene from a glTF file, one BVH per glTF mesh.
 //!
 //! Selection: [`Bvh::triangles_in_box`], [`Bvh::triangles_in_sphere`] and
@@ -347,8 +347,6 @@ pub use bvh::{BuildOptions, Bvh, ClosestPoint, CompactHit, Hit, QueryCost, Query
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};
 pub use io::Format;
-#[cfg(feature = "gltf")]
-pub use io::gltf::GltfScene;
 pub use io::obj::LoadOptions;
 pub use mesh::Mesh;
 pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};

@@ -132,6 +132,10 @@ pub struct SceneHit {
 #[derive(Clone, Debug, Default)]
 pub struct Scene {
     instances: Vec<Instance>,
+    /// Per instance: its name (from the file it was loaded from; empty for `add`).
+    names: Vec<String>,
+    /// What a load reported without failing ([`Scene::load_warnings`]).
+    load_warnings: Vec<Error>,
     /// The top-level tree over the instances' world boxes, built by the first query after a
     /// change ([`Scene::top`]): `k` edits in a row cost one build, not `k`.
     top: OnceLock<TopLevel>,
@@ -278,6 +282,7 @@ impl Scene {
         let id = self.next_id()?;
         let instance = Instance::new(bvh, &Matrix4::from(transform.into()))?;
         self.instances.push(instance);
+        self.names.push(String::new());
         self.changed();
         Ok(id)
     }
@@ -320,9 +325,45 @@ impl Scene {
             .ok_or(Error::InvalidTransform {
                 reason: "too many instances: ids would overflow",
             })?;
+        self.names
+            .resize(self.names.len() + new.len(), String::new());
         self.instances.extend(new);
         self.changed();
         Ok(first..end)
+    }
+
+    /// An instance's name: its node's in the glTF file it was loaded from
+    /// ([`Scene::load`]), empty for one placed with [`add`](Scene::add); `None` for an
+    /// unknown id.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Scene};
+    /// # use nalgebra::{Matrix4, Point3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let id = scene.add(triangle, Matrix4::identity())?;
+    /// assert_eq!((scene.name(id), scene.name(id + 1)), (Some(""), None));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn name(&self, id: InstanceId) -> Option<&str> {
+        self.names.get(id as usize).map(String::as_str)
+    }
+
+    /// What loading the scene reported without failing: each glTF node left out for a
+    /// singular transform ([`Error::NodeTransform`]) or a mesh too small to compute with
+    /// ([`Error::MeshTooSmall`]). Empty for a clean load and for a scene built by hand.
+    pub fn load_warnings(&self) -> &[Error] {
+        &self.load_warnings
+    }
+
+    /// A loader's names for the instances (in id order) and its warnings.
+    #[cfg(feature = "gltf")]
+    pub(crate) fn set_loaded(&mut self, names: Vec<String>, warnings: Vec<Error>) {
+        debug_assert_eq!(names.len(), self.instances.len());
+        self.names = names;
+        self.load_warnings = warnings;
     }
 
     /// The id the next instance gets, if there is one left.
@@ -738,7 +779,9 @@ impl Scene {
             if n == 2 && children[0].1 < children[1].1 {
                 children.swap(0, 1);
             }
-            stack.extend_from_slice(&children[..n]);
+            for &child in &children[..n] {
+                stack.push(child);
+            }
         }
     }
 

@@ -517,13 +517,12 @@ fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
 
     // The scene: one BVH per glTF mesh, the hidden node dropped; its hits agree with the
     // flattened mesh's, including the front face under the mirror.
-    let loaded = Scene::load_gltf(&path).unwrap();
-    assert_eq!(
-        loaded.names,
-        ["plain", "mirrored", "matrix", "strip", "fan"]
-    );
-    assert_eq!(loaded.nodes, [1, 2, 3, 5, 6]);
-    let scene = &loaded.scene;
+    let loaded = Scene::load(&path).unwrap();
+    let names: Vec<&str> = (0..loaded.len() as u32)
+        .map(|i| loaded.name(i).unwrap())
+        .collect();
+    assert_eq!(names, ["plain", "mirrored", "matrix", "strip", "fan"]);
+    let scene = &loaded;
     assert!(
         std::sync::Arc::ptr_eq(scene.bvh(0).unwrap(), scene.bvh(2).unwrap()),
         "one BVH per mesh"
@@ -559,7 +558,7 @@ fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
                 assert!(near_edge(Some(a)), "{ray:?}: t {} vs {}", a.t, b.hit.t);
                 continue;
             }
-            assert_eq!(name, &loaded.names[b.instance as usize], "{ray:?}");
+            assert_eq!(name, loaded.name(b.instance).unwrap(), "{ray:?}");
             // The same triangle (not a coplanar twin at the same t, as where two grounds
             // meet): the same face, also under the mirror.
             let object = flat.object_id(a.triangle as usize) as usize;
@@ -590,7 +589,7 @@ fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
         .closest_hit(&ray, &culled)
         .expect("the front face, from +z");
     assert!(hit.front_face && hit.normal.z > 0.99);
-    let scene = Scene::load_gltf(&path).unwrap().scene;
+    let scene = Scene::load(&path).unwrap();
     let hit = scene.closest_hit(
         &ray,
         &SceneOptions {
@@ -814,7 +813,7 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
         // The scene loader refuses the same files (but one: its instance keeps the finite
         // vertices and a finite transform; only the flattened mesh overflows).
         if name != "transform to infinity" {
-            assert!(Scene::load_gltf(&path).is_err(), "{name}");
+            assert!(Scene::load(&path).is_err(), "{name}");
         }
     }
     let limits = LoadOptions {
@@ -1059,9 +1058,9 @@ fn load_errors(w: &GltfWriter, name: &str, from: &str, to: &str) -> Vec<(String,
             .map(drop),
         ),
         ("Mesh::load", Mesh::load(&gltf).map(drop)),
-        ("Scene::load_gltf", Scene::load_gltf(&gltf).map(drop)),
+        ("Scene::load", Scene::load(&gltf).map(drop)),
         ("Mesh::load glb", Mesh::load(&glb).map(drop)),
-        ("Scene::load_gltf glb", Scene::load_gltf(&glb).map(drop)),
+        ("Scene::load glb", Scene::load(&glb).map(drop)),
     ];
     ways.into_iter()
         .map(|(way, result)| {
@@ -1143,7 +1142,7 @@ fn gltf_indices_that_name_nothing_are_errors_saying_where() {
     assert_eq!((mesh.triangle_count(), mesh.materials().len()), (1, 1));
     let path = scratch("every-kind-of-index.gltf");
     std::fs::write(&path, &every_kind).unwrap();
-    assert_eq!(Scene::load_gltf(&path).unwrap().scene.len(), 1);
+    assert_eq!(Scene::load(&path).unwrap().len(), 1);
 }
 
 #[test]
@@ -1190,10 +1189,10 @@ fn gltf_node_transforms_that_cannot_place_a_mesh_are_reported() {
         "zero-scale.gltf",
         &document(r#"{"name":"hidden","mesh":0,"scale":[0,0,0]}"#, None),
     );
-    let loaded = Scene::load_gltf(&path).unwrap();
-    assert_eq!(loaded.names, ["shown"]);
-    let [warning] = &loaded.warnings[..] else {
-        panic!("{:?}", loaded.warnings)
+    let loaded = Scene::load(&path).unwrap();
+    assert_eq!((loaded.len(), loaded.name(0)), (1, Some("shown")));
+    let [warning] = loaded.load_warnings() else {
+        panic!("{:?}", loaded.load_warnings())
     };
     assert!(
         matches!(warning, Error::NodeTransform { node: 1, name: Some(n), .. } if n == "hidden"),
@@ -1220,7 +1219,7 @@ fn gltf_node_transforms_that_cannot_place_a_mesh_are_reported() {
     // Only hidden nodes: the scene is empty, and its error says why.
     let w = one_triangle(r#"{"mesh":0,"scale":[1,0,1]}"#);
     let path = write("only-zero-scale.gltf", &w.json(Some(&w.data_uri()), &[0]));
-    let err = Scene::load_gltf(&path).unwrap_err();
+    let err = Scene::load(&path).unwrap_err();
     assert!(
         matches!(
             err,
@@ -1286,7 +1285,7 @@ fn gltf_node_transforms_that_cannot_place_a_mesh_are_reported() {
         let path = write(&format!("{}.gltf", name.replace(' ', "-")), &json);
         for (way, result) in [
             ("mesh", Mesh::load(&path).map(drop)),
-            ("scene", Scene::load_gltf(&path).map(drop)),
+            ("scene", Scene::load(&path).map(drop)),
         ] {
             let err = result.expect_err(name);
             assert!(
@@ -1458,4 +1457,14 @@ fn gltf_application_attributes_are_ignored_not_refused() {
     )
     .unwrap();
     assert_eq!(mesh.triangle_count(), 1);
+}
+
+#[test]
+fn a_scene_loads_from_gltf_only() {
+    // An OBJ has no nodes to place: a sentence, not a scene of one instance or a panic.
+    let err = Scene::load(common::asset("scene.obj")).unwrap_err();
+    assert!(
+        matches!(&err, Error::Parse { .. }) && err.to_string().contains("loads from glTF only"),
+        "{err}"
+    );
 }

@@ -4,7 +4,7 @@
 //! bounds-checked against the bytes really present before it is read, so a file that lies
 //! about its buffers is an error naming it, never a panic. A document becomes either one
 //! flattened [`Mesh`] in world space ([`Mesh::load`]) or a [`Scene`] with one BVH per
-//! glTF mesh and one instance per node that uses it ([`Scene::load_gltf`]).
+//! glTF mesh and one instance per node that uses it ([`Scene::load`]).
 
 mod indices;
 
@@ -62,53 +62,6 @@ struct Part {
     materials: Vec<Option<u32>>,
 }
 
-/// A glTF document loaded as a [`Scene`]: one instance per node that has a mesh, in the
-/// order of a depth-first walk of the scene's nodes.
-///
-/// ```
-/// # #[cfg(feature = "gltf")] {
-/// # let dir = std::env::temp_dir().join(format!("meshray-gltf-doc-{}", std::process::id()));
-/// # std::fs::create_dir_all(&dir).unwrap();
-/// # let path = dir.join("two.gltf");
-/// # // One triangle (in a data URI) used by two nodes, the second moved 5 along x.
-/// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],
-/// #   "nodes":[{"name":"left","mesh":0},{"name":"right","mesh":0,"translation":[5,0,0]}],
-/// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
-/// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3",
-/// #     "min":[0,0,0],"max":[1,1,0]}],
-/// #   "bufferViews":[{"buffer":0,"byteLength":36}],
-/// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
-/// use meshray::{Ray, Scene, SceneOptions};
-/// use nalgebra::{Point3, Vector3};
-///
-/// let loaded = Scene::load_gltf(&path)?;
-/// assert_eq!(loaded.scene.len(), 2);
-/// assert_eq!(loaded.names, ["left", "right"]);
-///
-/// let ray = Ray::new(Point3::new(5.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0));
-/// let hit = loaded.scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
-/// assert_eq!(loaded.names[hit.instance as usize], "right");
-/// # std::fs::remove_dir_all(&dir).unwrap();
-/// # }
-/// # Ok::<(), meshray::Error>(())
-/// ```
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct GltfScene {
-    /// The instances, each with its node's world transform.
-    pub scene: Scene,
-    /// Per instance (indexed by [`InstanceId`](crate::InstanceId)): the node's name, else its mesh's, else
-    /// `node N`.
-    pub names: Vec<String>,
-    /// Per instance: the node's index in the document.
-    pub nodes: Vec<usize>,
-    /// Problems that did not stop the load: each node left out for a singular transform (a
-    /// zero scale), as an [`Error::NodeTransform`], and each node left out because its glTF
-    /// mesh is too small to compute with on its own ([`Error::MeshTooSmall`], e.g. all of it
-    /// degenerate). Empty for a clean load.
-    pub warnings: Vec<Error>,
-}
-
 /// Parses a glTF document (JSON or GLB) from memory: its buffers must be embedded (a GLB
 /// chunk or `data:` URIs), there being no directory to read files from.
 pub(crate) fn parse_memory(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
@@ -116,68 +69,70 @@ pub(crate) fn parse_memory(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> 
 }
 
 impl Scene {
-    /// Loads a glTF 2.0 file as a scene: each glTF mesh is built once into a [`Bvh`] (in its
-    /// own space), and each node that uses it becomes an instance with the node's world
-    /// transform, so a mesh placed a hundred times is stored once. Nodes are taken as for
-    /// [`Mesh::load_with`]; a node whose transform is singular (a zero scale, used to
-    /// hide things) covers no area and gets no instance, and is reported in
-    /// [`GltfScene::warnings`]; nor does a mesh without triangles get one.
+    /// Loads a glTF 2.0 file (`.gltf` or `.glb`) as a scene: each glTF mesh is built once
+    /// into a [`Bvh`] (in its own space), and each node that uses it becomes an instance
+    /// with the node's world transform, so a mesh placed a hundred times is stored once.
+    /// Instances follow a depth-first walk of the scene's nodes; [`Scene::name`] gives each
+    /// one's node name (else its mesh's, else `node N`). Nodes are taken as for
+    /// [`Mesh::load`]; a node whose transform is singular (a zero scale, used to hide
+    /// things), or whose mesh is too small to compute with on its own, gets no instance and
+    /// is reported in [`Scene::load_warnings`]; nor does a mesh without triangles get one.
     ///
     /// ```
-    /// use meshray::{LoadOptions, Ray, Scene, SceneOptions};
+    /// # let dir = std::env::temp_dir().join(format!("meshray-gltf-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let path = dir.join("two.gltf");
+    /// # // One triangle (in a data URI) used by two nodes, the second moved 5 along x.
+    /// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],
+    /// #   "nodes":[{"name":"left","mesh":0},{"name":"right","mesh":0,"translation":[5,0,0]}],
+    /// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+    /// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3",
+    /// #     "min":[0,0,0],"max":[1,1,0]}],
+    /// #   "bufferViews":[{"buffer":0,"byteLength":36}],
+    /// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
+    /// use meshray::{Ray, Scene, SceneOptions};
     /// use nalgebra::{Point3, Vector3};
     ///
-    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-scene.gltf-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir).unwrap();
-    /// # let path = dir.join("scene.gltf");
-    /// # // One triangle, placed by the node "lifted" 2 up the y axis.
-    /// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
-    /// #   "nodes":[{"name":"lifted","mesh":0,"translation":[0,2,0]}],
-    /// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
-    /// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
-    /// #   "bufferViews":[{"buffer":0,"byteLength":36}],
-    /// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
-    /// let loaded = Scene::load_gltf_with(&path, &LoadOptions::default())?;
-    /// assert_eq!((loaded.scene.len(), loaded.names[0].as_str(), loaded.nodes[0]), (1, "lifted", 0));
-    /// let ray = Ray::new(Point3::new(0.2, 2.2, 1.0), -Vector3::z());
-    /// let hit = loaded.scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
-    /// assert!((hit.hit.point - Point3::new(0.2, 2.2, 0.0)).norm() < 1e-6); // world space
+    /// let scene = Scene::load(&path)?;
+    /// assert_eq!(scene.len(), 2);
+    /// assert_eq!((scene.name(0), scene.name(1)), (Some("left"), Some("right")));
+    /// assert!(scene.load_warnings().is_empty());
+    ///
+    /// let ray = Ray::new(Point3::new(5.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0));
+    /// let hit = scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
+    /// assert_eq!(scene.name(hit.instance), Some("right"));
+    /// assert!((hit.hit.point - Point3::new(5.2, 0.2, 0.0)).norm() < 1e-6); // world space
     /// # std::fs::remove_dir_all(&dir).unwrap();
     /// # Ok::<(), meshray::Error>(())
     /// ```
     ///
     /// # Errors
-    /// As [`Mesh::load_with`]; [`Error::NoTriangles`] when no node places a triangle,
-    /// or the [`Error::NodeTransform`] of a node left out when every one is singular.
-    pub fn load_gltf_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<GltfScene> {
-        let path = path.as_ref();
-        let bytes = read_limited(path, options.max_file_bytes)?;
-        Document::parse(path, path.parent(), &bytes, options)?.scene(options)
+    /// As [`load_with`](Scene::load_with).
+    pub fn load(path: impl AsRef<Path>) -> Result<Scene> {
+        Scene::load_with(path, &LoadOptions::default())
     }
 
-    /// [`load_gltf_with`](Scene::load_gltf_with) with the default [`LoadOptions`].
-    ///
-    /// ```
-    /// # let dir = std::env::temp_dir().join(format!("meshray-doc-default.gltf-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir).unwrap();
-    /// # let path = dir.join("default.gltf");
-    /// # // One triangle, placed by the node "lifted" 2 up the y axis.
-    /// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
-    /// #   "nodes":[{"name":"lifted","mesh":0,"translation":[0,2,0]}],
-    /// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
-    /// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
-    /// #   "bufferViews":[{"buffer":0,"byteLength":36}],
-    /// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
-    /// let loaded = meshray::Scene::load_gltf(&path)?;
-    /// assert_eq!(loaded.names, ["lifted"]);
-    /// # std::fs::remove_dir_all(&dir).unwrap();
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
+    /// [`load`](Scene::load) with the given [`LoadOptions`] (limits, and a glTF file of any
+    /// name when `options.format` is [`Format::Gltf`](crate::Format::Gltf)).
     ///
     /// # Errors
-    /// As [`load_gltf_with`](Scene::load_gltf_with).
-    pub fn load_gltf(path: impl AsRef<Path>) -> Result<GltfScene> {
-        Scene::load_gltf_with(path, &LoadOptions::default())
+    /// As [`Mesh::load_with`]; [`Error::Parse`] when the file is not named or asked for as
+    /// glTF (a scene of instances comes only from glTF); [`Error::NoTriangles`] when no node
+    /// places a triangle, or the warning of a node left out when every one is.
+    pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Scene> {
+        let path = path.as_ref();
+        let format = options.format.or_else(|| crate::Format::from_path(path));
+        if format != Some(crate::Format::Gltf) {
+            return Err(Error::Parse {
+                path: path.into(),
+                line: None,
+                message: "a scene of instances loads from glTF only (.gltf, .glb; or set \
+                          LoadOptions::format); load other formats with Mesh::load"
+                    .into(),
+            });
+        }
+        let bytes = read_limited(path, options.max_file_bytes)?;
+        Document::parse(path, path.parent(), &bytes, options)?.scene(options)
     }
 }
 
@@ -656,17 +611,12 @@ impl<'a> Document<'a> {
     }
 
     /// One BVH per used mesh with triangles, one instance per non-singular placement.
-    fn scene(&self, options: &LoadOptions) -> Result<GltfScene> {
+    fn scene(&self, options: &LoadOptions) -> Result<Scene> {
         let placements = self.placements()?;
         let mut bvhs: Vec<Option<Option<Result<Arc<Bvh>>>>> =
             (0..self.document.meshes().len()).map(|_| None).collect();
         let mut total = 0usize;
-        let mut loaded = GltfScene {
-            scene: Scene::new(),
-            names: Vec::new(),
-            nodes: Vec::new(),
-            warnings: Vec::new(),
-        };
+        let (mut names, mut warnings) = (Vec::new(), Vec::new());
         let mut instances = Vec::new();
         for placement in &placements {
             if bvhs[placement.mesh].is_none() {
@@ -690,7 +640,7 @@ impl<'a> Document<'a> {
             let bvh = match &bvhs[placement.mesh] {
                 Some(Some(Ok(bvh))) => bvh,
                 Some(Some(Err(too_small))) => {
-                    loaded.warnings.push(too_small.clone());
+                    warnings.push(too_small.clone());
                     continue;
                 }
                 _ => continue,
@@ -698,21 +648,22 @@ impl<'a> Document<'a> {
             if placement.singular {
                 let name = placement.node_name.as_deref();
                 let warning = self.node_error(placement.node, name, SINGULAR_INSTANCE);
-                loaded.warnings.push(warning);
+                warnings.push(warning);
                 continue;
             }
             instances.push((bvh.clone(), placement.world.cast::<f32>()));
-            loaded.names.push(placement.name.clone());
-            loaded.nodes.push(placement.node);
+            names.push(placement.name.clone());
         }
         if instances.is_empty() {
             // Say why when every placement was singular or too small.
-            return Err(loaded.warnings.pop().unwrap_or(Error::NoTriangles {
+            return Err(warnings.pop().unwrap_or(Error::NoTriangles {
                 path: Some(self.path.into()),
             }));
         }
-        loaded.scene.add_all(instances)?;
-        Ok(loaded)
+        let mut scene = Scene::new();
+        scene.add_all(instances)?;
+        scene.set_loaded(names, warnings);
+        Ok(scene)
     }
 
     /// A part as a mesh, with its materials and, when the part has them, its normals and

@@ -2,7 +2,7 @@
 //! indices set out of range, negative or huge; array entries duplicated or dropped; counts,
 //! offsets, strides, component types, element types, byte lengths and modes changed; keys
 //! added and removed), loaded as a mesh ([`Mesh::parse_gltf`]) and as a scene
-//! ([`Scene::load_gltf_with`]). Each load is an error or a mesh whose BVH validates and
+//! ([`Scene::load_with`]). Each load is an error or a mesh whose BVH validates and
 //! answers as the brute force does; never a panic.
 //!
 //! An input that starts with `{` or `glTF` is a document itself (the corpus keeps the
@@ -50,7 +50,7 @@ fn check_document(document: &[u8], data: &[u8]) {
         check_scene(loaded, data);
     }
     let warnings = mesh.iter().flat_map(|m| m.load_warnings());
-    let scene_warnings = scene.iter().flat_map(|s| &s.warnings);
+    let scene_warnings = scene.iter().flat_map(|s| s.load_warnings());
     let errors = mesh.as_ref().err().into_iter().chain(scene.as_ref().err());
     for error in errors.chain(warnings).chain(scene_warnings) {
         let shown = error.to_string();
@@ -60,7 +60,7 @@ fn check_document(document: &[u8], data: &[u8]) {
 
 /// A scene loaded from `document`, written to a file in a directory of this thread's own
 /// (the scene loader reads files only), removed afterwards.
-fn load_scene(document: &[u8]) -> meshray::Result<meshray::GltfScene> {
+fn load_scene(document: &[u8]) -> meshray::Result<Scene> {
     let thread =
         format!("{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_digit(), "");
     let dir =
@@ -68,7 +68,7 @@ fn load_scene(document: &[u8]) -> meshray::Result<meshray::GltfScene> {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("document.gltf");
     std::fs::write(&path, document).unwrap();
-    let scene = Scene::load_gltf_with(&path, &options());
+    let scene = Scene::load_with(&path, &options());
     std::fs::remove_dir_all(&dir).unwrap();
     scene
 }
@@ -76,17 +76,17 @@ fn load_scene(document: &[u8]) -> meshray::Result<meshray::GltfScene> {
 /// A document that loads as a mesh loads as a scene too (the scene stores each glTF mesh
 /// once, so it is never over the triangle limit when the mesh is not): one instance per node
 /// that places triangles, but those whose transform is singular, which both report.
-fn check_scene_agrees(mesh: &Mesh, scene: &meshray::Result<meshray::GltfScene>) {
+fn check_scene_agrees(mesh: &Mesh, scene: &meshray::Result<Scene>) {
     let placing: BTreeSet<u32> = (0..mesh.triangle_count())
         .map(|t| mesh.object_id(t))
         .collect();
     match scene {
         Ok(loaded) => {
-            assert_eq!(loaded.scene.len() + loaded.warnings.len(), placing.len());
+            assert_eq!(loaded.len() + loaded.load_warnings().len(), placing.len());
             // Singular nodes are reported by both; a glTF mesh too small to compute with on
             // its own (while the flattened mesh is not) by the scene only.
             let singular = loaded
-                .warnings
+                .load_warnings()
                 .iter()
                 .filter(|w| matches!(w, Error::NodeTransform { .. }))
                 .count();
@@ -99,11 +99,10 @@ fn check_scene_agrees(mesh: &Mesh, scene: &meshray::Result<meshray::GltfScene>) 
 
 /// Every instance's BVH validates and answers as the brute force does; the scene's queries
 /// agree with each other.
-fn check_scene(loaded: &meshray::GltfScene, data: &[u8]) {
-    let scene = &loaded.scene;
+fn check_scene(loaded: &Scene, data: &[u8]) {
+    let scene = loaded;
     assert!(!scene.is_empty());
-    assert_eq!(loaded.names.len(), scene.len());
-    assert_eq!(loaded.nodes.len(), scene.len());
+    assert!((0..scene.len() as u32).all(|id| scene.name(id).is_some()));
     for id in 0..scene.len() as u32 {
         let bvh = scene.bvh(id).expect("an instance");
         bvh.validate().expect("a valid BVH");
