@@ -29,16 +29,18 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../shared/meshes"));
     let manifest = meshes.join("manifest.tsv");
-    // Watch the nearest thing that exists, so adding or removing the meshes rebuilds the
-    // tests (a path that does not exist would rerun this script on every build).
-    if let Some(watched) = [
-        manifest.as_path(),
-        meshes.as_path(),
-        meshes.parent().unwrap_or(&meshes),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    {
+    // Watch what can appear or vanish: the manifest, else the meshes' directory, else (the
+    // default layout only) the `shared` directory beside the repository. Never a path that
+    // does not exist (that reruns this script on every build) nor anything bigger (cargo
+    // scans a watched directory whole). With MESHRAY_MESHES naming a directory that does not
+    // exist yet, set it again (or touch build.rs) once the meshes are there.
+    let shared = root.join("../shared");
+    let default_layout = std::env::var_os("MESHRAY_MESHES").is_none();
+    let watched = [manifest.as_path(), meshes.as_path()]
+        .into_iter()
+        .chain(default_layout.then_some(shared.as_path()))
+        .find(|p| p.exists());
+    if let Some(watched) = watched {
         println!("cargo::rerun-if-changed={}", watched.display());
     }
     let ci = std::env::var("CI").as_deref() == Ok("true");

@@ -109,11 +109,10 @@ impl BufRead for CheckingReader<'_> {
             Syntax::Mtl => check_mtl_line(&buf[start..]),
         };
         match checked {
-            Ok(keep) => {
-                if !keep {
-                    buf.truncate(start);
-                    buf.push('\n');
-                }
+            Ok(None) => Ok(n),
+            Ok(Some(replacement)) => {
+                buf.truncate(start);
+                buf.push_str(replacement);
                 Ok(n)
             }
             Err(refusal) => {
@@ -127,17 +126,24 @@ impl BufRead for CheckingReader<'_> {
     }
 }
 
-/// Checks one OBJ line; `Ok(false)` to hide it from `tobj`.
-fn check_obj_line(line: &str, scan: &mut Scan) -> Result<bool, Refusal> {
+/// What `tobj` reads of a vertex line: the scan has the real position, and tobj's own copy
+/// is never used, so it gets a line that costs nothing to parse.
+const VERTEX_FOR_TOBJ: &str = "v 0 0 0\n";
+
+/// Checks one OBJ line; `Ok(Some(text))` to show `tobj` `text` instead (a blank line to hide
+/// it).
+fn check_obj_line(line: &str, scan: &mut Scan) -> Result<Option<&'static str>, Refusal> {
     let mut words = line.split_whitespace();
     match words.next() {
         Some("v") => {
             scan.counts[0] += 1;
-            scan.positions.push(parse_position(words));
+            scan.positions
+                .push(parse_position(words).map_err(Refusal::Parse)?);
+            return Ok(Some(VERTEX_FOR_TOBJ));
         }
         Some("vt") => scan.counts[1] += 1,
         Some("vn") => scan.counts[2] += 1,
-        Some("l") => return Ok(false),
+        Some("l") => return Ok(Some("\n")),
         Some("f") => {
             let mut corners = 0;
             let mut flags = HAS_UV | HAS_NORMAL;
@@ -208,35 +214,41 @@ fn check_obj_line(line: &str, scan: &mut Scan) -> Result<bool, Refusal> {
         }
         _ => {}
     }
-    Ok(true)
+    Ok(None)
 }
 
-/// The position of a `v` line as tobj reads it: three numbers, then either nothing, a `w`
-/// that divides them, or three colour values. NaN where tobj will refuse the line.
-fn parse_position(mut words: std::str::SplitWhitespace) -> Point3<f32> {
-    let mut xyz = [f32::NAN; 3];
+/// The position of a `v` line, read by the rules tobj reads it by: three numbers, then
+/// either nothing, a `w` (not 0) that divides them, or three colour values (ignored).
+fn parse_position(mut words: std::str::SplitWhitespace) -> Result<Point3<f32>, String> {
+    let mut xyz = [0.0f32; 3];
     for c in &mut xyz {
-        *c = words
-            .next()
-            .and_then(|w| w.parse().ok())
-            .unwrap_or(f32::NAN);
+        let word = words.next().unwrap_or("");
+        *c = word
+            .parse()
+            .map_err(|_| format!("a vertex needs three numbers, not {word:?}"))?;
     }
     let p = Point3::from(xyz);
-    match (words.next(), words.next()) {
-        (Some(w), None) => p / w.parse::<f32>().unwrap_or(f32::NAN),
-        _ => p,
+    match (words.next(), words.next(), words.next(), words.next()) {
+        (None, ..) => Ok(p),
+        (Some(w), None, ..) => match w.parse::<f32>() {
+            Ok(w) if w != 0.0 => Ok(p / w),
+            Ok(_) => Err("a vertex's w of 0 would scale it to infinity".into()),
+            Err(_) => Err(format!("a vertex's w must be a number, not {w:?}")),
+        },
+        (Some(_), Some(_), Some(_), None) => Ok(p),
+        _ => Err("a vertex takes three numbers, then a w or three colour values".into()),
     }
 }
 
 /// Checks one MTL line: colour statements need three numbers (`tobj` 4.0.5 panics on fewer).
-fn check_mtl_line(line: &str) -> Result<bool, Refusal> {
+fn check_mtl_line(line: &str) -> Result<Option<&'static str>, Refusal> {
     let mut words = line.split_whitespace();
     if let Some(key @ ("Ka" | "Kd" | "Ks" | "Ke")) = words.next()
         && words.count() < 3
     {
         return Err(Refusal::Parse(format!("{key} needs 3 numbers")));
     }
-    Ok(true)
+    Ok(None)
 }
 
 /// How to load a mesh ([`Mesh::load_with`], [`Mesh::from_bytes`]): which format, what a file
@@ -886,6 +898,27 @@ mod tests {
         let at_limit = "v 0 0 0\nv 1099511627776 0 0\nv 0 2199023255552 0 2\nf 1 2 3\n";
         let m = load(at_limit).unwrap();
         assert_eq!(m.positions()[2].y, Mesh::MAX_COORDINATE);
+    }
+
+    #[test]
+    fn vertex_lines_follow_tobjs_rules() {
+        // w divides, three colour values are ignored; w = 0, two extra values or too many
+        // are errors naming the line (tobj itself now reads `v 0 0 0` in their place).
+        let m = load("v 2 4 6 2\nv 1 0 0 0.5 0.5 0.5\nv 0 1 0\nf 1 2 3\n").unwrap();
+        assert_eq!(m.positions()[0], Point3::new(1.0, 2.0, 3.0));
+        assert_eq!(m.positions()[1], Point3::new(1.0, 0.0, 0.0));
+        for bad in [
+            "v 1 2 3 0",
+            "v 1 2 3 4 5",
+            "v 1 2 3 4 5 6 7",
+            "v 1 2",
+            "v 1 2 w",
+        ] {
+            match load(&format!("v 0 0 0\n{bad}\nv 0 1 0\nf 1 2 3\n")) {
+                Err(Error::Parse { line: Some(2), .. }) => {}
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
     }
 
     #[test]
