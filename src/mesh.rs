@@ -509,13 +509,13 @@ impl Mesh {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn bounds(&self) -> Aabb {
-        Aabb::from_points(
-            self.triangles
-                .iter()
-                .flatten()
-                .map(|&v| &self.positions[v as usize]),
-        )
+        used_bounds(&self.positions, &self.triangles)
     }
+}
+
+/// The box around the vertices the triangles use (indices in range).
+fn used_bounds(positions: &[Point3<f32>], triangles: &[[u32; 3]]) -> Aabb {
+    Aabb::from_points(triangles.iter().flatten().map(|&v| &positions[v as usize]))
 }
 
 fn out_of_range(what: &'static str, index: i64, count: usize) -> Error {
@@ -530,7 +530,7 @@ fn out_of_range(what: &'static str, index: i64, count: usize) -> Error {
 
 /// Whether a coordinate is one every query handles exactly: finite and within
 /// ±[`Mesh::MAX_COORDINATE`].
-pub(crate) fn coordinate_in_range(c: f32) -> bool {
+fn coordinate_in_range(c: f32) -> bool {
     c.abs() <= Mesh::MAX_COORDINATE
 }
 
@@ -552,8 +552,7 @@ pub(crate) fn check_coordinates(positions: &[Point3<f32>], triangles: &[[u32; 3]
             vertex as usize,
         ));
     }
-    let bounds = Aabb::from_points(triangles.iter().flatten().map(|&v| &positions[v as usize]));
-    let extent = bounds.extent().max();
+    let extent = used_bounds(positions, triangles).extent().max();
     if !(extent >= Mesh::MIN_EXTENT) && !triangles.is_empty() {
         return Err(Error::MeshTooSmall { path: None, extent });
     }
@@ -561,7 +560,7 @@ pub(crate) fn check_coordinates(positions: &[Point3<f32>], triangles: &[[u32; 3]
 }
 
 /// The error for vertex `vertex` at `p`, which failed [`coordinate_in_range`].
-pub(crate) fn coordinate_error(p: &Point3<f32>, vertex: usize) -> Error {
+fn coordinate_error(p: &Point3<f32>, vertex: usize) -> Error {
     match p.iter().find(|c| !c.is_finite()) {
         Some(_) => Error::NonFiniteCoordinate {
             path: None,

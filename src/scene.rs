@@ -34,6 +34,8 @@ struct Instance {
     world_bounds: Aabb,
     enabled: bool,
     mask: u32,
+    /// From the file it was loaded from ([`Scene::load`]); empty for one placed by `add`.
+    name: String,
 }
 
 /// How a scene query runs: the mesh query's options, and which instances it sees (those
@@ -132,8 +134,6 @@ pub struct SceneHit {
 #[derive(Clone, Debug, Default)]
 pub struct Scene {
     instances: Vec<Instance>,
-    /// Per instance: its name (from the file it was loaded from; empty for `add`).
-    names: Vec<String>,
     /// What a load reported without failing ([`Scene::load_warnings`]).
     load_warnings: Vec<Error>,
     /// The top-level tree over the instances' world boxes, built by the first query after a
@@ -168,17 +168,15 @@ impl Instance {
     /// An enabled instance with mask all ones, its world box computed.
     fn new(bvh: Arc<Bvh>, transform: &Matrix4<f32>) -> Result<Instance> {
         let (to_world, to_object) = affine(transform)?;
-        let mut instance = Instance {
-            world_bounds: Aabb::EMPTY,
+        Ok(Instance {
+            name: String::new(),
+            world_bounds: placed_bounds(&bvh, &to_world)?,
             bvh,
             to_world,
             to_object,
             enabled: true,
             mask: u32::MAX,
-        };
-        instance.world_bounds = world_bounds(&instance);
-        check_world_range(&instance.world_bounds)?;
-        Ok(instance)
+        })
     }
 }
 
@@ -200,9 +198,11 @@ fn affine(transform: &Matrix4<f32>) -> Result<(Matrix4<f64>, Matrix4<f64>)> {
     Ok((m, inverse))
 }
 
-/// An instance must stay inside the range where the queries are exact
-/// ([`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)) in world space too.
-fn check_world_range(bounds: &Aabb) -> Result<()> {
+/// The world box of `bvh` placed by `to_world`, which must stay inside the range where the
+/// queries are exact ([`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)) in world space
+/// too.
+fn placed_bounds(bvh: &Bvh, to_world: &Matrix4<f64>) -> Result<Aabb> {
+    let bounds = world_bounds(bvh, to_world);
     let limit = crate::Mesh::MAX_COORDINATE;
     if bounds
         .min
@@ -210,7 +210,7 @@ fn check_world_range(bounds: &Aabb) -> Result<()> {
         .chain(bounds.max.iter())
         .all(|c| c.abs() <= limit)
     {
-        Ok(())
+        Ok(bounds)
     } else {
         Err(Error::InvalidTransform {
             reason: "it places the mesh beyond ±2^40 (about 1.1e12), where f32 queries are no longer exact",
@@ -282,7 +282,6 @@ impl Scene {
         let id = self.next_id()?;
         let instance = Instance::new(bvh, &Matrix4::from(transform.into()))?;
         self.instances.push(instance);
-        self.names.push(String::new());
         self.changed();
         Ok(id)
     }
@@ -325,8 +324,6 @@ impl Scene {
             .ok_or(Error::InvalidTransform {
                 reason: "too many instances: ids would overflow",
             })?;
-        self.names
-            .resize(self.names.len() + new.len(), String::new());
         self.instances.extend(new);
         self.changed();
         Ok(first..end)
@@ -348,7 +345,7 @@ impl Scene {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn name(&self, id: InstanceId) -> Option<&str> {
-        self.names.get(id as usize).map(String::as_str)
+        self.instances.get(id as usize).map(|i| i.name.as_str())
     }
 
     /// What loading the scene reported without failing: each glTF node left out for a
@@ -362,7 +359,9 @@ impl Scene {
     #[cfg(feature = "gltf")]
     pub(crate) fn set_loaded(&mut self, names: Vec<String>, warnings: Vec<Error>) {
         debug_assert_eq!(names.len(), self.instances.len());
-        self.names = names;
+        for (instance, name) in self.instances.iter_mut().zip(names) {
+            instance.name = name;
+        }
         self.load_warnings = warnings;
     }
 
@@ -426,17 +425,9 @@ impl Scene {
     ) -> Result<()> {
         let (to_world, to_object) = affine(&Matrix4::from(transform.into()))?;
         let instance = self.get_mut(id)?;
-        let moved = Instance {
-            to_world,
-            to_object,
-            ..instance.clone()
-        };
-        let bounds = world_bounds(&moved);
-        check_world_range(&bounds)?;
-        *instance = Instance {
-            world_bounds: bounds,
-            ..moved
-        };
+        instance.world_bounds = placed_bounds(&instance.bvh, &to_world)?;
+        instance.to_world = to_world;
+        instance.to_object = to_object;
         self.changed();
         Ok(())
     }
@@ -925,8 +916,8 @@ fn object_ray(instance: &Instance, ray: &Ray, t_max: f32) -> Option<Ray> {
 
 /// The world box around an instance: its mesh box's corners moved to world space, rounded
 /// outwards by a few ulps so rounding never makes it miss its own triangles.
-fn world_bounds(instance: &Instance) -> Aabb {
-    let b = instance.bvh.bounds();
+fn world_bounds(bvh: &Bvh, to_world: &Matrix4<f64>) -> Aabb {
+    let b = bvh.bounds();
     let mut lo = Vector3::repeat(f64::INFINITY);
     let mut hi = Vector3::repeat(f64::NEG_INFINITY);
     for i in 0..8 {
@@ -936,7 +927,7 @@ fn world_bounds(instance: &Instance) -> Aabb {
             if i & 4 == 0 { b.min.z } else { b.max.z },
         )
         .cast::<f64>();
-        let w = transform_point(&instance.to_world, &corner);
+        let w = transform_point(to_world, &corner);
         lo = lo.inf(&w.coords);
         hi = hi.sup(&w.coords);
     }

@@ -6,6 +6,8 @@
 //! coordinates of each corner, object and material of each triangle, all in file order with
 //! polygons fanned from their first corner.
 
+mod common;
+
 use meshray::{Error, Mesh};
 use nalgebra::{Point2, Point3, Vector3};
 use std::path::{Path, PathBuf};
@@ -403,21 +405,6 @@ f 1/2/2 2/1/1 4/2/1
 // The shared meshes
 // ---------------------------------------------------------------------------------------
 
-/// The shared mesh directory (the test that calls this is ignored when build.rs did not find
-/// it, so here its absence is a failure).
-fn shared_meshes() -> PathBuf {
-    let dir = match std::env::var_os("MESHRAY_MESHES") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/meshes"),
-    };
-    assert!(
-        dir.join("manifest.tsv").is_file(),
-        "the shared meshes are missing: {} has no manifest.tsv (set MESHRAY_MESHES; under CI=true they are required)",
-        dir.display()
-    );
-    dir
-}
-
 /// The `.obj` rows of the manifest: (file, triangles, bytes).
 fn manifest_objs(dir: &Path) -> Vec<(String, usize, u64)> {
     let text = std::fs::read_to_string(dir.join("manifest.tsv")).unwrap();
@@ -516,7 +503,7 @@ fn check_sports_car(path: &Path, mesh: &Mesh, reference: &Reference) -> Vec<Stri
     ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES"
 )]
 fn shared_meshes_load_as_the_manifest_says() {
-    let dir = shared_meshes();
+    let dir = common::meshes_dir().expect("compiled in only with the shared meshes");
     let rows = manifest_objs(&dir);
     assert!(!rows.is_empty(), "no .obj rows in the manifest");
     assert!(

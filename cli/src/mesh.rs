@@ -21,7 +21,7 @@ pub fn default_mesh() -> PathBuf {
 /// # Errors
 /// The library's error, as its sentence.
 pub fn load(path: &Path) -> Result<Mesh, Failure> {
-    load_with_progress(path, &|_, _| {})
+    loaded(Mesh::load(path)?)
 }
 
 /// [`load`], telling `progress(done, total)` how many of the file's bytes are parsed.
@@ -29,7 +29,11 @@ pub fn load(path: &Path) -> Result<Mesh, Failure> {
 /// # Errors
 /// As [`load`].
 pub fn load_with_progress(path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Mesh, Failure> {
-    let mesh = Mesh::load_with(path, &LoadOptions::default().with_progress(progress))?;
+    loaded(Mesh::load_with(path, &LoadOptions::default().with_progress(progress))?)
+}
+
+/// A loaded mesh, its warnings printed.
+fn loaded(mesh: Mesh) -> Result<Mesh, Failure> {
     print_warnings(&mesh);
     Ok(mesh)
 }

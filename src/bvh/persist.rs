@@ -253,23 +253,33 @@ impl TryFrom<SavedBvh> for Bvh {
                 "its checksum does not match its contents: the file is corrupt".into(),
             ));
         }
-        let mesh = mesh_of(&r).map_err(|e| fail(format!("its mesh is invalid: {e}")))?;
-        let n = mesh.triangle_count();
-        let options = BuildOptions {
-            bins: usize::try_from(r.bins).unwrap_or(usize::MAX),
-            max_leaf_size: usize::try_from(r.max_leaf_size).unwrap_or(usize::MAX),
-            traversal_cost: r.costs.0.first().copied().unwrap_or(f32::NAN),
-            intersection_cost: r.costs.0.get(1).copied().unwrap_or(f32::NAN),
-        };
-        if r.costs.0.len() != 2 {
+        let [traversal_cost, intersection_cost] = r.costs.0[..] else {
             return Err(fail(format!(
                 "it has {} build costs, not 2",
                 r.costs.0.len()
             )));
-        }
-        let nodes = nodes_of(&r.nodes, n, r.triangle_index.len()).map_err(fail)?;
-        if let Some(&t) = r
-            .triangle_index
+        };
+        let options = BuildOptions {
+            bins: usize::try_from(r.bins).unwrap_or(usize::MAX),
+            max_leaf_size: usize::try_from(r.max_leaf_size).unwrap_or(usize::MAX),
+            traversal_cost,
+            intersection_cost,
+        };
+        let (nodes, triangle_index) = (r.nodes, r.triangle_index);
+        let mesh = mesh_of(
+            r.positions,
+            r.triangles,
+            r.normals,
+            r.uvs,
+            r.object_ids,
+            r.objects,
+            r.material_ids,
+            r.materials,
+        )
+        .map_err(|e| fail(format!("its mesh is invalid: {e}")))?;
+        let n = mesh.triangle_count();
+        let nodes = nodes_of(&nodes, n, triangle_index.len()).map_err(fail)?;
+        if let Some(&t) = triangle_index
             .iter()
             .find(|&&t| t != u32::MAX && t as usize >= n)
         {
@@ -280,8 +290,8 @@ impl TryFrom<SavedBvh> for Bvh {
         let mut bvh = Bvh {
             mesh,
             nodes,
-            leaf_packets: vec![TrianglePacket::EMPTY; r.triangle_index.len() / LANES],
-            triangle_index: r.triangle_index,
+            leaf_packets: vec![TrianglePacket::EMPTY; triangle_index.len() / LANES],
+            triangle_index,
             options,
         };
         bvh.refill_leaves_and_boxes();
@@ -291,48 +301,48 @@ impl TryFrom<SavedBvh> for Bvh {
 }
 
 /// The saved mesh, checked as the public constructors check it.
-fn mesh_of(r: &Body) -> Result<Mesh> {
-    let points = |f: &Floats, what: &'static str| -> Result<Vec<[f32; 3]>> {
-        if !f.0.len().is_multiple_of(3) {
-            return Err(Error::IndexOutOfRange {
-                path: None,
-                line: None,
-                what,
-                index: f.0.len() as i64,
-                count: f.0.len() / 3 * 3,
-            });
-        }
-        Ok(f.0.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
-    };
-    let positions = points(&r.positions, "position coordinate")?;
-    let mut mesh = Mesh::from_buffers(positions, r.triangles.clone())?;
-    if let Some((values, corners)) = &r.normals {
-        let values = points(values, "normal coordinate")?;
-        mesh = mesh.with_corner_normals(
-            values.into_iter().map(Vector3::from).collect(),
-            corners.clone(),
-        )?;
+#[allow(clippy::too_many_arguments)]
+fn mesh_of(
+    positions: Floats,
+    triangles: Vec<[u32; 3]>,
+    normals: Option<(Floats, Vec<[u32; 3]>)>,
+    uvs: Option<(Floats, Vec<[u32; 3]>)>,
+    object_ids: Vec<u32>,
+    objects: Vec<String>,
+    material_ids: Vec<u32>,
+    materials: Vec<String>,
+) -> Result<Mesh> {
+    let mut mesh = Mesh::from_buffers(groups::<3>(&positions, "position coordinate")?, triangles)?;
+    if let Some((values, corners)) = normals {
+        let values = groups::<3>(&values, "normal coordinate")?;
+        mesh =
+            mesh.with_corner_normals(values.into_iter().map(Vector3::from).collect(), corners)?;
     }
-    if let Some((values, corners)) = &r.uvs {
-        if !values.0.len().is_multiple_of(2) {
-            return Err(Error::IndexOutOfRange {
-                path: None,
-                line: None,
-                what: "uv coordinate",
-                index: values.0.len() as i64,
-                count: values.0.len() / 2 * 2,
-            });
-        }
-        let uvs = values.0.chunks_exact(2).map(|c| Point2::new(c[0], c[1]));
-        mesh = mesh.with_corner_uvs(uvs.collect(), corners.clone())?;
+    if let Some((values, corners)) = uvs {
+        let values = groups::<2>(&values, "uv coordinate")?;
+        mesh = mesh.with_corner_uvs(values.into_iter().map(Point2::from).collect(), corners)?;
     }
-    let materials = r
-        .material_ids
-        .iter()
-        .map(|&m| (m != NO_INDEX).then_some(m))
-        .collect();
-    mesh.with_objects(r.object_ids.clone(), r.objects.clone())?
-        .with_materials(materials, r.materials.clone())
+    let materials_of = material_ids
+        .into_iter()
+        .map(|m| (m != NO_INDEX).then_some(m));
+    mesh.with_objects(object_ids, objects)?
+        .with_materials(materials_of.collect(), materials)
+}
+
+/// The floats in groups of `N` (points, normals, uvs); a count that is not a multiple of
+/// `N` is an error naming `what`.
+fn groups<const N: usize>(floats: &Floats, what: &'static str) -> Result<Vec<[f32; N]>> {
+    let chunks = floats.0.chunks_exact(N);
+    if !chunks.remainder().is_empty() {
+        return Err(Error::IndexOutOfRange {
+            path: None,
+            line: None,
+            what,
+            index: floats.0.len() as i64,
+            count: floats.0.len() / N * N,
+        });
+    }
+    Ok(chunks.map(|c| c.try_into().expect("chunks of N")).collect())
 }
 
 /// The saved nodes with empty boxes, after checking what recomputing the boxes relies on:

@@ -62,12 +62,6 @@ struct Part {
     materials: Vec<Option<u32>>,
 }
 
-/// Parses a glTF document (JSON or GLB) from memory: its buffers must be embedded (a GLB
-/// chunk or `data:` URIs), there being no directory to read files from.
-pub(crate) fn parse_memory(bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
-    Document::parse(Path::new("<memory>"), None, bytes, options)?.flatten(options)
-}
-
 impl Scene {
     /// Loads a glTF 2.0 file (`.gltf` or `.glb`) as a scene: each glTF mesh is built once
     /// into a [`Bvh`] (in its own space), and each node that uses it becomes an instance
@@ -136,9 +130,15 @@ impl Scene {
     }
 }
 
-/// Loads the glTF document `bytes` of file `path` (external buffers beside it) as one mesh.
-pub(crate) fn load_gltf_bytes(path: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Mesh> {
-    Document::parse(path, path.parent(), bytes, options)?.flatten(options)
+/// Loads the glTF document `bytes` of file `path` as one mesh; external buffers are read
+/// from `dir`, or not at all without one.
+pub(crate) fn parse(
+    path: &Path,
+    dir: Option<&Path>,
+    bytes: &[u8],
+    options: &LoadOptions,
+) -> Result<Mesh> {
+    Document::parse(path, dir, bytes, options)?.flatten(options)
 }
 
 /// The error for more vertices than a mesh can number (or than the triangle limit allows

@@ -165,13 +165,7 @@ impl Mesh {
             None => format_of(path)?,
         };
         let bytes = read_limited(path, options.max_file_bytes)?;
-        let progress = match options.progress {
-            Some(report) => Progress::new(report, bytes.len() as u64),
-            None => Progress::none(),
-        };
-        let mesh = parse_file(path, &bytes, format, options, &progress)?;
-        progress.finish();
-        Ok(mesh)
+        parse(path, path.parent(), &bytes, format, options)
     }
 
     /// Parses a mesh from bytes in memory, in `options.format`, or when that is `None` in the
@@ -209,30 +203,7 @@ impl Mesh {
                 message: "the bytes show no format this build reads (set LoadOptions::format)"
                     .into(),
             })?;
-        if bytes.len() as u64 > options.max_file_bytes {
-            return Err(Error::LimitExceeded {
-                path: path.into(),
-                line: None,
-                what: "bytes",
-                limit: options.max_file_bytes,
-            });
-        }
-        let progress = match options.progress {
-            Some(report) => Progress::new(report, bytes.len() as u64),
-            None => Progress::none(),
-        };
-        let parsed = match format {
-            Format::Obj => obj::parse_memory(bytes, options, &progress),
-            #[cfg(feature = "stl")]
-            Format::Stl => stl::parse_stl(path, bytes, options, &progress),
-            #[cfg(feature = "ply")]
-            Format::Ply => ply::parse_ply(path, bytes, options, &progress),
-            #[cfg(feature = "gltf")]
-            Format::Gltf => gltf::parse_memory(bytes, options),
-        };
-        let mesh = parsed.map_err(|error| wrong_format(error, path, bytes, format))?;
-        progress.finish();
-        Ok(mesh)
+        parse(path, None, bytes, format, options)
     }
 }
 
@@ -263,27 +234,42 @@ fn not_a_directory(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Parses the bytes of file `path` in `format`. When that fails and the content is plainly
-/// another format (see [`sniff`]), the error says so instead: the named format's parser
-/// would report whatever it stumbled on first ("failed to fill whole buffer", "no
-/// triangles"). A file that loads is never second-guessed.
-fn parse_file(
+/// Parses the bytes of file `path` in `format`, reading what it refers to (material
+/// libraries, glTF buffers) from `dir`, or nothing without one. When that fails and the
+/// content is plainly another format (see [`sniff`]), the error says so instead: the named
+/// format's parser would report whatever it stumbled on first ("failed to fill whole
+/// buffer", "no triangles"). A file that loads is never second-guessed.
+fn parse(
     path: &Path,
+    dir: Option<&Path>,
     bytes: &[u8],
     format: Format,
     options: &LoadOptions,
-    progress: &Progress,
 ) -> Result<Mesh> {
-    let parsed = match format {
-        Format::Obj => obj::load_obj_bytes(path, bytes, options, progress),
-        #[cfg(feature = "stl")]
-        Format::Stl => stl::parse_stl(path, bytes, options, progress),
-        #[cfg(feature = "ply")]
-        Format::Ply => ply::parse_ply(path, bytes, options, progress),
-        #[cfg(feature = "gltf")]
-        Format::Gltf => gltf::load_gltf_bytes(path, bytes, options),
+    if bytes.len() as u64 > options.max_file_bytes {
+        return Err(Error::LimitExceeded {
+            path: path.into(),
+            line: None,
+            what: "bytes",
+            limit: options.max_file_bytes,
+        });
+    }
+    let progress = match options.progress {
+        Some(report) => Progress::new(report, bytes.len() as u64),
+        None => Progress::none(),
     };
-    parsed.map_err(|error| wrong_format(error, path, bytes, format))
+    let parsed = match format {
+        Format::Obj => obj::parse(path, dir, bytes, options, &progress),
+        #[cfg(feature = "stl")]
+        Format::Stl => stl::parse_stl(path, bytes, options, &progress),
+        #[cfg(feature = "ply")]
+        Format::Ply => ply::parse_ply(path, bytes, options, &progress),
+        #[cfg(feature = "gltf")]
+        Format::Gltf => gltf::parse(path, dir, bytes, options),
+    };
+    let mesh = parsed.map_err(|error| wrong_format(error, path, bytes, format))?;
+    progress.finish();
+    Ok(mesh)
 }
 
 /// `error`, or [`Error::WrongFormat`] when the content is plainly another format than the
@@ -345,46 +331,16 @@ fn sniff(bytes: &[u8]) -> Option<Format> {
 
 /// Puts the file's name into the errors of [`Mesh::from_buffers`] and its companions, which
 /// know nothing of files.
-pub(crate) fn name_file(error: Error, path: &Path) -> Error {
-    match error {
-        Error::NoTriangles { .. } => Error::NoTriangles {
-            path: Some(path.into()),
-        },
-        Error::MeshTooSmall { extent, .. } => Error::MeshTooSmall {
-            path: Some(path.into()),
-            extent,
-        },
-        Error::NonFiniteCoordinate { line, vertex, .. } => Error::NonFiniteCoordinate {
-            path: Some(path.into()),
-            line,
-            vertex,
-        },
-        Error::CoordinateOutOfRange {
-            line,
-            vertex,
-            value,
-            ..
-        } => Error::CoordinateOutOfRange {
-            path: Some(path.into()),
-            line,
-            vertex,
-            value,
-        },
-        Error::IndexOutOfRange {
-            line,
-            what,
-            index,
-            count,
-            ..
-        } => Error::IndexOutOfRange {
-            path: Some(path.into()),
-            line,
-            what,
-            index,
-            count,
-        },
-        other => other,
+pub(crate) fn name_file(mut error: Error, path: &Path) -> Error {
+    if let Error::NoTriangles { path: named }
+    | Error::NonFiniteCoordinate { path: named, .. }
+    | Error::CoordinateOutOfRange { path: named, .. }
+    | Error::MeshTooSmall { path: named, .. }
+    | Error::IndexOutOfRange { path: named, .. } = &mut error
+    {
+        *named = Some(path.into());
     }
+    error
 }
 
 /// The error for too many triangles in `path`.

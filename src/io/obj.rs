@@ -378,42 +378,14 @@ pub(crate) fn inside(dir: &Path, mtl: &Path) -> bool {
     }
 }
 
-/// Parses OBJ text from memory: no directory, so no material libraries.
-pub(crate) fn parse_memory(
-    bytes: &[u8],
-    options: &LoadOptions,
-    progress: &Progress,
-) -> Result<Mesh> {
-    parse(Path::new("<memory>"), None, bytes, options, progress)
-}
-
-/// Parses the OBJ text of file `path`; material libraries are read from its directory.
-pub(crate) fn load_obj_bytes(
-    path: &Path,
-    bytes: &[u8],
-    limits: &LoadOptions,
-    progress: &Progress,
-) -> Result<Mesh> {
-    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
-    parse(path, Some(&dir), bytes, limits, progress)
-}
-
 /// Parses OBJ text; material libraries are read from `dir`, or not at all without one.
-fn parse(
+pub(crate) fn parse(
     path: &Path,
     dir: Option<&Path>,
     bytes: &[u8],
     limits: &LoadOptions,
     progress: &Progress,
 ) -> Result<Mesh> {
-    if bytes.len() as u64 > limits.max_file_bytes {
-        return Err(Error::LimitExceeded {
-            path: path.into(),
-            line: None,
-            what: "bytes",
-            limit: limits.max_file_bytes,
-        });
-    }
     let scan = RefCell::new(Scan {
         max_triangles: limits.max_triangles,
         ..Scan::default()
@@ -679,30 +651,13 @@ fn obj_error(path: &Path, e: tobj::LoadError, scan: Scan) -> Error {
 
 /// Adds the file to an error from [`Mesh::check`], and for a vertex with a coordinate out of
 /// range the line of its `v`.
-fn with_path(e: Error, path: &Path, bytes: &[u8]) -> Error {
-    match e {
-        Error::NonFiniteCoordinate { vertex, .. } | Error::CoordinateOutOfRange { vertex, .. } => {
-            let line = vertex_line(bytes, vertex);
-            match name_file(e, path) {
-                Error::NonFiniteCoordinate { path, vertex, .. } => {
-                    Error::NonFiniteCoordinate { path, line, vertex }
-                }
-                Error::CoordinateOutOfRange {
-                    path,
-                    vertex,
-                    value,
-                    ..
-                } => Error::CoordinateOutOfRange {
-                    path,
-                    line,
-                    vertex,
-                    value,
-                },
-                other => other,
-            }
-        }
-        other => name_file(other, path),
+fn with_path(mut e: Error, path: &Path, bytes: &[u8]) -> Error {
+    if let Error::NonFiniteCoordinate { vertex, line, .. }
+    | Error::CoordinateOutOfRange { vertex, line, .. } = &mut e
+    {
+        *line = vertex_line(bytes, *vertex);
     }
+    name_file(e, path)
 }
 
 /// The lines of a file with their 1-based numbers and first word.
@@ -731,8 +686,9 @@ mod tests {
     use super::*;
 
     fn load(text: &str) -> Result<Mesh> {
-        load_obj_bytes(
+        parse(
             Path::new("mem.obj"),
+            None,
             text.as_bytes(),
             &LoadOptions::default(),
             &Progress::none(),
@@ -793,8 +749,9 @@ mod tests {
     fn non_utf8_is_a_parse_error() {
         let mut bytes = TRI.as_bytes().to_vec();
         bytes.extend_from_slice(b"f 1 2 \xff\n");
-        match load_obj_bytes(
+        match parse(
             Path::new("x.obj"),
+            None,
             &bytes,
             &LoadOptions::default(),
             &Progress::none(),
