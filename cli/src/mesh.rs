@@ -29,7 +29,10 @@ pub fn load(path: &Path) -> Result<Mesh, Failure> {
 /// # Errors
 /// As [`load`].
 pub fn load_with_progress(path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Mesh, Failure> {
-    loaded(Mesh::load_with(path, &LoadOptions::default().with_progress(progress))?)
+    loaded(Mesh::load_with(
+        path,
+        &LoadOptions::default().with_progress(progress),
+    )?)
 }
 
 /// A loaded mesh, its warnings printed.
