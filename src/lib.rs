@@ -330,7 +330,6 @@ mod closest_point;
 mod error;
 mod io;
 mod mesh;
-mod packet;
 mod plane2d;
 mod ray;
 mod scene;

@@ -1,8 +1,11 @@
 //! Scenes: meshes placed as instances with affine transforms, picked through a top-level
-//! BVH over the instances' world boxes, each instance's own BVH below it.
+//! BVH over the instances' world boxes, each instance's own BVH below it. The top-level tree
+//! is a wide tree like a mesh's, its leaves naming instances, walked by the same walk.
 
-use crate::aabb::{RaySlabs, slab_interval};
-use crate::bvh::{Node, build_binary};
+use crate::aabb::RaySlabs;
+use crate::bvh::build_binary;
+use crate::bvh::walk::{Visitor, walk};
+use crate::bvh::wide::{WIDTH, WideNode, WideRay, collapse, lane_intervals, widened};
 use crate::{Aabb, BuildOptions, Bvh, Error, Hit, QueryOptions, Ray, Result};
 use nalgebra::{Matrix3, Matrix4, Point3, Unit, Vector3};
 use std::sync::{Arc, OnceLock};
@@ -142,10 +145,10 @@ pub struct Scene {
 }
 
 /// The top-level tree: a binary SAH tree over the instances' world boxes, one instance per
-/// leaf, leaves indexing `order`.
+/// leaf, collapsed into wide nodes whose leaves index `order`.
 #[derive(Clone, Debug, Default)]
 struct TopLevel {
-    nodes: Vec<Node>,
+    nodes: Vec<WideNode>,
     order: Vec<u32>,
 }
 
@@ -159,8 +162,11 @@ impl TopLevel {
             max_leaf_size: 1,
             ..Default::default()
         };
-        let (nodes, order) = build_binary(&boxes, &options, &|_| {});
-        TopLevel { nodes, order }
+        let (binary, order) = build_binary(&boxes, &options, &|_| {});
+        TopLevel {
+            nodes: collapse(&binary),
+            order,
+        }
     }
 }
 
@@ -647,6 +653,13 @@ impl Scene {
         self.walk(ray, options, &filter, |id, instance, t_max| {
             let local = object_ray(instance, ray, *t_max)?;
             let hit = instance.bvh.closest_triangle(&local, &options.query)?;
+            // Of instances hit at the same `t`, the lowest number wins, in any walk order.
+            if let Some((best_id, _, b)) = &best
+                && b.t == hit.t
+                && *best_id < id
+            {
+                return Some(false);
+            }
             *t_max = hit.t;
             best = Some((id, local, hit));
             Some(false)
@@ -729,51 +742,23 @@ impl Scene {
         ray: &Ray,
         options: &SceneOptions,
         filter: &dyn Fn(InstanceId) -> bool,
-        mut visit: impl FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>,
+        visit: impl FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>,
     ) {
-        let top = self.top();
-        if !ray.is_valid() || top.nodes.is_empty() {
+        if !ray.is_valid() {
             return;
         }
-        let slabs = RaySlabs::new(ray);
-        let t_min = ray.t_min();
-        let mut t_max = ray.t_max();
-        let mut stack: smallvec::SmallVec<[(u32, f32); 64]> = smallvec::SmallVec::new();
-        stack.push((0, t_min));
-        while let Some((index, entry)) = stack.pop() {
-            if entry > t_max {
-                continue;
-            }
-            let node = &top.nodes[index as usize];
-            if node.is_leaf() {
-                for &i in &top.order[node.first as usize..(node.first + node.count) as usize] {
-                    let instance = &self.instances[i as usize];
-                    if !instance.enabled || instance.mask & options.mask == 0 || !filter(i) {
-                        continue;
-                    }
-                    if visit(i, instance, &mut t_max) == Some(true) {
-                        return;
-                    }
-                }
-                continue;
-            }
-            let mut children = [(0u32, 0.0f32); 2];
-            let mut n = 0;
-            for child in [node.first, node.first + 1] {
-                let c = &top.nodes[child as usize];
-                let (near, far) = slab_interval(&c.min, &c.max, &slabs, t_min, t_max);
-                if near <= far {
-                    children[n] = (child, near);
-                    n += 1;
-                }
-            }
-            if n == 2 && children[0].1 < children[1].1 {
-                children.swap(0, 1);
-            }
-            for &child in &children[..n] {
-                stack.push(child);
-            }
-        }
+        let top = self.top();
+        let mut visitor = InstanceRays {
+            ray: WideRay::new(&RaySlabs::new(ray)),
+            t_min: ray.t_min(),
+            t_max: ray.t_max(),
+            scene: self,
+            order: &top.order,
+            mask: options.mask,
+            filter,
+            visit,
+        };
+        walk(&top.nodes, &mut visitor);
     }
 
     /// The point of the scene nearest to `point` within `max_distance` (inclusive), among
@@ -816,48 +801,17 @@ impl Scene {
         if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
             return None;
         }
-        let p = point.cast::<f64>();
-        let mut limit = f64::from(max_distance) * f64::from(max_distance);
-        // Nearest instance boxes first; an instance whose box is beyond the best is skipped.
-        let mut order: Vec<(f64, u32)> = self
-            .instances
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| i.enabled && i.mask & mask != 0)
-            .map(|(id, i)| {
-                let b = &i.world_bounds;
-                let d2 = crate::closest_point::box_distance_squared(
-                    &p,
-                    b.min.coords.into(),
-                    b.max.coords.into(),
-                );
-                (d2, id as u32)
-            })
-            .collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut best: Option<(u32, u32, crate::closest_point::Nearest)> = None;
-        for (d2, id) in order {
-            if d2 > limit * (1.0 + 1e-9) {
-                break;
-            }
-            let instance = &self.instances[id as usize];
-            if let Some((t, n)) = instance
-                .bvh
-                .nearest_triangle(&p, limit, Some(&instance.to_world))
-            {
-                let better = match &best {
-                    None => true,
-                    Some((bid, _, bn)) => {
-                        n.distance_squared < bn.distance_squared
-                            || (n.distance_squared == bn.distance_squared && id < *bid)
-                    }
-                };
-                if better {
-                    limit = n.distance_squared;
-                    best = Some((id, t, n));
-                }
-            }
-        }
+        let top = self.top();
+        let mut visitor = NearestInstance {
+            scene: self,
+            order: &top.order,
+            p: point.cast::<f64>(),
+            limit: f64::from(max_distance) * f64::from(max_distance),
+            mask,
+            best: None,
+        };
+        walk(&top.nodes, &mut visitor);
+        let best = visitor.best;
         best.map(|(id, triangle, n)| {
             (
                 id,
@@ -901,6 +855,111 @@ impl Scene {
             instance: id,
             hit: h,
         }
+    }
+}
+
+/// A ray's walk of the top-level tree: instance boxes by the slab test, and in the leaves
+/// the enabled instances the mask and filter accept, queried by `visit`.
+struct InstanceRays<'a, V> {
+    ray: WideRay,
+    t_min: f32,
+    t_max: f32,
+    scene: &'a Scene,
+    order: &'a [u32],
+    mask: u32,
+    filter: &'a dyn Fn(InstanceId) -> bool,
+    visit: V,
+}
+
+impl<V: FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>> Visitor for InstanceRays<'_, V> {
+    type Key = f32;
+    const ORDERED: bool = true;
+
+    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f32; WIDTH]) {
+        lane_intervals(node, &self.ray, self.t_min, self.t_max)
+    }
+
+    fn worth(&self, entry: f32) -> bool {
+        entry <= widened(self.t_max)
+    }
+
+    fn leaf(&mut self, first: u32, count: u32) -> bool {
+        for &i in &self.order[first as usize..(first + count) as usize] {
+            let instance = &self.scene.instances[i as usize];
+            if !instance.enabled || instance.mask & self.mask == 0 || !(self.filter)(i) {
+                continue;
+            }
+            if (self.visit)(i, instance, &mut self.t_max) == Some(true) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The nearest-point search over instances: nearest world box first, each instance searched
+/// in world space; boxes beyond the best distance are skipped.
+struct NearestInstance<'a> {
+    scene: &'a Scene,
+    order: &'a [u32],
+    p: Point3<f64>,
+    /// The best squared distance so far (the caller's limit at first).
+    limit: f64,
+    mask: u32,
+    best: Option<(u32, u32, crate::closest_point::Nearest)>,
+}
+
+impl Visitor for NearestInstance<'_> {
+    type Key = f64;
+    const ORDERED: bool = true;
+
+    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
+        let mut keys = [0.0; WIDTH];
+        let mut mask = 0;
+        for k in node.lanes() {
+            let b = node.lane_bounds(k);
+            keys[k] = crate::closest_point::box_distance_squared(
+                &self.p,
+                b.min.coords.into(),
+                b.max.coords.into(),
+            );
+            if self.worth(keys[k]) {
+                mask |= 1 << k;
+            }
+        }
+        (mask, keys)
+    }
+
+    fn worth(&self, d2: f64) -> bool {
+        d2 <= self.limit * (1.0 + 1e-9)
+    }
+
+    fn leaf(&mut self, first: u32, count: u32) -> bool {
+        for &id in &self.order[first as usize..(first + count) as usize] {
+            let instance = &self.scene.instances[id as usize];
+            if !instance.enabled || instance.mask & self.mask == 0 {
+                continue;
+            }
+            let Some((t, n)) =
+                instance
+                    .bvh
+                    .nearest_triangle(&self.p, self.limit, Some(&instance.to_world))
+            else {
+                continue;
+            };
+            let better = match &self.best {
+                None => true,
+                Some((bid, _, bn)) => {
+                    n.distance_squared < bn.distance_squared
+                        || (n.distance_squared == bn.distance_squared && id < *bid)
+                }
+            };
+            if better {
+                self.limit = n.distance_squared;
+                self.best = Some((id, t, n));
+            }
+        }
+        false
     }
 }
 

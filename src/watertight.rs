@@ -2,24 +2,22 @@
 //! Intersection", JCGT 2013).
 
 use crate::Ray;
-use crate::packet::{LANES, TrianglePacket};
 use crate::triangle::{
     Culling, LeafTriangle, TriangleHit, cross, dot, nearly_parallel, plane_t, sub,
 };
 use nalgebra::Point3;
-use wide::f32x4;
 
 /// A ray prepared for the watertight test: the axis along which the direction is largest
 /// becomes z, and a shear maps the direction onto (0, 0, 1).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WatertightRay {
-    origin: [f32; 3],
-    dir: [f32; 3],
-    kx: usize,
-    ky: usize,
-    kz: usize,
-    sx: f32,
-    sy: f32,
+    pub(crate) origin: [f32; 3],
+    pub(crate) dir: [f32; 3],
+    pub(crate) kx: usize,
+    pub(crate) ky: usize,
+    pub(crate) kz: usize,
+    pub(crate) sx: f32,
+    pub(crate) sy: f32,
 }
 
 impl WatertightRay {
@@ -42,34 +40,6 @@ impl WatertightRay {
             sx: d[kx] / d[kz],
             sy: d[ky] / d[kz],
         }
-    }
-
-    /// The lanes of a packet that may pass [`intersect`](Self::intersect): a bit per lane,
-    /// clear only where the `f32` edge functions (computed in SIMD, operation for operation as
-    /// `intersect` computes them, so with the same bits) have strictly mixed signs and none
-    /// is zero, which `intersect` rejects. The set lanes go through `intersect` itself.
-    #[inline(always)]
-    pub fn packet_candidates(&self, packet: &TrianglePacket) -> u32 {
-        let (kx, ky, kz) = (self.kx, self.ky, self.kz);
-        let (sx, sy) = (f32x4::splat(self.sx), f32x4::splat(self.sy));
-        let o = self.origin.map(f32x4::splat);
-        let corner = |p: &[[f32; LANES]; 3]| {
-            let [x, y, z] = [0, 1, 2].map(|axis| f32x4::from(p[axis]) - o[axis]);
-            let p = [x, y, z];
-            (p[kx] - sx * p[kz], p[ky] - sy * p[kz])
-        };
-        let (ax, ay) = corner(&packet.a);
-        let (bx, by) = corner(&packet.b);
-        let (cx, cy) = corner(&packet.c);
-        let wa = cx * by - cy * bx;
-        let wb = ax * cy - ay * cx;
-        let wc = bx * ay - by * ax;
-        let zero = f32x4::ZERO;
-        let any_zero = wa.simd_eq(zero) | wb.simd_eq(zero) | wc.simd_eq(zero);
-        let any_negative = wa.simd_lt(zero) | wb.simd_lt(zero) | wc.simd_lt(zero);
-        let any_positive = wa.simd_gt(zero) | wb.simd_gt(zero) | wc.simd_gt(zero);
-        let rejected = (any_negative & any_positive).to_bitmask() & !any_zero.to_bitmask();
-        !rejected & ((1 << LANES) - 1)
     }
 
     /// The watertight test; `t` must land in `[t_min, t_max]`.
@@ -183,56 +153,6 @@ pub fn intersect_triangle_watertight(
 
 #[cfg(test)]
 mod tests {
-
-    /// The SIMD filter never drops a lane the scalar test hits, and drops most misses.
-    #[test]
-    fn packet_filter_keeps_every_hit() {
-        let mut rng = crate::test_support::Lcg::new(7);
-        let mut next = move || rng.uniform(-2.0, 2.0);
-        let (mut hits, mut dropped) = (0, 0);
-        for round in 0..20_000 {
-            let mut packet = TrianglePacket::EMPTY;
-            let mut tris = Vec::new();
-            for lane in 0..LANES {
-                let mut tri = LeafTriangle {
-                    a: [next(), next(), next()],
-                    b: [next(), next(), next()],
-                    c: [next(), next(), next()],
-                };
-                if round % 50 == 0 {
-                    tri.b = tri.a; // degenerate
-                }
-                if round % 7 == 0 {
-                    tri.a[0] = 0.25; // shared-edge-like exact values
-                    tri.b[0] = 0.25;
-                }
-                packet.set(lane, &tri);
-                tris.push(tri);
-            }
-            let o = Point3::new(next(), next(), next());
-            let aim = &tris[round % LANES];
-            let target = Point3::new(
-                (aim.a[0] + aim.b[0] + aim.c[0]) / 3.0 + next() * 0.3,
-                (aim.a[1] + aim.b[1] + aim.c[1]) / 3.0 + next() * 0.3,
-                (aim.a[2] + aim.b[2] + aim.c[2]) / 3.0,
-            );
-            let ray = WatertightRay::new(&Ray::new(o, target - o));
-            let mask = ray.packet_candidates(&packet);
-            for (lane, tri) in tris.iter().enumerate() {
-                for culling in [Culling::None, Culling::Back, Culling::Front] {
-                    if ray.intersect(tri, 0.0, f32::INFINITY, culling).is_some() {
-                        hits += 1;
-                        assert!(mask & (1 << lane) != 0, "round {round} lane {lane}");
-                    }
-                }
-                dropped += usize::from(mask & (1 << lane) == 0);
-            }
-        }
-        assert!(
-            hits > 10_000 && dropped > 20_000,
-            "{hits} hits, {dropped} dropped"
-        );
-    }
 
     use super::*;
     use crate::intersect_triangle;

@@ -17,9 +17,9 @@
 //! median; below a depth limit the builder also switches to median splits, so the tree is
 //! never deeper than the traversal stack.
 
+use super::leaf::LANES;
 use super::{BuildOptions, Node};
 use crate::Aabb;
-use crate::packet::LANES;
 use nalgebra::Point3;
 use wide::f32x4;
 

@@ -8,6 +8,7 @@
 
 mod batch;
 mod build;
+pub(crate) mod leaf;
 mod nearest;
 #[cfg(feature = "serde")]
 mod persist;
@@ -18,16 +19,17 @@ mod selection;
 mod stats;
 mod traverse;
 mod validate;
-mod wide;
+pub(crate) mod walk;
+pub(crate) mod wide;
 
 pub(crate) use build::build as build_binary;
 pub use nearest::ClosestPoint;
 pub use stats::Stats;
 pub use traverse::{CompactHit, Hit, QueryCost, QueryOptions};
 
-use crate::packet::{LANES, TrianglePacket};
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Mesh};
+use leaf::{LANES, TrianglePacket};
 use nalgebra::Point3;
 use wide::WideNode;
 

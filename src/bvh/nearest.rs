@@ -2,12 +2,11 @@
 //! under this 3D cursor".
 
 use super::Bvh;
-use super::traverse::STACK;
-use super::wide::{NO_CHILD, WIDTH};
+use super::leaf::LANES;
+use super::walk::{Visitor, walk};
+use super::wide::{WIDTH, WideNode};
 use crate::closest_point::{Nearest, box_distance_squared, nearest_on_triangle64};
-use crate::packet::LANES;
 use nalgebra::{Matrix4, Point3};
-use smallvec::SmallVec;
 
 /// The point of a mesh nearest to a query point (see [`Bvh::closest_point`]).
 ///
@@ -50,60 +49,18 @@ impl Bvh {
     pub(crate) fn nearest_triangle(
         &self,
         p: &Point3<f64>,
-        mut limit: f64,
+        limit: f64,
         to_world: Option<&Matrix4<f64>>,
     ) -> Option<(u32, Nearest)> {
-        let place = |q: Point3<f64>| to_world.map_or(q, |m| m.transform_point(&q));
-        let mut best: Option<(u32, Nearest)> = None;
-        // (child, count, squared distance to its box); the root is interior node 0.
-        let mut stack = SmallVec::<[(u32, u32, f64); STACK]>::new();
-        stack.push((0, 0, 0.0));
-        while let Some((child, count, d2)) = stack.pop() {
-            if d2 > limit * BOX_SLACK {
-                continue;
-            }
-            if count > 0 {
-                let first = child as usize * LANES;
-                for slot in first..first + count as usize {
-                    let tri = self.leaf_packets[slot / LANES].get(slot % LANES);
-                    let [a, b, c] = [tri.a, tri.b, tri.c].map(|q| place(Point3::from(q).cast()));
-                    let n = nearest_on_triangle64(*p, a, b, c);
-                    let t = self.triangle_index[slot];
-                    let better = match &best {
-                        None => n.distance_squared <= limit,
-                        Some((bt, bn)) => {
-                            n.distance_squared < bn.distance_squared
-                                || (n.distance_squared == bn.distance_squared && t < *bt)
-                        }
-                    };
-                    if better {
-                        limit = n.distance_squared;
-                        best = Some((t, n));
-                    }
-                }
-                continue;
-            }
-            let node = &self.nodes[child as usize];
-            let mut near: SmallVec<[(u32, u32, f64); WIDTH]> = SmallVec::new();
-            for k in 0..WIDTH {
-                if node.child[k] == NO_CHILD {
-                    continue;
-                }
-                let mut min = [node.min[0][k], node.min[1][k], node.min[2][k]];
-                let mut max = [node.max[0][k], node.max[1][k], node.max[2][k]];
-                if let Some(m) = to_world {
-                    (min, max) = moved_box(m, min, max);
-                }
-                let d2 = box_distance_squared(p, min, max);
-                if d2 <= limit * BOX_SLACK {
-                    near.push((node.child[k], node.count[k], d2));
-                }
-            }
-            // Farthest first onto the stack, so the nearest box is searched first.
-            near.sort_unstable_by(|x, y| y.2.total_cmp(&x.2));
-            stack.extend(near);
-        }
-        best
+        let mut visitor = NearestVisitor {
+            bvh: self,
+            p,
+            limit,
+            to_world,
+            best: None,
+        };
+        walk(&self.nodes, &mut visitor);
+        visitor.best
     }
 
     /// The point of the mesh nearest to `point` within `max_distance` (inclusive; pass
@@ -142,6 +99,66 @@ impl Bvh {
             v: n.v as f32,
             distance: n.distance_squared.sqrt() as f32,
         })
+    }
+}
+
+/// The nearest-triangle search: nearest box first, boxes beyond the best distance skipped.
+struct NearestVisitor<'a> {
+    bvh: &'a Bvh,
+    p: &'a Point3<f64>,
+    /// The best squared distance so far (the caller's limit at first).
+    limit: f64,
+    /// Object to world, when the mesh is measured moved.
+    to_world: Option<&'a Matrix4<f64>>,
+    best: Option<(u32, Nearest)>,
+}
+
+impl Visitor for NearestVisitor<'_> {
+    type Key = f64;
+    const ORDERED: bool = true;
+
+    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
+        let mut keys = [0.0; WIDTH];
+        let mut mask = 0;
+        for k in node.lanes() {
+            let mut min = [node.min[0][k], node.min[1][k], node.min[2][k]];
+            let mut max = [node.max[0][k], node.max[1][k], node.max[2][k]];
+            if let Some(m) = self.to_world {
+                (min, max) = moved_box(m, min, max);
+            }
+            keys[k] = box_distance_squared(self.p, min, max);
+            if self.worth(keys[k]) {
+                mask |= 1 << k;
+            }
+        }
+        (mask, keys)
+    }
+
+    fn worth(&self, d2: f64) -> bool {
+        d2 <= self.limit * BOX_SLACK
+    }
+
+    fn leaf(&mut self, first: u32, count: u32) -> bool {
+        let place = |q: Point3<f64>| self.to_world.map_or(q, |m| m.transform_point(&q));
+        let first = first as usize * LANES;
+        for slot in first..first + count as usize {
+            let tri = self.bvh.leaf_packets[slot / LANES].get(slot % LANES);
+            let [a, b, c] = [tri.a, tri.b, tri.c].map(|q| place(Point3::from(q).cast()));
+            let n = nearest_on_triangle64(*self.p, a, b, c);
+            let t = self.bvh.triangle_index[slot];
+            let better = match &self.best {
+                None => n.distance_squared <= self.limit,
+                Some((bt, bn)) => {
+                    n.distance_squared < bn.distance_squared
+                        || (n.distance_squared == bn.distance_squared && t < *bt)
+                }
+            };
+            if better {
+                self.limit = n.distance_squared;
+                self.best = Some((t, n));
+            }
+        }
+        false
     }
 }
 

@@ -12,10 +12,10 @@
 //! YAML...) get each `f32` as its bit pattern, a `u32` (JSON has no NaN, and its decimal
 //! round trip through `f64` is not exact in every reader); binary formats get the floats.
 
+use super::leaf::{LANES, TrianglePacket};
 use super::wide::{NO_CHILD, WIDTH, WideNode};
 use super::{BuildOptions, Bvh};
 use crate::mesh::{CornerAttribute, NO_INDEX};
-use crate::packet::{LANES, TrianglePacket};
 use crate::{Error, Mesh, Result};
 use nalgebra::{Point2, Vector3};
 use serde::de::{self, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};

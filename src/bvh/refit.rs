@@ -1,8 +1,8 @@
 //! Refitting: the vertices moved, the triangles did not; update the boxes, keep the tree.
 
 use super::Bvh;
+use super::leaf::LANES;
 use super::wide::NO_CHILD;
-use crate::packet::LANES;
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Error, Result};
 use nalgebra::Point3;

@@ -2,14 +2,14 @@
 //! triangles visible through a screen rectangle.
 
 use super::Bvh;
-use super::traverse::{QueryOptions, STACK};
-use super::wide::{NO_CHILD, WIDTH};
+use super::leaf::LANES;
+use super::traverse::QueryOptions;
+use super::walk::{Visitor, walk};
+use super::wide::{WIDTH, WideNode};
 use crate::closest_point::box_distance_squared;
-use crate::packet::LANES;
 use crate::select::{Frustum, Polytope, triangle_overlaps_sphere};
 use crate::{Aabb, Error, Result, pixel_ray};
 use nalgebra::{Matrix4, Point2, Point3, Vector2};
-use smallvec::SmallVec;
 
 impl Bvh {
     /// Every triangle overlapping the box (touching counts), by number, ascending: what
@@ -203,33 +203,57 @@ impl Bvh {
         enter: impl Fn([f32; 3], [f32; 3]) -> bool,
         keep: impl Fn(&[Point3<f32>; 3]) -> bool,
     ) -> Vec<u32> {
-        let mut out = Vec::new();
-        let mut stack = SmallVec::<[(u32, u32); STACK]>::new();
-        stack.push((0, 0));
-        while let Some((child, count)) = stack.pop() {
-            if count > 0 {
-                let first = child as usize * LANES;
-                for slot in first..first + count as usize {
-                    let tri = self.leaf_packets[slot / LANES].get(slot % LANES);
-                    if keep(&[tri.a, tri.b, tri.c].map(Point3::from)) {
-                        out.push(self.triangle_index[slot]);
-                    }
-                }
-                continue;
-            }
-            let node = &self.nodes[child as usize];
-            for k in 0..WIDTH {
-                if node.child[k] == NO_CHILD {
-                    continue;
-                }
-                let min = [node.min[0][k], node.min[1][k], node.min[2][k]];
-                let max = [node.max[0][k], node.max[1][k], node.max[2][k]];
-                if enter(min, max) {
-                    stack.push((node.child[k], node.count[k]));
-                }
-            }
-        }
+        let mut visitor = SelectVisitor {
+            bvh: self,
+            enter,
+            keep,
+            out: Vec::new(),
+        };
+        walk(&self.nodes, &mut visitor);
+        let mut out = visitor.out;
         out.sort_unstable();
         out
+    }
+}
+
+/// A selection: enter every box `enter` accepts, in any order; keep the leaf triangles `keep`
+/// accepts.
+struct SelectVisitor<'a, E, K> {
+    bvh: &'a Bvh,
+    enter: E,
+    keep: K,
+    out: Vec<u32>,
+}
+
+impl<E, K> Visitor for SelectVisitor<'_, E, K>
+where
+    E: Fn([f32; 3], [f32; 3]) -> bool,
+    K: Fn(&[Point3<f32>; 3]) -> bool,
+{
+    type Key = ();
+    const ORDERED: bool = false;
+
+    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [(); WIDTH]) {
+        let entered = node.lanes().filter(|&k| {
+            let min = [node.min[0][k], node.min[1][k], node.min[2][k]];
+            let max = [node.max[0][k], node.max[1][k], node.max[2][k]];
+            (self.enter)(min, max)
+        });
+        (entered.fold(0, |mask, k| mask | 1 << k), [(); WIDTH])
+    }
+
+    fn worth(&self, _: ()) -> bool {
+        true
+    }
+
+    fn leaf(&mut self, first: u32, count: u32) -> bool {
+        let first = first as usize * LANES;
+        for slot in first..first + count as usize {
+            let tri = self.bvh.leaf_packets[slot / LANES].get(slot % LANES);
+            if (self.keep)(&[tri.a, tri.b, tri.c].map(Point3::from)) {
+                self.out.push(self.bvh.triangle_index[slot]);
+            }
+        }
+        false
     }
 }

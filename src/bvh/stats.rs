@@ -1,6 +1,8 @@
 //! Figures that describe a built tree.
 
 use super::Bvh;
+use super::walk::{Visitor, walk};
+use super::wide::{WIDTH, WideNode};
 use std::fmt;
 
 /// Size and quality of a BVH (see [`Bvh::stats`]).
@@ -58,23 +60,19 @@ impl Bvh {
             f64::from(self.options.traversal_cost),
             f64::from(self.options.intersection_cost),
         );
-        let (mut leaves, mut depth, mut max_leaf, mut cost) = (0, 0, 0, 0.0f64);
-        let mut stack = vec![(0usize, 0usize)];
-        while let Some((i, d)) = stack.pop() {
-            let node = &self.nodes[i];
-            cost += c_trav * relative(node.bounds());
-            for k in node.lanes() {
-                let count = node.count[k];
-                if count > 0 {
-                    leaves += 1;
-                    depth = depth.max(d + 1);
-                    max_leaf = max_leaf.max(count as usize);
-                    cost += c_isect * f64::from(count) * relative(node.lane_bounds(k));
-                } else {
-                    stack.push((node.child[k] as usize, d + 1));
-                }
-            }
-        }
+        let mut sweep = StatsVisitor {
+            relative,
+            traversal: c_trav,
+            intersection: c_isect,
+            depth_of: vec![0; self.nodes.len()],
+            leaves: 0,
+            depth: 0,
+            max_leaf: 0,
+            cost: 0.0,
+        };
+        walk(&self.nodes, &mut sweep);
+        let (leaves, depth, max_leaf, cost) =
+            (sweep.leaves, sweep.depth, sweep.max_leaf, sweep.cost);
         let n = self.mesh.triangle_count();
         let bytes = std::mem::size_of_val(&self.nodes[..])
             + std::mem::size_of_val(&self.leaf_packets[..])
@@ -88,6 +86,53 @@ impl Bvh {
             sah_cost: cost as f32,
             bytes_per_triangle: bytes as f32 / n as f32,
         }
+    }
+}
+
+/// The statistics sweep: every node once, in any order; leaves are counted at their parent.
+struct StatsVisitor<F> {
+    /// A box's area relative to the root's.
+    relative: F,
+    traversal: f64,
+    intersection: f64,
+    /// Each node's depth (the root's is 0), set when its parent is visited.
+    depth_of: Vec<usize>,
+    leaves: usize,
+    depth: usize,
+    max_leaf: usize,
+    cost: f64,
+}
+
+impl<F: Fn(crate::Aabb) -> f64> Visitor for StatsVisitor<F> {
+    type Key = ();
+    const ORDERED: bool = false;
+
+    fn node(&mut self, index: u32, node: &WideNode) -> (u32, [(); WIDTH]) {
+        let d = self.depth_of[index as usize];
+        self.cost += self.traversal * (self.relative)(node.bounds());
+        let mut interior = 0;
+        for k in node.lanes() {
+            let count = node.count[k];
+            if count > 0 {
+                self.leaves += 1;
+                self.depth = self.depth.max(d + 1);
+                self.max_leaf = self.max_leaf.max(count as usize);
+                self.cost +=
+                    self.intersection * f64::from(count) * (self.relative)(node.lane_bounds(k));
+            } else {
+                self.depth_of[node.child[k] as usize] = d + 1;
+                interior |= 1 << k;
+            }
+        }
+        (interior, [(); WIDTH])
+    }
+
+    fn worth(&self, _: ()) -> bool {
+        true
+    }
+
+    fn leaf(&mut self, _: u32, _: u32) -> bool {
+        false
     }
 }
 

@@ -1,21 +1,18 @@
-//! Queries: closest hit, any hit, all hits.
+//! Ray queries: closest hit, any hit, all hits.
 //!
-//! All three walk the tree the same way: test both children's boxes, descend into the nearer
-//! one and push the other with its entry distance, and drop a popped node whose entry lies
-//! beyond the current `t_max` (which the closest-hit query shrinks to the best hit so far).
-//! The stack lives on the call's stack frame: closest and any hit allocate nothing.
+//! All three are a [`RayVisitor`] for the one walk ([`walk`]): enter the children whose box
+//! the ray enters before `t_max`, nearest entry first, and drop a waiting child whose entry
+//! lies beyond the current `t_max` (which the closest-hit query shrinks to the best hit so
+//! far). Closest and any hit allocate nothing.
 
 use super::Bvh;
-use super::build::MAX_DEPTH;
-use super::wide::BoxLanes;
-use super::wide::{WIDTH, WideNode};
+use super::leaf::LeafTest;
+use super::walk::{Visitor, walk};
+use super::wide::{WIDTH, WideNode, WideRay, lane_intervals, widened};
 use crate::aabb::RaySlabs;
-use crate::packet::{LANES, PacketRay, TrianglePacket};
 use crate::triangle::{LeafTriangle, TriangleHit};
-use crate::watertight::WatertightRay;
 use crate::{Culling, Mesh, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
-use smallvec::SmallVec;
 
 /// Options of a query. The ray's own `[t_min, t_max]` is the range searched.
 ///
@@ -37,83 +34,6 @@ pub struct QueryOptions {
     /// [`intersect_triangle_watertight`]: crate::intersect_triangle_watertight
     /// [`intersect_triangle`]: crate::intersect_triangle
     pub watertight: bool,
-}
-
-/// The triangle test a query runs in the leaves, prepared once per ray.
-struct LeafTest {
-    ray: PacketRay,
-    watertight: Option<WatertightRay>,
-    culling: Culling,
-    t_min: f32,
-}
-
-impl LeafTest {
-    fn new(ray: &Ray, options: &QueryOptions) -> LeafTest {
-        LeafTest {
-            ray: PacketRay::new(&ray.origin().coords.into(), &ray.direction().into()),
-            watertight: options.watertight.then(|| WatertightRay::new(ray)),
-            culling: options.culling,
-            t_min: ray.t_min(),
-        }
-    }
-
-    /// Tests a leaf's `count` triangles (whole packets from `first`) in slot order, calling
-    /// `found(slot, hit)` for each hit within `[t_min, t_max]`; `found` returns the new
-    /// `t_max`, or `None` to stop (then this returns `true`).
-    #[inline(always)]
-    fn run(
-        &self,
-        packets: &[TrianglePacket],
-        first: usize,
-        count: usize,
-        t_max: &mut f32,
-        mut found: impl FnMut(u32, TriangleHit) -> Option<f32>,
-    ) -> bool {
-        for (k, packet) in packets[first..first + count.div_ceil(LANES)]
-            .iter()
-            .enumerate()
-        {
-            let base = ((first + k) * LANES) as u32;
-            let stopped = match &self.watertight {
-                // The watertight test: a SIMD filter, then the scalar test on the lanes it
-                // keeps (used lanes only).
-                Some(w) => {
-                    let used = (1u32 << LANES.min(count - k * LANES)) - 1;
-                    let mut lanes = w.packet_candidates(packet) & used;
-                    let mut stopped = false;
-                    while lanes != 0 && !stopped {
-                        let lane = lanes.trailing_zeros() as usize;
-                        lanes &= lanes - 1;
-                        stopped = match w.intersect(
-                            &packet.get(lane),
-                            self.t_min,
-                            *t_max,
-                            self.culling,
-                        ) {
-                            Some(hit) => match found(base + lane as u32, hit) {
-                                Some(t) => {
-                                    *t_max = t;
-                                    false
-                                }
-                                None => true,
-                            },
-                            None => false,
-                        };
-                    }
-                    stopped
-                }
-                None => {
-                    packet.intersect(&self.ray, self.t_min, t_max, self.culling, |lane, hit| {
-                        found(base + lane as u32, hit)
-                    })
-                }
-            };
-            if stopped {
-                return true;
-            }
-        }
-        false
-    }
 }
 
 /// Everything a ray hit tells about the mesh at that point.
@@ -227,22 +147,6 @@ pub struct CompactHit {
     pub v: f32,
 }
 
-/// How far (relative) the walk widens each box's exit before comparing it with the entry.
-///
-/// The slab test's `t` values and the triangle test's `t` are rounded differently, so a
-/// triangle lying on its box's face can hit at a `t` a few ulps before the box's computed
-/// entry. With a closer hit already found at a `t` in between, the exact comparison would cull
-/// that box and lose the closer triangle (seen on the coplanar overlapping triangles of the
-/// conference room). Widening by 2^-20 (8 ulps), as conservative traversal does (Ize 2013),
-/// keeps such boxes; the triangle test still uses the exact range, so answers stay those of a
-/// brute force.
-const EXIT_SLACK: f32 = 1.0 / (1u32 << 20) as f32;
-
-#[inline(always)]
-fn widened(far: f32) -> f32 {
-    far + far.abs() * EXIT_SLACK
-}
-
 /// What a query tested (see [`Bvh::closest_hit_with_cost`]).
 ///
 /// ```
@@ -267,7 +171,7 @@ pub struct QueryCost {
 }
 
 /// Where the walk reports its work; `()` ignores it, so plain queries pay nothing.
-trait Tally {
+pub(crate) trait Tally {
     fn boxes(&mut self, n: u32);
     fn triangles(&mut self, n: u32);
 }
@@ -288,85 +192,35 @@ impl Tally for QueryCost {
     }
 }
 
-/// A child to visit (a lane of a [`WideNode`]: a node, or a leaf when `count > 0`) and the
-/// ray's entry distance into its box.
-#[derive(Clone, Copy, Default)]
-struct Entry {
-    child: u32,
-    count: u32,
-    entry: f32,
+/// The walk of one ray: boxes by the slab test, leaves by `leaf`, which may lower `t_max`.
+pub(crate) struct RayVisitor<'t, T, L> {
+    pub ray: WideRay,
+    pub t_min: f32,
+    pub t_max: f32,
+    pub tally: &'t mut T,
+    pub leaf: L,
 }
 
-/// Stack entries: at most `WIDTH − 1` children wait per level of the deepest tree (the wide
-/// tree is no deeper than the binary one), so the stack never outgrows its inline space and
-/// never allocates.
-pub(super) const STACK: usize = (WIDTH - 1) * MAX_DEPTH + 1;
+impl<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool> Visitor for RayVisitor<'_, T, L> {
+    type Key = f32;
+    const ORDERED: bool = true;
 
-/// The ray as the wide slab test wants it: origin and inverse direction splatted.
-struct WideRay {
-    origin: [BoxLanes; 3],
-    inv_direction: [BoxLanes; 3],
-    negative: [bool; 3],
-}
+    #[inline(always)]
+    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f32; WIDTH]) {
+        self.tally.boxes(node.lanes().count() as u32);
+        lane_intervals(node, &self.ray, self.t_min, self.t_max)
+    }
 
-impl WideRay {
-    fn new(ray: &RaySlabs) -> WideRay {
-        WideRay {
-            origin: ray.origin.map(BoxLanes::splat),
-            inv_direction: ray.inv_direction.map(BoxLanes::splat),
-            negative: ray.negative,
-        }
+    #[inline(always)]
+    fn worth(&self, entry: f32) -> bool {
+        entry <= widened(self.t_max)
     }
-}
 
-/// `if t > bound { t } else { bound }` lane by lane: a NaN `t` keeps the bound. On x86 that
-/// is exactly what `maxps(t, bound)` computes.
-#[inline(always)]
-fn raise(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
-    #[cfg(target_feature = "sse")]
-    {
-        t.fast_max(bound)
+    #[inline(always)]
+    fn leaf(&mut self, first: u32, count: u32) -> bool {
+        self.tally.triangles(count);
+        (self.leaf)(first as usize, count as usize, &mut self.t_max)
     }
-    #[cfg(not(target_feature = "sse"))]
-    {
-        t.simd_gt(bound).blend(t, bound)
-    }
-}
-
-/// `if t < bound { t } else { bound }` lane by lane (`minps(t, bound)` on x86).
-#[inline(always)]
-fn lower(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
-    #[cfg(target_feature = "sse")]
-    {
-        t.fast_min(bound)
-    }
-    #[cfg(not(target_feature = "sse"))]
-    {
-        t.simd_lt(bound).blend(t, bound)
-    }
-}
-
-/// The slab test of a ray against all of a wide node's boxes at once: a bit per lane whose box
-/// the ray enters before it leaves (after widening the exit), and the entry distances. The
-/// same operations in the same order as [`slab_interval`](crate::aabb::slab_interval), lane
-/// by lane, so every box gets the same answer.
-#[inline(always)]
-fn lane_intervals(node: &WideNode, ray: &WideRay, t_min: f32, t_max: f32) -> (u32, [f32; WIDTH]) {
-    let mut near = BoxLanes::splat(t_min);
-    let mut far = BoxLanes::splat(t_max);
-    for a in 0..3 {
-        let (lo, hi) = if ray.negative[a] {
-            (node.max[a], node.min[a])
-        } else {
-            (node.min[a], node.max[a])
-        };
-        let t0 = (BoxLanes::from(lo) - ray.origin[a]) * ray.inv_direction[a];
-        let t1 = (BoxLanes::from(hi) - ray.origin[a]) * ray.inv_direction[a];
-        near = raise(near, t0);
-        far = lower(far, t1);
-    }
-    let far = far + far.abs() * BoxLanes::splat(EXIT_SLACK);
-    (near.simd_le(far).to_bitmask(), near.to_array())
 }
 
 impl Bvh {
@@ -519,9 +373,19 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let mut best: Option<(u32, TriangleHit)> = None;
-        self.walk(ray, tally, |first, count, t_max| {
+        self.walk_ray(ray, tally, |first, count, t_max| {
             test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
-                best = Some((slot, h));
+                // A hit at the best `t` itself replaces the best only with a lower triangle
+                // number: ties go to the lowest, whatever order the walk met them in.
+                let closer = match best {
+                    Some((s, b)) if h.t == b.t => {
+                        self.triangle_index[slot as usize] < self.triangle_index[s as usize]
+                    }
+                    _ => true,
+                };
+                if closer {
+                    best = Some((slot, h));
+                }
                 Some(h.t)
             })
         });
@@ -536,7 +400,7 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let mut found = None;
-        self.walk(ray, &mut (), |first, count, t_max| {
+        self.walk_ray(ray, &mut (), |first, count, t_max| {
             test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
                 found = Some((slot, h));
                 None
@@ -626,7 +490,7 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let t_max = ray.t_max();
-        self.walk(ray, &mut (), |first, count, range_end| {
+        self.walk_ray(ray, &mut (), |first, count, range_end| {
             test.run(&self.leaf_packets, first, count, range_end, |slot, h| {
                 hits.push(self.hit(ray, self.ray_hit((slot, h))));
                 Some(t_max)
@@ -639,75 +503,20 @@ impl Bvh {
     /// packet, triangle count and the current `t_max` (which it may lower); `leaf` returns
     /// `true` to stop.
     #[inline(always)]
-    fn walk(
+    fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         &self,
         ray: &Ray,
-        tally: &mut impl Tally,
-        mut leaf: impl FnMut(usize, usize, &mut f32) -> bool,
+        tally: &mut T,
+        leaf: L,
     ) {
-        let wide_ray = WideRay::new(&RaySlabs::new(ray));
-        let t_min = ray.t_min();
-        let mut t_max = ray.t_max();
-        let nodes = &self.nodes[..];
-        // A SmallVec leaves its inline space uninitialized; an array this size (5 KB) would be
-        // zeroed on every query.
-        let mut stack = SmallVec::<[Entry; STACK]>::new();
-        let mut current = Entry::default(); // the root, interior node 0
-        loop {
-            if current.count > 0 {
-                tally.triangles(current.count);
-                if leaf(current.child as usize, current.count as usize, &mut t_max) {
-                    return;
-                }
-            } else {
-                let node = &nodes[current.child as usize];
-                tally.boxes(node.lanes().count() as u32);
-                let (mask, near) = lane_intervals(node, &wide_ray, t_min, t_max);
-                let mut hit = [Entry::default(); WIDTH];
-                let mut hits = 0;
-                let mut lanes = mask;
-                while lanes != 0 {
-                    let k = lanes.trailing_zeros() as usize;
-                    lanes &= lanes - 1;
-                    hit[hits] = Entry {
-                        child: node.child[k],
-                        count: node.count[k],
-                        entry: near[k],
-                    };
-                    hits += 1;
-                }
-                if hits > 0 {
-                    // Farthest first onto the stack; go on with the nearest.
-                    let hit = &mut hit[..hits];
-                    for i in 1..hit.len() {
-                        let mut j = i;
-                        while j > 0 && hit[j - 1].entry < hit[j].entry {
-                            hit.swap(j - 1, j);
-                            j -= 1;
-                        }
-                    }
-                    let (nearest, rest) = hit.split_last().expect("hits > 0");
-                    // One push each: `extend_from_slice` goes through SmallVec's out-of-line
-                    // `insert_from_slice` and two `memcpy` calls, about 80 instructions a node.
-                    for &entry in rest {
-                        stack.push(entry);
-                    }
-                    current = *nearest;
-                    continue;
-                }
-            }
-            // Pop the next node the ray can still reach before t_max.
-            loop {
-                match stack.pop() {
-                    Some(next) if next.entry <= widened(t_max) => {
-                        current = next;
-                        break;
-                    }
-                    Some(_) => {}
-                    None => return,
-                }
-            }
-        }
+        let mut visitor = RayVisitor {
+            ray: WideRay::new(&RaySlabs::new(ray)),
+            t_min: ray.t_min(),
+            t_max: ray.t_max(),
+            tally,
+            leaf,
+        };
+        walk(&self.nodes, &mut visitor);
     }
 
     /// Fills in a hit's details from the mesh.

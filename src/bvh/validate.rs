@@ -2,8 +2,9 @@
 
 use super::Bvh;
 use super::build::MAX_DEPTH;
-use super::wide::WIDTH;
-use crate::packet::LANES;
+use super::leaf::LANES;
+use super::walk::{Visitor, walk};
+use super::wide::{WIDTH, WideNode};
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Error, Result};
 
@@ -40,97 +41,26 @@ impl Bvh {
                 self.triangle_index.len()
             ));
         }
-        let mut seen_packet = vec![false; packets.len()];
         if nodes.is_empty() || nodes.len() > n {
             return fail(format!("{} nodes for {n} triangles", nodes.len()));
         }
         let max_leaf = self.options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
-        let mut seen_node = vec![false; nodes.len()];
-        let mut seen_triangle = vec![false; n];
-        let mut stack = vec![(0usize, 0usize)];
-        seen_node[0] = true;
-        while let Some((i, depth)) = stack.pop() {
-            let node = &nodes[i];
-            if depth >= MAX_DEPTH {
-                return fail(format!(
-                    "node {i} at depth {depth}, deeper than {MAX_DEPTH}"
-                ));
-            }
-            let used = node.lanes().count();
-            if used == 0 || (used == 1 && i != 0) || node.lanes().any(|k| k >= used) {
-                return fail(format!(
-                    "node {i} uses lanes {:?}: a node needs two or more (the root one), packed first",
-                    node.lanes().collect::<Vec<_>>()
-                ));
-            }
-            for k in used..WIDTH {
-                if node.lane_bounds(k) != Aabb::EMPTY || node.count[k] != 0 {
-                    return fail(format!("node {i} lane {k} is unused but not empty"));
-                }
-            }
-            for k in 0..used {
-                let bounds = node.lane_bounds(k);
-                let (child, count) = (node.child[k] as usize, node.count[k] as usize);
-                if count > 0 {
-                    if count > max_leaf {
-                        return fail(format!(
-                            "leaf {i}.{k} holds {count} triangles, more than {max_leaf}"
-                        ));
-                    }
-                    let owned = child..child + count.div_ceil(LANES);
-                    if owned.end > packets.len() {
-                        return fail(format!("leaf {i}.{k} holds packets {owned:?}"));
-                    }
-                    let mut tight = Aabb::EMPTY;
-                    for p in owned {
-                        if std::mem::replace(&mut seen_packet[p], true) {
-                            return fail(format!("packet {p} is in two leaves"));
-                        }
-                        for lane in 0..LANES {
-                            let slot = p * LANES + lane;
-                            let t = self.triangle_index[slot];
-                            if slot >= child * LANES + count {
-                                if t != u32::MAX || !packets[p].lane_is_empty(lane) {
-                                    return fail(format!("slot {slot} should be empty"));
-                                }
-                                continue;
-                            }
-                            let t = t as usize;
-                            if t >= n || std::mem::replace(&mut seen_triangle[t], true) {
-                                return fail(format!(
-                                    "triangle {t} (slot {slot}) is out of range or in two leaves"
-                                ));
-                            }
-                            let [a, b, c] = self.mesh.triangle(t);
-                            if packets[p].get(lane) != LeafTriangle::new(&a, &b, &c) {
-                                return fail(format!("slot {slot} does not match triangle {t}"));
-                            }
-                            tight = tight.union(&Aabb::from_points(&[a, b, c]));
-                        }
-                    }
-                    if tight != bounds {
-                        return fail(format!(
-                            "leaf {i}.{k} box {bounds:?} is not its triangles' box {tight:?}"
-                        ));
-                    }
-                } else {
-                    // After their parent: refit sweeps the array backwards.
-                    if child <= i || child >= nodes.len() {
-                        return fail(format!(
-                            "node {i} lane {k} points to node {child} of {}",
-                            nodes.len()
-                        ));
-                    }
-                    if std::mem::replace(&mut seen_node[child], true) {
-                        return fail(format!("node {child} is reached twice"));
-                    }
-                    if !bounds.contains(&nodes[child].bounds()) {
-                        return fail(format!("node {child} sticks out of its parent {i}.{k}"));
-                    }
-                    stack.push((child, depth + 1));
-                }
-            }
+        let mut sweep = ValidateVisitor {
+            bvh: self,
+            max_leaf,
+            depth_of: vec![0; nodes.len()],
+            seen_node: vec![false; nodes.len()],
+            seen_packet: vec![false; packets.len()],
+            seen_triangle: vec![false; n],
+            broken: None,
+        };
+        sweep.seen_node[0] = true;
+        walk(nodes, &mut sweep);
+        if let Some(reason) = sweep.broken {
+            return fail(reason);
         }
+        let (seen_node, seen_packet, seen_triangle) =
+            (sweep.seen_node, sweep.seen_packet, sweep.seen_triangle);
         if let Some(i) = seen_node.iter().position(|s| !s) {
             return fail(format!("node {i} is not reachable"));
         }
@@ -147,6 +77,133 @@ impl Bvh {
             return fail(format!("its SAH cost is {cost}, not finite"));
         }
         Ok(())
+    }
+}
+
+/// The validation sweep: checks each node as the walk reaches it and enters only interior
+/// children not seen before (so a malformed tree is walked once, node by node); the first
+/// broken invariant ends the walk.
+struct ValidateVisitor<'a> {
+    bvh: &'a Bvh,
+    max_leaf: usize,
+    depth_of: Vec<usize>,
+    seen_node: Vec<bool>,
+    seen_packet: Vec<bool>,
+    seen_triangle: Vec<bool>,
+    broken: Option<String>,
+}
+
+impl ValidateVisitor<'_> {
+    /// Checks node `i` and its lanes; the interior children to enter.
+    fn check(&mut self, i: usize, node: &WideNode) -> std::result::Result<u32, String> {
+        let n = self.bvh.mesh.triangle_count();
+        let depth = self.depth_of[i];
+        let mut enter = 0;
+        if depth >= MAX_DEPTH {
+            return Err(format!(
+                "node {i} at depth {depth}, deeper than {MAX_DEPTH}"
+            ));
+        }
+        let used = node.lanes().count();
+        if used == 0 || (used == 1 && i != 0) || node.lanes().any(|k| k >= used) {
+            return Err(format!(
+                "node {i} uses lanes {:?}: a node needs two or more (the root one), packed first",
+                node.lanes().collect::<Vec<_>>()
+            ));
+        }
+        for k in used..WIDTH {
+            if node.lane_bounds(k) != Aabb::EMPTY || node.count[k] != 0 {
+                return Err(format!("node {i} lane {k} is unused but not empty"));
+            }
+        }
+        for k in 0..used {
+            let bounds = node.lane_bounds(k);
+            let (child, count) = (node.child[k] as usize, node.count[k] as usize);
+            if count > 0 {
+                if count > self.max_leaf {
+                    return Err(format!(
+                        "leaf {i}.{k} holds {count} triangles, more than {}",
+                        self.max_leaf
+                    ));
+                }
+                let owned = child..child + count.div_ceil(LANES);
+                if owned.end > self.bvh.leaf_packets.len() {
+                    return Err(format!("leaf {i}.{k} holds packets {owned:?}"));
+                }
+                let mut tight = Aabb::EMPTY;
+                for p in owned {
+                    if std::mem::replace(&mut self.seen_packet[p], true) {
+                        return Err(format!("packet {p} is in two leaves"));
+                    }
+                    for lane in 0..LANES {
+                        let slot = p * LANES + lane;
+                        let t = self.bvh.triangle_index[slot];
+                        if slot >= child * LANES + count {
+                            if t != u32::MAX || !self.bvh.leaf_packets[p].lane_is_empty(lane) {
+                                return Err(format!("slot {slot} should be empty"));
+                            }
+                            continue;
+                        }
+                        let t = t as usize;
+                        if t >= n || std::mem::replace(&mut self.seen_triangle[t], true) {
+                            return Err(format!(
+                                "triangle {t} (slot {slot}) is out of range or in two leaves"
+                            ));
+                        }
+                        let [a, b, c] = self.bvh.mesh.triangle(t);
+                        if self.bvh.leaf_packets[p].get(lane) != LeafTriangle::new(&a, &b, &c) {
+                            return Err(format!("slot {slot} does not match triangle {t}"));
+                        }
+                        tight = tight.union(&Aabb::from_points(&[a, b, c]));
+                    }
+                }
+                if tight != bounds {
+                    return Err(format!(
+                        "leaf {i}.{k} box {bounds:?} is not its triangles' box {tight:?}"
+                    ));
+                }
+            } else {
+                // After their parent: refit sweeps the array backwards.
+                if child <= i || child >= self.bvh.nodes.len() {
+                    return Err(format!(
+                        "node {i} lane {k} points to node {child} of {}",
+                        self.bvh.nodes.len()
+                    ));
+                }
+                if std::mem::replace(&mut self.seen_node[child], true) {
+                    return Err(format!("node {child} is reached twice"));
+                }
+                if !bounds.contains(&self.bvh.nodes[child].bounds()) {
+                    return Err(format!("node {child} sticks out of its parent {i}.{k}"));
+                }
+                self.depth_of[child] = depth + 1;
+                enter |= 1 << k;
+            }
+        }
+        Ok(enter)
+    }
+}
+
+impl Visitor for ValidateVisitor<'_> {
+    type Key = ();
+    const ORDERED: bool = false;
+
+    fn node(&mut self, index: u32, node: &WideNode) -> (u32, [(); WIDTH]) {
+        match self.check(index as usize, node) {
+            Ok(enter) => (enter, [(); WIDTH]),
+            Err(reason) => {
+                self.broken = Some(reason);
+                (0, [(); WIDTH])
+            }
+        }
+    }
+
+    fn worth(&self, _: ()) -> bool {
+        self.broken.is_none()
+    }
+
+    fn leaf(&mut self, _: u32, _: u32) -> bool {
+        false
     }
 }
 

@@ -14,6 +14,7 @@
 
 use super::Node;
 use crate::Aabb;
+use crate::aabb::RaySlabs;
 use nalgebra::Point3;
 
 /// Children per node.
@@ -126,4 +127,92 @@ pub(crate) fn collapse(binary: &[Node]) -> Vec<WideNode> {
         }
     }
     wide
+}
+
+/// How far (relative) the walk widens each box's exit before comparing it with the entry.
+///
+/// The slab test's `t` values and the triangle test's `t` are rounded differently, so a
+/// triangle lying on its box's face can hit at a `t` a few ulps before the box's computed
+/// entry. With a closer hit already found at a `t` in between, the exact comparison would cull
+/// that box and lose the closer triangle (seen on the coplanar overlapping triangles of the
+/// conference room). Widening by 2^-20 (8 ulps), as conservative traversal does (Ize 2013),
+/// keeps such boxes; the triangle test still uses the exact range, so answers stay those of a
+/// brute force.
+pub(crate) const EXIT_SLACK: f32 = 1.0 / (1u32 << 20) as f32;
+
+#[inline(always)]
+pub(crate) fn widened(far: f32) -> f32 {
+    far + far.abs() * EXIT_SLACK
+}
+
+/// The ray as the wide slab test wants it: origin and inverse direction splatted.
+pub(crate) struct WideRay {
+    origin: [BoxLanes; 3],
+    inv_direction: [BoxLanes; 3],
+    negative: [bool; 3],
+}
+
+impl WideRay {
+    pub(crate) fn new(ray: &RaySlabs) -> WideRay {
+        WideRay {
+            origin: ray.origin.map(BoxLanes::splat),
+            inv_direction: ray.inv_direction.map(BoxLanes::splat),
+            negative: ray.negative,
+        }
+    }
+}
+
+/// `if t > bound { t } else { bound }` lane by lane: a NaN `t` keeps the bound. On x86 that
+/// is exactly what `maxps(t, bound)` computes.
+#[inline(always)]
+fn raise(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
+    #[cfg(target_feature = "sse")]
+    {
+        t.fast_max(bound)
+    }
+    #[cfg(not(target_feature = "sse"))]
+    {
+        t.simd_gt(bound).blend(t, bound)
+    }
+}
+
+/// `if t < bound { t } else { bound }` lane by lane (`minps(t, bound)` on x86).
+#[inline(always)]
+fn lower(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
+    #[cfg(target_feature = "sse")]
+    {
+        t.fast_min(bound)
+    }
+    #[cfg(not(target_feature = "sse"))]
+    {
+        t.simd_lt(bound).blend(t, bound)
+    }
+}
+
+/// The slab test of a ray against all of a wide node's boxes at once: a bit per lane whose box
+/// the ray enters before it leaves (after widening the exit), and the entry distances. The
+/// same operations in the same order as [`slab_interval`](crate::aabb::slab_interval), lane
+/// by lane, so every box gets the same answer.
+#[inline(always)]
+pub(crate) fn lane_intervals(
+    node: &WideNode,
+    ray: &WideRay,
+    t_min: f32,
+    t_max: f32,
+) -> (u32, [f32; WIDTH]) {
+    let mut near = BoxLanes::splat(t_min);
+    let mut far = BoxLanes::splat(t_max);
+    for a in 0..3 {
+        let (lo, hi) = if ray.negative[a] {
+            (node.max[a], node.min[a])
+        } else {
+            (node.min[a], node.max[a])
+        };
+        let t0 = (BoxLanes::from(lo) - ray.origin[a]) * ray.inv_direction[a];
+        let t1 = (BoxLanes::from(hi) - ray.origin[a]) * ray.inv_direction[a];
+        near = raise(near, t0);
+        far = lower(far, t1);
+    }
+    let far = far + far.abs() * BoxLanes::splat(EXIT_SLACK);
+    (near.simd_le(far).to_bitmask(), near.to_array())
 }

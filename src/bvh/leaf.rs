@@ -1,14 +1,19 @@
-//! Four leaf triangles side by side, tested against one ray in one pass.
+//! The leaves: their triangles, stored four to a packet, and the tests a query runs on them.
 //!
-//! The leaves store their triangles in packets of four, coordinates as struct of arrays
-//! (`a[axis][lane]`), so Cramer's sign tests run on all four at once in SIMD (the `wide`
-//! crate). The arithmetic is the scalar test's, operation for operation, so every lane's
-//! `D`, `D1`, `D2` have the same bits as [`LeafTriangle::intersect`] computes; only lanes that
-//! pass go on to the scalar tail (`t` in `f64`, the range, `u` and `v`). Unused lanes hold
-//! NaN corners, which fail every test.
+//! A leaf owns whole packets of four triangles, corners as struct of arrays
+//! (`a[axis][lane]`), so one SIMD pass tests four triangles: Cramer's sign tests
+//! ([`TrianglePacket::intersect`]) or the watertight test's edge functions
+//! ([`TrianglePacket::watertight_candidates`]). The arithmetic is the scalar tests', operation
+//! for operation, so every lane's `D`, `D1`, `D2` (and edge functions) have the bits
+//! [`LeafTriangle::intersect`] and [`WatertightRay::intersect`] compute; only lanes that pass
+//! go on to the scalar tail, which takes `t` from the plane in `f64` ([`plane_t`]), checks the
+//! range and computes `u` and `v`. Unused lanes hold NaN corners, which fail every test.
+//!
+//! [`plane_t`]: crate::triangle::plane_t
 
-use crate::Culling;
 use crate::triangle::{LeafTriangle, TriangleHit, accept};
+use crate::watertight::WatertightRay;
+use crate::{Culling, QueryOptions, Ray};
 use wide::f32x4;
 
 /// Triangles per packet.
@@ -128,6 +133,111 @@ impl TrianglePacket {
         }
         false
     }
+
+    /// The lanes of a packet that may pass [`intersect`](WatertightRay::intersect): a bit per lane,
+    /// clear only where the `f32` edge functions (computed in SIMD, operation for operation as
+    /// `intersect` computes them, so with the same bits) have strictly mixed signs and none
+    /// is zero, which `intersect` rejects. The set lanes go through `intersect` itself.
+    #[inline(always)]
+    pub fn watertight_candidates(&self, ray: &WatertightRay) -> u32 {
+        let (kx, ky, kz) = (ray.kx, ray.ky, ray.kz);
+        let (sx, sy) = (f32x4::splat(ray.sx), f32x4::splat(ray.sy));
+        let o = ray.origin.map(f32x4::splat);
+        let corner = |p: &[[f32; LANES]; 3]| {
+            let [x, y, z] = [0, 1, 2].map(|axis| f32x4::from(p[axis]) - o[axis]);
+            let p = [x, y, z];
+            (p[kx] - sx * p[kz], p[ky] - sy * p[kz])
+        };
+        let (ax, ay) = corner(&self.a);
+        let (bx, by) = corner(&self.b);
+        let (cx, cy) = corner(&self.c);
+        let wa = cx * by - cy * bx;
+        let wb = ax * cy - ay * cx;
+        let wc = bx * ay - by * ax;
+        let zero = f32x4::ZERO;
+        let any_zero = wa.simd_eq(zero) | wb.simd_eq(zero) | wc.simd_eq(zero);
+        let any_negative = wa.simd_lt(zero) | wb.simd_lt(zero) | wc.simd_lt(zero);
+        let any_positive = wa.simd_gt(zero) | wb.simd_gt(zero) | wc.simd_gt(zero);
+        let rejected = (any_negative & any_positive).to_bitmask() & !any_zero.to_bitmask();
+        !rejected & ((1 << LANES) - 1)
+    }
+}
+
+/// The triangle test a query runs in the leaves, prepared once per ray.
+pub(crate) struct LeafTest {
+    ray: PacketRay,
+    watertight: Option<WatertightRay>,
+    culling: Culling,
+    t_min: f32,
+}
+
+impl LeafTest {
+    pub(crate) fn new(ray: &Ray, options: &QueryOptions) -> LeafTest {
+        LeafTest {
+            ray: PacketRay::new(&ray.origin().coords.into(), &ray.direction().into()),
+            watertight: options.watertight.then(|| WatertightRay::new(ray)),
+            culling: options.culling,
+            t_min: ray.t_min(),
+        }
+    }
+
+    /// Tests a leaf's `count` triangles (whole packets from `first`) in slot order, calling
+    /// `found(slot, hit)` for each hit within `[t_min, t_max]`; `found` returns the new
+    /// `t_max`, or `None` to stop (then this returns `true`).
+    #[inline(always)]
+    pub(crate) fn run(
+        &self,
+        packets: &[TrianglePacket],
+        first: usize,
+        count: usize,
+        t_max: &mut f32,
+        mut found: impl FnMut(u32, TriangleHit) -> Option<f32>,
+    ) -> bool {
+        for (k, packet) in packets[first..first + count.div_ceil(LANES)]
+            .iter()
+            .enumerate()
+        {
+            let base = ((first + k) * LANES) as u32;
+            let stopped = match &self.watertight {
+                // The watertight test: a SIMD filter, then the scalar test on the lanes it
+                // keeps (used lanes only).
+                Some(w) => {
+                    let used = (1u32 << LANES.min(count - k * LANES)) - 1;
+                    let mut lanes = packet.watertight_candidates(w) & used;
+                    let mut stopped = false;
+                    while lanes != 0 && !stopped {
+                        let lane = lanes.trailing_zeros() as usize;
+                        lanes &= lanes - 1;
+                        stopped = match w.intersect(
+                            &packet.get(lane),
+                            self.t_min,
+                            *t_max,
+                            self.culling,
+                        ) {
+                            Some(hit) => match found(base + lane as u32, hit) {
+                                Some(t) => {
+                                    *t_max = t;
+                                    false
+                                }
+                                None => true,
+                            },
+                            None => false,
+                        };
+                    }
+                    stopped
+                }
+                None => {
+                    packet.intersect(&self.ray, self.t_min, t_max, self.culling, |lane, hit| {
+                        found(base + lane as u32, hit)
+                    })
+                }
+            };
+            if stopped {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 /// The ray splatted across the lanes, prepared once per query.
@@ -171,6 +281,58 @@ fn dot(p: &[f32x4; 3], q: &[f32x4; 3]) -> f32x4 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Ray;
+    use nalgebra::Point3;
+
+    /// The SIMD filter never drops a lane the scalar test hits, and drops most misses.
+    #[test]
+    fn packet_filter_keeps_every_hit() {
+        let mut rng = crate::test_support::Lcg::new(7);
+        let mut next = move || rng.uniform(-2.0, 2.0);
+        let (mut hits, mut dropped) = (0, 0);
+        for round in 0..20_000 {
+            let mut packet = TrianglePacket::EMPTY;
+            let mut tris = Vec::new();
+            for lane in 0..LANES {
+                let mut tri = LeafTriangle {
+                    a: [next(), next(), next()],
+                    b: [next(), next(), next()],
+                    c: [next(), next(), next()],
+                };
+                if round % 50 == 0 {
+                    tri.b = tri.a; // degenerate
+                }
+                if round % 7 == 0 {
+                    tri.a[0] = 0.25; // shared-edge-like exact values
+                    tri.b[0] = 0.25;
+                }
+                packet.set(lane, &tri);
+                tris.push(tri);
+            }
+            let o = Point3::new(next(), next(), next());
+            let aim = &tris[round % LANES];
+            let target = Point3::new(
+                (aim.a[0] + aim.b[0] + aim.c[0]) / 3.0 + next() * 0.3,
+                (aim.a[1] + aim.b[1] + aim.c[1]) / 3.0 + next() * 0.3,
+                (aim.a[2] + aim.b[2] + aim.c[2]) / 3.0,
+            );
+            let ray = WatertightRay::new(&Ray::new(o, target - o));
+            let mask = packet.watertight_candidates(&ray);
+            for (lane, tri) in tris.iter().enumerate() {
+                for culling in [Culling::None, Culling::Back, Culling::Front] {
+                    if ray.intersect(tri, 0.0, f32::INFINITY, culling).is_some() {
+                        hits += 1;
+                        assert!(mask & (1 << lane) != 0, "round {round} lane {lane}");
+                    }
+                }
+                dropped += usize::from(mask & (1 << lane) == 0);
+            }
+        }
+        assert!(
+            hits > 10_000 && dropped > 20_000,
+            "{hits} hits, {dropped} dropped"
+        );
+    }
 
     /// Every lane of a packet answers what the scalar test answers, bit for bit, over
     /// random triangles and rays (including degenerate triangles and empty lanes).
