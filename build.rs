@@ -6,12 +6,16 @@
 //   `../shared/meshes` beside the crate, with a `manifest.tsv`). Also set under `CI=true`,
 //   so there the tests run and fail loudly when the meshes are missing.
 // - `x11_tools`: `Xvfb`, `xdotool` and `xwd` are on the `PATH` (the viewer's test).
+// - `host_avx2`: this machine (building for itself) has AVX2 and FMA and `MESHRAY_SIMD` is not
+//   `portable`, so the run-time AVX2 path can be tested against the portable one.
 
 use std::path::PathBuf;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(shared_meshes)");
     println!("cargo::rustc-check-cfg=cfg(x11_tools)");
+    println!("cargo::rustc-check-cfg=cfg(host_avx2)");
+    println!("cargo::rerun-if-env-changed=MESHRAY_SIMD");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=MESHRAY_MESHES");
     println!("cargo::rerun-if-env-changed=CI");
@@ -47,6 +51,9 @@ fn main() {
     if manifest.is_file() || ci {
         println!("cargo::rustc-cfg=shared_meshes");
     }
+    if host_avx2() {
+        println!("cargo::rustc-cfg=host_avx2");
+    }
     if ["Xvfb", "xdotool", "xwd"].iter().all(|tool| on_path(tool)) {
         println!("cargo::rustc-cfg=x11_tools");
     }
@@ -55,4 +62,16 @@ fn main() {
 fn on_path(tool: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
+}
+
+/// Whether the run-time AVX2 path will run here: building for this machine, which has AVX2
+/// and FMA, without `MESHRAY_SIMD=portable`.
+fn host_avx2() -> bool {
+    let native = std::env::var("TARGET").ok() == std::env::var("HOST").ok();
+    let portable = std::env::var_os("MESHRAY_SIMD").is_some_and(|v| v == "portable");
+    #[cfg(target_arch = "x86_64")]
+    let has = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let has = false;
+    native && !portable && has
 }

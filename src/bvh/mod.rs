@@ -16,6 +16,7 @@ mod persist;
 pub use persist::SavedBvh;
 mod refit;
 mod selection;
+mod simd;
 mod stats;
 mod traverse;
 mod validate;

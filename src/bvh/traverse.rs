@@ -7,8 +7,9 @@
 
 use super::Bvh;
 use super::leaf::LeafTest;
+use super::simd::{Avx2, NodeTest, Portable};
 use super::walk::{Visitor, walk};
-use super::wide::{WIDTH, WideNode, WideRay, lane_intervals, widened};
+use super::wide::{WIDTH, WideNode, WideRay, widened};
 use crate::aabb::RaySlabs;
 use crate::triangle::{LeafTriangle, TriangleHit};
 use crate::{Culling, Mesh, Ray};
@@ -192,23 +193,31 @@ impl Tally for QueryCost {
     }
 }
 
-/// The walk of one ray: boxes by the slab test, leaves by `leaf`, which may lower `t_max`.
-pub(crate) struct RayVisitor<'t, T, L> {
-    pub ray: WideRay,
-    pub t_min: f32,
-    pub t_max: f32,
-    pub tally: &'t mut T,
-    pub leaf: L,
+/// The walk of one ray: boxes by the slab test (`boxes`: portable or AVX2), leaves by
+/// `leaf`, which may lower `t_max`.
+struct RayVisitor<'t, T, L, B> {
+    ray: WideRay,
+    t_min: f32,
+    t_max: f32,
+    tally: &'t mut T,
+    leaf: L,
+    boxes: B,
 }
 
-impl<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool> Visitor for RayVisitor<'_, T, L> {
+impl<T, L, B> Visitor for RayVisitor<'_, T, L, B>
+where
+    T: Tally,
+    L: FnMut(usize, usize, &mut f32) -> bool,
+    B: NodeTest,
+{
     type Key = f32;
     const ORDERED: bool = true;
 
     #[inline(always)]
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f32; WIDTH]) {
         self.tally.boxes(node.lanes().count() as u32);
-        lane_intervals(node, &self.ray, self.t_min, self.t_max)
+        self.boxes
+            .intervals(node, &self.ray, self.t_min, self.t_max)
     }
 
     #[inline(always)]
@@ -509,14 +518,29 @@ impl Bvh {
         tally: &mut T,
         leaf: L,
     ) {
-        let mut visitor = RayVisitor {
-            ray: WideRay::new(&RaySlabs::new(ray)),
-            t_min: ray.t_min(),
-            t_max: ray.t_max(),
-            tally,
-            leaf,
-        };
-        walk(&self.nodes, &mut visitor);
+        let ray_lanes = WideRay::new(&RaySlabs::new(ray));
+        let (t_min, t_max) = (ray.t_min(), ray.t_max());
+        if let Some(avx2) = Avx2::detect() {
+            let mut visitor = RayVisitor {
+                ray: ray_lanes,
+                t_min,
+                t_max,
+                tally,
+                leaf,
+                boxes: avx2,
+            };
+            avx2.walk(&self.nodes, &mut visitor);
+        } else {
+            let mut visitor = RayVisitor {
+                ray: ray_lanes,
+                t_min,
+                t_max,
+                tally,
+                leaf,
+                boxes: Portable,
+            };
+            walk(&self.nodes, &mut visitor);
+        }
     }
 
     /// Fills in a hit's details from the mesh.

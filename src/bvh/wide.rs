@@ -147,9 +147,9 @@ pub(crate) fn widened(far: f32) -> f32 {
 
 /// The ray as the wide slab test wants it: origin and inverse direction splatted.
 pub(crate) struct WideRay {
-    origin: [BoxLanes; 3],
-    inv_direction: [BoxLanes; 3],
-    negative: [bool; 3],
+    pub origin: [BoxLanes; 3],
+    pub inv_direction: [BoxLanes; 3],
+    pub negative: [bool; 3],
 }
 
 impl WideRay {
