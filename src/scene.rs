@@ -883,7 +883,7 @@ impl<V: FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>> Visitor for Inst
         entry <= widened(self.t_max)
     }
 
-    fn leaf(&mut self, first: u32, count: u32) -> bool {
+    fn leaf(&mut self, first: u32, count: u32, _: f32) -> bool {
         for &i in &self.order[first as usize..(first + count) as usize] {
             let instance = &self.scene.instances[i as usize];
             if !instance.enabled || instance.mask & self.mask == 0 || !(self.filter)(i) {
@@ -934,7 +934,7 @@ impl Visitor for NearestInstance<'_> {
         d2 <= self.limit * (1.0 + 1e-9)
     }
 
-    fn leaf(&mut self, first: u32, count: u32) -> bool {
+    fn leaf(&mut self, first: u32, count: u32, _: f64) -> bool {
         for &id in &self.order[first as usize..(first + count) as usize] {
             let instance = &self.scene.instances[id as usize];
             if !instance.enabled || instance.mask & self.mask == 0 {

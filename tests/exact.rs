@@ -260,6 +260,7 @@ fn check_mesh(name: &str, mesh: Mesh) {
             tally.rays
         );
         failures.extend(tally.failures);
+        failures.extend(check_packets(&bvh, name, set, rays));
     }
     println!(
         "{name}: {} triangles, {:?}, {:.1} s",
@@ -273,6 +274,58 @@ fn check_mesh(name: &str, mesh: Mesh) {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The batch walk, whose groups of eight coherent rays walk together, answers what one ray at
+/// a time answers (checked against the f64 oracle above) for every ray, under each option.
+/// The rays go in sorted by their direction's signs (stable), so the random and surface sets
+/// make packets of rays far apart too, which stress the packet's interval bounds.
+fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> {
+    let mut rays = rays.to_vec();
+    rays.sort_by_key(|r| r.negative());
+    let rays = &rays[..];
+    // Groups that walk as packets: eight valid rays, one sign per axis, no zero component.
+    let packets = rays
+        .chunks_exact(8)
+        .filter(|g| {
+            g.iter().all(|r| {
+                r.is_valid()
+                    && r.negative() == g[0].negative()
+                    && r.direction().iter().all(|&c| c != 0.0)
+            })
+        })
+        .count();
+    assert!(
+        packets * 8 * 2 > rays.len(),
+        "{name} {set}: only {packets} packets"
+    );
+    let mut failures = Vec::new();
+    let mut hits = Vec::new();
+    let cases = [
+        (Culling::None, false),
+        (Culling::Back, false),
+        (Culling::Front, true),
+        (Culling::None, true),
+    ];
+    for (culling, watertight) in cases {
+        {
+            let options = QueryOptions {
+                culling,
+                watertight,
+            };
+            bvh.closest_triangles_into(rays, &options, &mut hits);
+            assert_eq!(hits.len(), rays.len());
+            for (k, (ray, hit)) in rays.iter().zip(&hits).enumerate() {
+                let want = bvh.closest_triangle(ray, &options);
+                if *hit != want {
+                    failures.push(format!(
+                        "{name} {set} ray {k} ({options:?}), batch walk: {hit:?}, one ray: {want:?}"
+                    ));
+                }
+            }
+        }
+    }
+    failures
 }
 
 #[test]

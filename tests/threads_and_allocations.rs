@@ -76,6 +76,17 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
         allocation_free(&what("any_triangle"), &rays, |r| {
             bvh.any_triangle(r, &options).is_some()
         });
+        // The batch query into a vector already large enough (camera rows walk as packets).
+        let mut batch = Vec::with_capacity(rays.len());
+        let before = allocations();
+        bvh.closest_triangles_into(&rays, &options, &mut batch);
+        assert_eq!(
+            allocations() - before,
+            0,
+            "{}",
+            what("closest_triangles_into")
+        );
+        assert_eq!(batch.iter().flatten().count(), hits);
         // (Back-face culling on random rays still hits about half as often.)
         assert!(
             hits * 6 > rays.len(),

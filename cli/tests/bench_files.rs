@@ -187,24 +187,28 @@ fn held_out_rays(mesh: &Mesh, n: usize, seed: u64) -> RaySet {
 }
 
 /// Runs `meshray bench` on `mesh_path` with two held-out ray files and checks its hit files.
-fn check_bench_hits(mesh_path: &Path, any: bool) {
+/// The bench's hit files (closest hit, `--any`, or `--batch`: closest hit by the batch
+/// query, whose neighbouring camera rays walk together) against a brute force.
+fn check_bench_hits(mesh_path: &Path, mode: &str) {
     let mesh = Mesh::load(mesh_path).unwrap();
+    let any = mode == "--any";
     let tag = format!(
         "{}-{}",
         mesh_path.file_stem().unwrap().to_string_lossy(),
-        any
+        mode.trim_start_matches('-')
     );
     let sets = [
         held_out_rays(&mesh, 4000, 11),
         rays::secondary(&Bvh::build(mesh.clone()), &rays::primary(&mesh, 48), 3),
+        rays::primary(&mesh, 64),
     ];
     let mut command = Command::new(env!("CARGO_BIN_EXE_meshray"));
     command
         .arg("bench")
         .arg(mesh_path)
         .args(["--passes", "1", "--threads", "2"]);
-    if any {
-        command.arg("--any");
+    if !mode.is_empty() {
+        command.arg(mode);
     }
     let mut outputs = Vec::new();
     for (k, set) in sets.iter().enumerate() {
@@ -278,8 +282,9 @@ fn check_bench_hits(mesh_path: &Path, any: bool) {
 
 #[test]
 fn bench_hits_equal_brute_force_on_the_scene() {
-    check_bench_hits(&common::asset("scene.obj"), false);
-    check_bench_hits(&common::asset("scene.obj"), true);
+    for mode in ["", "--any", "--batch"] {
+        check_bench_hits(&common::asset("scene.obj"), mode);
+    }
 }
 
 #[test]
@@ -295,7 +300,8 @@ fn bench_hits_equal_brute_force_on_shared_meshes() {
         "stanford-bunny/stanford-bunny.obj",
         "crytek-sponza/sponza.obj",
     ] {
-        check_bench_hits(&dir.join(name), false);
+        check_bench_hits(&dir.join(name), "");
+        check_bench_hits(&dir.join(name), "--batch");
     }
-    check_bench_hits(&dir.join("stanford-bunny/stanford-bunny.obj"), true);
+    check_bench_hits(&dir.join("stanford-bunny/stanford-bunny.obj"), "--any");
 }

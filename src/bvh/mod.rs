@@ -8,6 +8,7 @@
 
 mod batch;
 mod build;
+mod coherent;
 pub(crate) mod leaf;
 mod nearest;
 #[cfg(feature = "serde")]

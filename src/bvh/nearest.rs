@@ -138,7 +138,7 @@ impl Visitor for NearestVisitor<'_> {
         d2 <= self.limit * BOX_SLACK
     }
 
-    fn leaf(&mut self, first: u32, count: u32) -> bool {
+    fn leaf(&mut self, first: u32, count: u32, _: f64) -> bool {
         let place = |q: Point3<f64>| self.to_world.map_or(q, |m| m.transform_point(&q));
         let first = first as usize * LANES;
         for slot in first..first + count as usize {

@@ -246,7 +246,7 @@ where
         true
     }
 
-    fn leaf(&mut self, first: u32, count: u32) -> bool {
+    fn leaf(&mut self, first: u32, count: u32, _: ()) -> bool {
         let first = first as usize * LANES;
         for slot in first..first + count as usize {
             let tri = self.bvh.leaf_packets[slot / LANES].get(slot % LANES);

@@ -14,7 +14,7 @@
 //! [`Avx2`] token, which exists only when the CPU has the instructions.
 
 use super::walk::{Visitor, walk};
-use super::wide::{EXIT_SLACK, WIDTH, WideNode, WideRay, lane_intervals};
+use super::wide::{WIDTH, WideNode, WideRay, lane_intervals};
 
 /// How a ray walk tests a node's boxes: the portable way or with AVX2.
 pub(crate) trait NodeTest: Copy {
@@ -104,6 +104,7 @@ impl NodeTest for Avx2 {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::super::wide::EXIT_SLACK;
     use super::*;
     use std::arch::x86_64::*;
 

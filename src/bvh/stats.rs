@@ -131,7 +131,7 @@ impl<F: Fn(crate::Aabb) -> f64> Visitor for StatsVisitor<F> {
         true
     }
 
-    fn leaf(&mut self, _: u32, _: u32) -> bool {
+    fn leaf(&mut self, _: u32, _: u32, _: ()) -> bool {
         false
     }
 }

@@ -226,7 +226,7 @@ where
     }
 
     #[inline(always)]
-    fn leaf(&mut self, first: u32, count: u32) -> bool {
+    fn leaf(&mut self, first: u32, count: u32, _: f32) -> bool {
         self.tally.triangles(count);
         (self.leaf)(first as usize, count as usize, &mut self.t_max)
     }
@@ -384,17 +384,7 @@ impl Bvh {
         let mut best: Option<(u32, TriangleHit)> = None;
         self.walk_ray(ray, tally, |first, count, t_max| {
             test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
-                // A hit at the best `t` itself replaces the best only with a lower triangle
-                // number: ties go to the lowest, whatever order the walk met them in.
-                let closer = match best {
-                    Some((s, b)) if h.t == b.t => {
-                        self.triangle_index[slot as usize] < self.triangle_index[s as usize]
-                    }
-                    _ => true,
-                };
-                if closer {
-                    best = Some((slot, h));
-                }
+                self.keep_closer(&mut best, slot, h);
                 Some(h.t)
             })
         });
@@ -418,7 +408,28 @@ impl Bvh {
         found
     }
 
-    fn ray_hit(&self, (slot, h): (u32, TriangleHit)) -> CompactHit {
+    /// Makes `(slot, h)` the best hit if it is closer, or as close with a lower triangle
+    /// number: ties go to the lowest, whatever order the walk met them in. (The leaf test
+    /// only reports hits within the current best `t`.)
+    #[inline(always)]
+    pub(super) fn keep_closer(
+        &self,
+        best: &mut Option<(u32, TriangleHit)>,
+        slot: u32,
+        h: TriangleHit,
+    ) {
+        let closer = match best {
+            Some((s, b)) if h.t == b.t => {
+                self.triangle_index[slot as usize] < self.triangle_index[*s as usize]
+            }
+            _ => true,
+        };
+        if closer {
+            *best = Some((slot, h));
+        }
+    }
+
+    pub(super) fn ray_hit(&self, (slot, h): (u32, TriangleHit)) -> CompactHit {
         CompactHit {
             t: h.t,
             triangle: self.triangle_index[slot as usize],

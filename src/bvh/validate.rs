@@ -202,7 +202,7 @@ impl Visitor for ValidateVisitor<'_> {
         self.broken.is_none()
     }
 
-    fn leaf(&mut self, _: u32, _: u32) -> bool {
+    fn leaf(&mut self, _: u32, _: u32, _: ()) -> bool {
         false
     }
 }

@@ -46,9 +46,9 @@ pub(crate) trait Visitor {
     /// walk early (a sweep that found a broken invariant).
     fn worth(&self, key: Self::Key) -> bool;
 
-    /// A leaf of `count` items from `first` (packets of triangles, or instances); returns
-    /// `true` to stop the walk.
-    fn leaf(&mut self, first: u32, count: u32) -> bool;
+    /// A leaf of `count` items from `first` (packets of triangles, or instances), with the
+    /// key its parent gave it; returns `true` to stop the walk.
+    fn leaf(&mut self, first: u32, count: u32, key: Self::Key) -> bool;
 }
 
 /// Walks `nodes` (root at 0) with `visitor`, smallest key first when it asks for order.
@@ -63,46 +63,68 @@ pub(crate) fn walk<V: Visitor>(nodes: &[WideNode], visitor: &mut V) {
     let mut current = Entry::<V::Key>::default(); // the root, interior node 0
     loop {
         if current.count > 0 {
-            if visitor.leaf(current.child, current.count) {
+            if visitor.leaf(current.child, current.count, current.key) {
                 return;
             }
         } else {
             let node = &nodes[current.child as usize];
             let (mask, keys) = visitor.node(current.child, node);
-            let mut hit = [Entry::<V::Key>::default(); WIDTH];
-            let mut hits = 0;
-            let mut lanes = mask;
-            while lanes != 0 {
-                let k = lanes.trailing_zeros() as usize;
-                lanes &= lanes - 1;
-                hit[hits] = Entry {
-                    child: node.child[k],
-                    count: node.count[k],
-                    key: keys[k],
-                };
-                hits += 1;
-            }
-            if hits > 0 {
-                let hit = &mut hit[..hits];
-                if V::ORDERED {
-                    // Largest key first, so the smallest is taken next and the rest are
-                    // pushed farthest first (popped nearest first).
-                    for i in 1..hit.len() {
-                        let mut j = i;
-                        while j > 0 && hit[j - 1].key < hit[j].key {
-                            hit.swap(j - 1, j);
-                            j -= 1;
+            let entry = |k: usize| Entry {
+                child: node.child[k],
+                count: node.count[k],
+                key: keys[k],
+            };
+            let first = mask.trailing_zeros() as usize;
+            let more = mask & mask.wrapping_sub(1);
+            match (mask, more) {
+                (0, _) => {}
+                // One child entered (the common case deep in the tree): no stack.
+                (_, 0) => {
+                    current = entry(first);
+                    continue;
+                }
+                // Two: the nearer next, the other waits.
+                (_, _) if more & (more - 1) == 0 => {
+                    let (a, b) = (entry(first), entry(more.trailing_zeros() as usize));
+                    let (near, far) = if V::ORDERED && b.key < a.key {
+                        (b, a)
+                    } else {
+                        (a, b)
+                    };
+                    stack.push(far);
+                    current = near;
+                    continue;
+                }
+                _ => {
+                    let mut hit = [Entry::<V::Key>::default(); WIDTH];
+                    let mut hits = 0;
+                    let mut lanes = mask;
+                    while lanes != 0 {
+                        hit[hits] = entry(lanes.trailing_zeros() as usize);
+                        lanes &= lanes - 1;
+                        hits += 1;
+                    }
+                    let hit = &mut hit[..hits];
+                    if V::ORDERED {
+                        // Largest key first, so the smallest is taken next and the rest are
+                        // pushed farthest first (popped nearest first).
+                        for i in 1..hit.len() {
+                            let mut j = i;
+                            while j > 0 && hit[j - 1].key < hit[j].key {
+                                hit.swap(j - 1, j);
+                                j -= 1;
+                            }
                         }
                     }
+                    let (next, rest) = hit.split_last().expect("three or more");
+                    // One push each: `extend_from_slice` goes through SmallVec's out-of-line
+                    // `insert_from_slice` and two `memcpy` calls, about 80 instructions a node.
+                    for &entry in rest {
+                        stack.push(entry);
+                    }
+                    current = *next;
+                    continue;
                 }
-                let (next, rest) = hit.split_last().expect("hits > 0");
-                // One push each: `extend_from_slice` goes through SmallVec's out-of-line
-                // `insert_from_slice` and two `memcpy` calls, about 80 instructions a node.
-                for &entry in rest {
-                    stack.push(entry);
-                }
-                current = *next;
-                continue;
             }
         }
         // Pop the next child that can still matter.

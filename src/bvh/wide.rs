@@ -165,7 +165,7 @@ impl WideRay {
 /// `if t > bound { t } else { bound }` lane by lane: a NaN `t` keeps the bound. On x86 that
 /// is exactly what `maxps(t, bound)` computes.
 #[inline(always)]
-fn raise(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
+pub(crate) fn raise(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
     #[cfg(target_feature = "sse")]
     {
         t.fast_max(bound)
@@ -178,7 +178,7 @@ fn raise(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
 
 /// `if t < bound { t } else { bound }` lane by lane (`minps(t, bound)` on x86).
 #[inline(always)]
-fn lower(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
+pub(crate) fn lower(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
     #[cfg(target_feature = "sse")]
     {
         t.fast_min(bound)

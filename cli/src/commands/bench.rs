@@ -15,7 +15,7 @@ pub const USAGE: &str = "\
 usage: meshray bench [MESH] [--rays FILE]... [--hits-out FILE]... [--any] [--threads N]
                      [--json] [--watertight] [--passes N] [--width N] [--random N]
                      [--subdivide K] [--write-rays DIR] [--bins N] [--max-leaf N]
-                     [--traversal-cost X] [--cost]
+                     [--traversal-cost X] [--cost] [--batch]
 
 Builds the BVH of MESH (default: the repository's assets/scene.obj) and times queries.
 Without --rays it makes the three standard sets: primary (a 1024×1024 pinhole image),
@@ -42,6 +42,8 @@ load and build of big meshes on a terminal.
   --max-leaf N         build option: most triangles per leaf
   --traversal-cost X   build option: the SAH's cost of a node visit
   --cost               add the boxes and triangles tested per ray (an extra untimed pass)
+  --batch              closest hit through the batch query (closest_triangles_into), where
+                       eight neighbouring rays of a set walk the tree together
 ";
 
 struct Options {
@@ -49,6 +51,7 @@ struct Options {
     ray_files: Vec<PathBuf>,
     hits_out: Vec<PathBuf>,
     any: bool,
+    batch: bool,
     threads: usize,
     json: bool,
     watertight: bool,
@@ -68,6 +71,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
         ray_files: Vec::new(),
         hits_out: Vec::new(),
         any: false,
+        batch: false,
         threads: 1,
         json: false,
         watertight: false,
@@ -93,6 +97,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             "--any" => options.any = true,
             "--json" => options.json = true,
             "--watertight" => options.watertight = true,
+            "--batch" => options.batch = true,
             "--cost" => options.cost = true,
             "--threads" => options.threads = args.whole(flag, 1..=1024)?,
             "--passes" => options.passes = args.whole(flag, 1..=1000)?,
@@ -122,7 +127,20 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             }
         }
     }
+    if options.any && options.batch {
+        return Err(Failure::usage(
+            "--batch times the closest-hit batch query; leave out --any or --batch".to_string(),
+        ));
+    }
     Ok(options)
+}
+
+/// Which query the bench times.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Closest,
+    Any,
+    Batch,
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -131,19 +149,39 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 /// Answers every ray into `out` (one record per ray) on the current rayon pool, with the
-/// short queries (`closest_triangle`, `any_triangle`) that report what a hit file holds.
-fn cast(bvh: &Bvh, rays: &[Ray], options: &QueryOptions, any: bool, out: &mut [HitRecord]) {
-    let one = |ray: &Ray| {
-        let hit = if any {
-            bvh.any_triangle(ray, options)
-        } else {
-            bvh.closest_triangle(ray, options)
-        };
+/// short queries (`closest_triangle`, `any_triangle`) that report what a hit file holds, or
+/// the batch query (`closest_triangles_into`) in chunks of 256 rays.
+fn cast(bvh: &Bvh, rays: &[Ray], options: &QueryOptions, mode: Mode, out: &mut [HitRecord]) {
+    let record = |hit: Option<meshray::CompactHit>| {
         hit.map_or(HitRecord::MISS, |h| HitRecord {
             t: h.t,
             triangle: h.triangle,
         })
     };
+    let one = |ray: &Ray| {
+        record(if mode == Mode::Any {
+            bvh.any_triangle(ray, options)
+        } else {
+            bvh.closest_triangle(ray, options)
+        })
+    };
+    if mode == Mode::Batch {
+        let chunk = |(slots, rays): (&mut [HitRecord], &[Ray])| {
+            let mut hits = Vec::with_capacity(rays.len());
+            bvh.closest_triangles_into(rays, options, &mut hits);
+            for (slot, hit) in slots.iter_mut().zip(hits) {
+                *slot = record(hit);
+            }
+        };
+        if rayon::current_num_threads() == 1 {
+            out.chunks_mut(256).zip(rays.chunks(256)).for_each(chunk);
+        } else {
+            out.par_chunks_mut(256)
+                .zip(rays.par_chunks(256))
+                .for_each(chunk);
+        }
+        return;
+    }
     if rayon::current_num_threads() == 1 {
         for (slot, ray) in out.iter_mut().zip(rays) {
             *slot = one(ray);
@@ -239,7 +277,11 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         }
     }
 
-    let query = if args.any { "any" } else { "closest" };
+    let query = match (args.any, args.batch) {
+        (true, _) => "any",
+        (false, true) => "closest-batch",
+        (false, false) => "closest",
+    };
     if !args.json {
         println!(
             "{mesh_name}: {triangles} triangles (loaded in {load_ms:.0} ms{}); build {build_ms:.1} ms; {stats}",
@@ -264,12 +306,17 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         watertight: args.watertight,
         ..Default::default()
     };
+    let mode = match (args.any, args.batch) {
+        (true, _) => Mode::Any,
+        (false, true) => Mode::Batch,
+        (false, false) => Mode::Closest,
+    };
     for (k, set) in sets.iter().enumerate() {
         let mut records = vec![HitRecord::MISS; set.rays.len()];
         let mut rates = Vec::new();
         for _ in 0..args.passes {
             let started = Instant::now();
-            pool.install(|| cast(&bvh, &set.rays, &options, args.any, &mut records));
+            pool.install(|| cast(&bvh, &set.rays, &options, mode, &mut records));
             rates.push(set.rays.len() as f64 / started.elapsed().as_secs_f64() / 1e6);
         }
         let hits = records.iter().filter(|r| r.is_hit()).count();
