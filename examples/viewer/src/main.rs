@@ -196,9 +196,15 @@ impl View {
             .zip(triangles.par_chunks_mut(w))
             .enumerate()
             .for_each(|(y, (shades, triangles))| {
-                for x in 0..w {
-                    let Some(ray) = self.ray(x, y) else { continue };
-                    let Some(hit) = bvh.closest_hit(&ray, &QueryOptions::default()) else {
+                // The row's rays in one batch query: neighbouring pixels walk the tree in
+                // packets of eight.
+                let (xs, rays): (Vec<usize>, Vec<Ray>) = (0..w)
+                    .filter_map(|x| Some((x, self.ray(x, y)?)))
+                    .unzip();
+                let mut hits = Vec::with_capacity(rays.len());
+                bvh.closest_triangles_into(&rays, &QueryOptions::default(), &mut hits);
+                for ((&x, ray), short) in xs.iter().zip(&rays).zip(hits) {
+                    let Some(hit) = short.and_then(|s| bvh.hit_details(ray, &s)) else {
                         continue;
                     };
                     let v = (40.0 + 215.0 * hit.normal.dot(&ray.direction()).abs()) as u8;
