@@ -28,6 +28,9 @@ pub struct Ray {
     t_max: f32,
     inv_direction: Vector3<f32>,
     negative: [bool; 3],
+    /// Whether the origin and direction are usable ([`Ray::is_valid`] adds the range),
+    /// decided once here rather than by every query.
+    usable: bool,
 }
 
 impl Ray {
@@ -86,6 +89,7 @@ impl Ray {
                 direction.y.is_sign_negative(),
                 direction.z.is_sign_negative(),
             ],
+            usable: usable(&origin, &direction),
         }
     }
 
@@ -222,15 +226,21 @@ impl Ray {
     /// assert!(Ray::new(Point3::new(0.0, 1.0, Ray::MAX_ORIGIN), -Vector3::z() * 1e-12).is_valid());
     /// # Ok::<(), meshray::Error>(())
     /// ```
+    #[inline]
     pub fn is_valid(&self) -> bool {
-        let largest = |v: &[f32]| v.iter().fold(0.0f32, |m, c| m.max(c.abs()));
-        let (o, d) = (self.origin.coords.as_slice(), self.direction.as_slice());
-        // NaN fails each comparison (`f32::max` skips a NaN, so test every component).
-        o.iter().all(|c| c.abs() <= Ray::MAX_ORIGIN)
-            && d.iter().all(|c| c.abs() <= Ray::MAX_DIRECTION)
-            && largest(d) >= Ray::MIN_DIRECTION
-            && self.t_min <= self.t_max
+        // `<=` fails for a NaN end.
+        self.usable && self.t_min <= self.t_max
     }
+}
+
+/// The origin and direction part of [`Ray::is_valid`].
+fn usable(origin: &Point3<f32>, direction: &Vector3<f32>) -> bool {
+    let largest = |v: &[f32]| v.iter().fold(0.0f32, |m, c| m.max(c.abs()));
+    let (o, d) = (origin.coords.as_slice(), direction.as_slice());
+    // NaN fails each comparison (`f32::max` skips a NaN, so test every component).
+    o.iter().all(|c| c.abs() <= Ray::MAX_ORIGIN)
+        && d.iter().all(|c| c.abs() <= Ray::MAX_DIRECTION)
+        && largest(d) >= Ray::MIN_DIRECTION
 }
 
 #[cfg(test)]

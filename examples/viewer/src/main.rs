@@ -198,9 +198,8 @@ impl View {
             .for_each(|(y, (shades, triangles))| {
                 // The row's rays in one batch query: neighbouring pixels walk the tree in
                 // packets of eight.
-                let (xs, rays): (Vec<usize>, Vec<Ray>) = (0..w)
-                    .filter_map(|x| Some((x, self.ray(x, y)?)))
-                    .unzip();
+                let (xs, rays): (Vec<usize>, Vec<Ray>) =
+                    (0..w).filter_map(|x| Some((x, self.ray(x, y)?))).unzip();
                 let mut hits = Vec::with_capacity(rays.len());
                 bvh.closest_triangles_into(&rays, &QueryOptions::default(), &mut hits);
                 for ((&x, ray), short) in xs.iter().zip(&rays).zip(hits) {
