@@ -25,6 +25,8 @@ mod embree;
 mod engine;
 mod obvhs_engine;
 mod parry;
+#[cfg(has_tinybvh)]
+mod tinybvh;
 
 use engine::{Engine, Meshray};
 use meshray::{Bvh, Mesh, Ray};
@@ -109,7 +111,11 @@ impl Peers {
     }
 
     fn versions(&self) -> String {
-        let mut s = format!(
+        // Written with `write!` like the optional parts below, so the import is used in
+        // every build, with or without them.
+        let mut s = String::new();
+        let _ = write!(
+            s,
             "meshray {}, parry3d {}, bvh {}, obvhs {}",
             env!("PEER_VERSION_MESHRAY"),
             env!("PEER_VERSION_PARRY3D"),
@@ -123,6 +129,22 @@ impl Peers {
                 s.push_str(" (built with back-face culling: expect misses)");
             }
         }
+        #[cfg(has_tinybvh)]
+        match tinybvh::unavailable() {
+            None => {
+                let _ = write!(
+                    s,
+                    ", tinybvh {} ({})",
+                    tinybvh::version(),
+                    tinybvh::compiler()
+                );
+            }
+            Some(why) => {
+                let _ = write!(s, "; {why}, so tinybvh is not compared");
+            }
+        }
+        #[cfg(not(has_tinybvh))]
+        s.push_str("; the tinybvh shim did not compile, so tinybvh is not compared");
         #[cfg(not(has_embree))]
         s.push_str("; Embree 3 not found at build time, so not compared");
         s
@@ -142,6 +164,14 @@ impl Peers {
         out.push(built(bvh, ms, env!("PEER_VERSION_BVH")));
         let (obvhs, ms) = timed(|| obvhs_engine::Obvhs::build(mesh));
         out.push(built(obvhs, ms, env!("PEER_VERSION_OBVHS")));
+        #[cfg(has_tinybvh)]
+        if tinybvh::unavailable().is_none() {
+            let (engine, ms) = timed(|| tinybvh::TinyBvh::build(mesh));
+            match engine {
+                Some(engine) => out.push(built(engine, ms, &tinybvh::version())),
+                None => eprintln!("note: tinybvh could not build this mesh; not compared"),
+            }
+        }
         #[cfg(has_embree)]
         {
             let (embree, ms) = timed(|| embree::Embree::build(&self.device, mesh));
@@ -432,6 +462,13 @@ fn main() {
     if args.json {
         eprintln!("note: Embree 3 not found at build time, so not compared");
     }
+    #[cfg(has_tinybvh)]
+    if let Some(why) = tinybvh::unavailable() {
+        // Printed in the versions line too; said here so --json runs say it as well.
+        eprintln!("note: {why}, so tinybvh is not compared");
+    }
+    #[cfg(not(has_tinybvh))]
+    eprintln!("note: the tinybvh shim did not compile at build time, so tinybvh is not compared");
     if !args.json {
         println!("machine: {}", machine());
         println!("date: {}", now_utc());
