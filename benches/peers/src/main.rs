@@ -302,6 +302,11 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
         version: env!("PEER_VERSION_MESHRAY").to_string(),
     }];
     engines.extend(peers.build(&mesh));
+    let triangles = mesh.triangle_count().max(1) as f64;
+    let bytes_per_triangle: Vec<Option<f64>> = engines
+        .iter()
+        .map(|b| b.engine.structure_bytes().map(|n| n as f64 / triangles))
+        .collect();
     let name = path.display().to_string();
     if !args.json {
         println!("\n== {name}: {} triangles ==", group(mesh.triangle_count()));
@@ -314,6 +319,18 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
             builds.join(", "),
             rayon::current_num_threads()
         );
+        let sizes: Vec<String> = engines
+            .iter()
+            .zip(&bytes_per_triangle)
+            .map(|(b, size)| match size {
+                Some(x) => format!("{} {x:.1}", b.engine.name()),
+                None => format!("{} ?", b.engine.name()),
+            })
+            .collect();
+        println!(
+            "bytes/triangle of the structure, the mesh's arrays not counted: {}",
+            sizes.join(", ")
+        );
         println!(
             "{:<10} {:>10} {:<8} {:>8} {:>10} {:>10} {:>7} {:>7} {:>7}",
             "set", "rays", "engine", "Mrays/s", "meshray/x", "hits", "hit≠", "t≠", "tri≠"
@@ -322,7 +339,12 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
     for set in &sets {
         let rows = measure(&engines, &set.rays, args.any, args.passes);
         let reference = rows[0].mrays;
-        for (i, (built, row)) in engines.iter().zip(&rows).enumerate() {
+        for (i, ((built, row), &bytes)) in engines
+            .iter()
+            .zip(&rows)
+            .zip(&bytes_per_triangle)
+            .enumerate()
+        {
             let ratio = reference / row.mrays;
             let engine = built.engine.name();
             if args.json {
@@ -334,6 +356,7 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
                         engine,
                         &built.version,
                         built.build_ms,
+                        bytes,
                         ratio,
                         row,
                         args
@@ -369,6 +392,7 @@ fn json_line(
     engine: &str,
     version: &str,
     build_ms: f64,
+    bytes_per_triangle: Option<f64>,
     ratio: f64,
     row: &Row,
     args: &Args,
@@ -376,7 +400,8 @@ fn json_line(
     let opt = |x: Option<usize>| x.map_or("null".to_string(), |x| x.to_string());
     format!(
         "{{\"mesh\":{},\"set\":{},\"rays\":{},\"query\":{},\"passes\":{},\"engine\":{},\"version\":{},\
-         \"mrays_per_s\":{},\"hits\":{},\"build_ms\":{},\"ratio_vs_meshray\":{},\
+         \"mrays_per_s\":{},\"hits\":{},\"build_ms\":{},\"bytes_per_triangle\":{},\
+         \"ratio_vs_meshray\":{},\
          \"mismatches\":{{\"hit_miss\":{},\"t\":{},\"triangle\":{}}}}}",
         json_string(mesh),
         json_string(set.kind.name()),
@@ -388,6 +413,7 @@ fn json_line(
         json_number(row.mrays),
         row.hits,
         json_number(build_ms),
+        bytes_per_triangle.map_or("null".to_string(), json_number),
         json_number(ratio),
         row.hit_miss,
         opt(row.t_off),

@@ -26,6 +26,7 @@ unsafe extern "C" {
         triangle_count: u32,
     ) -> *mut c_void;
     fn mrtb_free(engine: *mut c_void);
+    fn mrtb_bytes(engine: *const c_void) -> usize;
     fn mrtb_intersect(
         engine: *const c_void,
         origin: *const f32,
@@ -151,5 +152,10 @@ impl Engine for TinyBvh {
         let direction = [d.x, d.y, d.z];
         // SAFETY: as for `closest`.
         unsafe { mrtb_occluded(self.engine, origin.as_ptr(), direction.as_ptr(), length) != 0 }
+    }
+
+    fn structure_bytes(&self) -> Option<usize> {
+        // SAFETY: the engine is live.
+        Some(unsafe { mrtb_bytes(self.engine) })
     }
 }
