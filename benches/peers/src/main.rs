@@ -23,6 +23,7 @@ mod bvh_crate;
 #[cfg(has_embree)]
 mod embree;
 mod engine;
+mod explain;
 mod obvhs_engine;
 mod parry;
 #[cfg(has_tinybvh)]
@@ -34,8 +35,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-const USAGE: &str =
-    "usage: meshray-peers MESH.obj... [--rays FILE]... [--any] [--passes N] [--json]";
+const USAGE: &str = "usage: meshray-peers MESH.obj... [--rays FILE]... [--any] [--passes N] \
+                     [--mismatches N] [--json]";
 
 struct Args {
     meshes: Vec<PathBuf>,
@@ -43,6 +44,8 @@ struct Args {
     any: bool,
     passes: usize,
     json: bool,
+    /// Rays per set and engine whose mismatches are printed in detail.
+    mismatches: usize,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -52,6 +55,7 @@ fn parse_args() -> Result<Args, String> {
         any: false,
         passes: 3,
         json: false,
+        mismatches: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -68,6 +72,12 @@ fn parse_args() -> Result<Args, String> {
                     .ok()
                     .filter(|&n| n > 0)
                     .ok_or(format!("--passes {n}: not a positive number"))?;
+            }
+            "--mismatches" => {
+                let n = it.next().ok_or("--mismatches needs a number")?;
+                args.mismatches = n
+                    .parse()
+                    .map_err(|_| format!("--mismatches {n}: not a number"))?;
             }
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
@@ -204,7 +214,13 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 /// Runs every engine `passes` times over the rays; engine 0 (meshray) is the reference.
-fn measure(engines: &[Built], rays: &[Ray], any: bool, passes: usize) -> Vec<Row> {
+/// Returns each engine's figures and answers.
+fn measure(
+    engines: &[Built],
+    rays: &[Ray],
+    any: bool,
+    passes: usize,
+) -> (Vec<Row>, explain::Answers) {
     let n = engines.len();
     let mut closest = vec![vec![None; rays.len()]; if any { 0 } else { n }];
     let mut hit = vec![vec![false; rays.len()]; if any { n } else { 0 }];
@@ -223,7 +239,7 @@ fn measure(engines: &[Built], rays: &[Ray], any: bool, passes: usize) -> Vec<Row
             speeds[i].push(rays.len() as f64 / seconds / 1e6);
         }
     }
-    (0..n)
+    let rows = (0..n)
         .zip(speeds)
         .map(|(i, speeds)| {
             let mrays = median(speeds);
@@ -261,7 +277,13 @@ fn measure(engines: &[Built], rays: &[Ray], any: bool, passes: usize) -> Vec<Row
                 triangle_off: Some(triangle_off),
             }
         })
-        .collect()
+        .collect();
+    let answers = if any {
+        explain::Answers::Any(hit)
+    } else {
+        explain::Answers::Closest(closest)
+    };
+    (rows, answers)
 }
 
 /// The standard sets, or the given ray files.
@@ -337,7 +359,7 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
         );
     }
     for set in &sets {
-        let rows = measure(&engines, &set.rays, args.any, args.passes);
+        let (rows, answers) = measure(&engines, &set.rays, args.any, args.passes);
         let reference = rows[0].mrays;
         for (i, ((built, row), &bytes)) in engines
             .iter()
@@ -380,6 +402,17 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
                 count(Some(row.hit_miss)),
                 count(row.t_off),
                 count(row.triangle_off),
+            );
+        }
+        if args.mismatches > 0 && !args.json {
+            let all: Vec<&dyn Engine> = engines.iter().map(|b| &*b.engine).collect();
+            explain::print(
+                &mesh,
+                set.kind.name(),
+                &set.rays,
+                &all,
+                &answers,
+                args.mismatches,
             );
         }
     }
