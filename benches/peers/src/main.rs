@@ -1,21 +1,40 @@
-//! The peer comparison: the same rays through meshray, parry3d, the `bvh` crate, obvhs and
-//! Embree 3 (when found at build time) in one process, one thread, reporting throughput,
-//! build time, hit counts and where each peer's answers differ from meshray's.
+//! The peer comparison: the same rays through meshray, parry3d, the `bvh` crate, obvhs,
+//! tinybvh's BVH8_CPU (compiled from its header by build.rs with `-O3 -march=native`; skipped,
+//! with a note, where the compiler or the CPU lacks AVX2 and FMA) and Embree 3 (when found at
+//! build time) in one process, one thread, reporting throughput, build time, the size of
+//! each engine's structure, hit counts and where each peer's answers differ from meshray's.
 //!
 //! ```text
-//! cargo run --release -p meshray-peers -- MESH.obj... [--rays FILE]... [--any] [--passes N] [--json]
+//! cargo run --release -p meshray-peers -- MESH.obj... [--rays FILE]... [--any] [--passes N] \
+//!     [--mismatches N] [--json]
 //! ```
 //!
-//! Without `--rays` each mesh gets the bench's three standard sets (`meshray_cli::rays`, the `meshray bench` command's):
-//! primary (1024×1024 pinhole image), random (1M rays, seed 1) and secondary (one bounce from
-//! each primary hit, seed 2); `--rays` reads ray files instead (one mesh only). Closest hit,
-//! or any hit with `--any`. Each figure is the median of `N` passes (default 3); in each pass
-//! every engine runs the whole set once, the starting engine rotating pass by pass, so
-//! machine noise hits all alike. Build times are from the loaded mesh to a queryable
-//! structure, one thread each. Disagreement with meshray is counted per ray: hit vs miss,
+//! The five meshes of the project's comparison (closest hit, then the same with `--any`):
+//!
+//! ```text
+//! M=../shared/meshes   # from the repository's root
+//! cargo run --release -p meshray-peers -- $M/stanford-bunny/stanford-bunny.obj \
+//!     $M/armadillo/armadillo.obj $M/crytek-sponza/sponza.obj $M/conference/conference.obj \
+//!     $M/lost-empire/lost_empire.obj
+//! ```
+//!
+//! Without `--rays` each mesh gets the bench's three standard sets (`meshray_cli::rays`, the
+//! `meshray bench` command's): primary (1024×1024 pinhole image), random (1M rays, seed 1)
+//! and secondary (one bounce from each primary hit, seed 2); `--rays` reads ray files instead
+//! (one mesh only). Closest hit, or any hit with `--any`. Each figure is the median of `N`
+//! passes (default 3); in each pass every engine runs the whole set once, the starting engine
+//! rotating pass by pass, so machine noise hits all alike. Build times are from the loaded
+//! mesh to a queryable structure, one thread each. Bytes per triangle are those of the
+//! structure the queries walk, the mesh's own vertex and index arrays not counted (copies of
+//! triangles in leaves are): meshray's `Stats::bytes_per_triangle`, parry's
+//! `Bvh::heap_memory_size`, the `bvh` crate's and obvhs's arrays, tinybvh's node and leaf
+//! blocks, and for Embree what `rtcCommitScene` leaves allocated by the device's memory
+//! monitor. Disagreement with meshray is counted per ray: hit vs miss,
 //! `|t − t_meshray| > 1e-4·max(1, |t|)`, and a different triangle at an agreeing `t` (shared
-//! edges and duplicate triangles make a few of each expected). `--json` prints one object per
-//! (mesh, set, engine) per line instead of the tables.
+//! edges and duplicate triangles make a few of each expected); `--mismatches N` judges every
+//! disagreeing ray against an f64 test of all triangles, counts who was wrong and how, and
+//! prints the first `N` per set and engine. `--json` prints one object per (mesh, set,
+//! engine) per line instead of the tables.
 use meshray_cli::json::string as json_string;
 use meshray_cli::rays;
 
