@@ -147,7 +147,22 @@ pub fn print(
             };
             let t = truth(mesh, ray);
             let (who, how, m) = match (right(mine, t), right(reference, t)) {
-                (true, true) => ("neither", None, 0.0),
+                // Both right: a tie between two triangles at the same `t`, both hit
+                // (overlapping or coincident triangles) or one just outside its own (the
+                // line through a shared edge or vertex, within either engine's rounding).
+                (true, true) => {
+                    let m = |answer: Option<(f32, u32)>| {
+                        answer.map_or(f64::INFINITY, |(_, tri)| margin(mesh, ray, tri))
+                    };
+                    let (m_mine, m_reference) = (m(mine), m(reference));
+                    if m_mine >= 0.0 && m_reference >= 0.0 {
+                        ("overlap", None, 0.0)
+                    } else if m_reference < 0.0 {
+                        ("meshray", None, m_reference)
+                    } else {
+                        (name, None, m_mine)
+                    }
+                }
                 (false, true) => {
                     let (e, m) = error(mesh, ray, mine, t);
                     (name, Some(e), m)
@@ -194,7 +209,12 @@ pub fn print(
             let parts: Vec<String> = tally
                 .iter()
                 .map(|&(who, how, count, m)| match how {
-                    None => format!("{count} with both right (a tie)"),
+                    None if who == "overlap" => {
+                        format!("{count} ties on two hit triangles (overlapping)")
+                    }
+                    None => format!(
+                        "{count} ties at an edge, {who}'s triangle just outside (by up to {m:.1e})"
+                    ),
                     Some(Error::Missed) => {
                         format!("{count} {who} wrong, missed a hit (inside by up to {m:.1e})")
                     }

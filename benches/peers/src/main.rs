@@ -33,8 +33,8 @@
 //! `|t − t_meshray| > 1e-4·max(1, |t|)`, and a different triangle at an agreeing `t` (shared
 //! edges and duplicate triangles make a few of each expected); `--mismatches N` judges every
 //! disagreeing ray against an f64 test of all triangles, counts who was wrong and how, and
-//! prints the first `N` per set and engine. `--json` prints one object per (mesh, set,
-//! engine) per line instead of the tables.
+//! prints the first `N` per set and engine (0: the counts only). `--json` prints one object
+//! per (mesh, set, engine) per line instead of the tables.
 use meshray_cli::json::string as json_string;
 use meshray_cli::rays;
 
@@ -63,8 +63,8 @@ struct Args {
     any: bool,
     passes: usize,
     json: bool,
-    /// Rays per set and engine whose mismatches are printed in detail.
-    mismatches: usize,
+    /// With `--mismatches N`: judge every mismatch, print `N` per set and engine in detail.
+    mismatches: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -74,7 +74,7 @@ fn parse_args() -> Result<Args, String> {
         any: false,
         passes: 3,
         json: false,
-        mismatches: 0,
+        mismatches: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -94,9 +94,10 @@ fn parse_args() -> Result<Args, String> {
             }
             "--mismatches" => {
                 let n = it.next().ok_or("--mismatches needs a number")?;
-                args.mismatches = n
-                    .parse()
-                    .map_err(|_| format!("--mismatches {n}: not a number"))?;
+                args.mismatches = Some(
+                    n.parse()
+                        .map_err(|_| format!("--mismatches {n}: not a number"))?,
+                );
             }
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
@@ -423,16 +424,11 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
                 count(row.triangle_off),
             );
         }
-        if args.mismatches > 0 && !args.json {
+        if let Some(limit) = args.mismatches
+            && !args.json
+        {
             let all: Vec<&dyn Engine> = engines.iter().map(|b| &*b.engine).collect();
-            explain::print(
-                &mesh,
-                set.kind.name(),
-                &set.rays,
-                &all,
-                &answers,
-                args.mismatches,
-            );
+            explain::print(&mesh, set.kind.name(), &set.rays, &all, &answers, limit);
         }
     }
 }
