@@ -87,12 +87,14 @@ fn right(answer: Option<(f32, u32)>, truth: Option<(f64, u32)>) -> bool {
 }
 
 /// How a wrong answer is wrong: a hit missed (the true hit's triangle margin: how far inside
-/// it the line passed) or a false hit nearer than the truth (its triangle's margin: how far
-/// outside, negative).
+/// it the line passed), a false hit nearer than the truth (its triangle's margin: how far
+/// outside, negative), or the right triangle (one the line meets at the true `t`) with a
+/// `t` off by more than the tolerance (the relative error).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Error {
     Missed,
     False,
+    TOff,
 }
 
 fn error(
@@ -101,6 +103,12 @@ fn error(
     answer: Option<(f32, u32)>,
     truth: Option<(f64, u32)>,
 ) -> (Error, f64) {
+    if let (Some((t, tri)), Some((t0, _))) = (answer, truth)
+        && let Some((t_tri, _)) = exact(mesh, ray, tri)
+        && (t_tri - t0).abs() <= 1e-4 * t0.abs().max(1.0)
+    {
+        return (Error::TOff, (f64::from(t) - t0).abs() / t0.abs().max(1.0));
+    }
     match (answer, truth) {
         (Some((t, tri)), Some((t0, _))) if f64::from(t) < t0 => {
             (Error::False, margin(mesh, ray, tri))
@@ -221,6 +229,9 @@ pub fn print(
                     Some(Error::False) => {
                         format!("{count} {who} wrong, false hit (outside by up to {m:.1e})")
                     }
+                    Some(Error::TOff) => format!(
+                        "{count} {who} wrong, right triangle but t off (relative, up to {m:.1e})"
+                    ),
                 })
                 .collect();
             println!("  {set} {name}: {}", parts.join("; "));
