@@ -60,6 +60,7 @@ fn tinybvh() {
         // The release profile's opt-level would give -O3 too; fixed, so a debug build of
         // this crate still compares an optimized tinybvh.
         .opt_level(3)
+        // After cc's own -march for the target (x86-64 on x86_64 Linux): the last one wins.
         .flag("-march=native")
         // The header's own warnings are not ours to fix.
         .warnings(false);
