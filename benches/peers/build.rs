@@ -1,19 +1,33 @@
-//! Finds Embree 3 (sets `cfg(has_embree)` and links `embree3` when found) and passes the peer
-//! crates' locked versions to the program as `PEER_VERSION_<NAME>` variables.
+//! Finds Embree 3 (sets `cfg(has_embree)` and links `embree3` when found), compiles the
+//! tinybvh shim (sets `cfg(has_tinybvh)` when it compiles) and passes the peer crates'
+//! locked versions to the program as `PEER_VERSION_<NAME>` variables.
 //!
 //! Embree is looked for with `pkg-config embree3`, then as `include/embree3/rtcore.h` plus
 //! `libembree3.so` under `$EMBREE_DIR`, `/usr/local` and `/usr`. `MESHRAY_PEERS_NO_EMBREE=1`
 //! skips it (to check the build without it).
+//!
+//! tinybvh is C++ in one header (`tinybvh/tiny_bvh.h`, 1.6.8 as the `tinybvh-rs` crate
+//! vendors it), so it is compiled here with the `cc` crate, through our own C interface
+//! (`tinybvh/shim.cpp`), with `-O3 -march=native -std=c++20`: its BVH8_CPU needs AVX2 and
+//! FMA at compile time, which `-march=native` gives on a machine that has them, and the
+//! comparison runs where it is built. Its compiler command line goes to the program as
+//! `PEER_TINYBVH_FLAGS`. A failed compile (no C++ compiler) is a warning, not an error, as
+//! for Embree; `MESHRAY_PEERS_NO_TINYBVH=1` skips it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(has_embree)");
+    println!("cargo::rustc-check-cfg=cfg(has_tinybvh)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=EMBREE_DIR");
     println!("cargo::rerun-if-env-changed=MESHRAY_PEERS_NO_EMBREE");
+    println!("cargo::rerun-if-env-changed=MESHRAY_PEERS_NO_TINYBVH");
     versions();
+    if std::env::var_os("MESHRAY_PEERS_NO_TINYBVH").is_none() {
+        tinybvh();
+    }
     if std::env::var_os("MESHRAY_PEERS_NO_EMBREE").is_some() {
         return;
     }
@@ -28,6 +42,43 @@ fn main() {
         None => println!(
             "cargo::warning=Embree 3 not found (pkg-config embree3, or EMBREE_DIR, /usr/local, /usr): \
              the comparison runs without it"
+        ),
+    }
+}
+
+/// Compiles `tinybvh/shim.cpp` (which includes the header with its implementation) into a
+/// static library and links it.
+fn tinybvh() {
+    println!("cargo::rerun-if-changed=tinybvh/shim.cpp");
+    println!("cargo::rerun-if-changed=tinybvh/tiny_bvh.h");
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .file("tinybvh/shim.cpp")
+        .include("tinybvh")
+        .std("c++20")
+        // The release profile's opt-level would give -O3 too; fixed, so a debug build of
+        // this crate still compares an optimized tinybvh.
+        .opt_level(3)
+        // After cc's own -march for the target (x86-64 on x86_64 Linux): the last one wins.
+        .flag("-march=native")
+        // The header's own warnings are not ours to fix.
+        .warnings(false);
+    let command = build.try_get_compiler().map(|tool| {
+        let mut words = vec![tool.path().display().to_string()];
+        words.extend(tool.args().iter().map(|a| a.to_string_lossy().into_owned()));
+        words.join(" ")
+    });
+    match build.try_compile("meshray_peers_tinybvh") {
+        Ok(()) => {
+            println!("cargo::rustc-cfg=has_tinybvh");
+            println!(
+                "cargo::rustc-env=PEER_TINYBVH_FLAGS={}",
+                command.unwrap_or_else(|_| "unknown".into())
+            );
+        }
+        Err(e) => println!(
+            "cargo::warning=tinybvh shim did not compile ({e}): the comparison runs without it"
         ),
     }
 }

@@ -135,4 +135,10 @@ impl Engine for BvhCrate {
             .traverse_iterator(&query, &self.shapes)
             .any(|tri| tri.intersect(&o, &d, ray.t_min(), ray.t_max()).is_some())
     }
+
+    fn structure_bytes(&self) -> Option<usize> {
+        // The nodes and the shapes (each a copy of its triangle's corners, its number and
+        // its node).
+        Some(size_of_val(&self.bvh.nodes[..]) + size_of_val(&self.shapes[..]))
+    }
 }

@@ -4,11 +4,19 @@
 //! the other engines'; one scene per mesh with default flags and build quality; one triangle
 //! geometry with Embree-allocated (and so padded) vertex and index buffers. Queries are
 //! `rtcIntersect1` / `rtcOccluded1` with a context as `rtcInitIntersectContext` makes it.
+//!
+//! Embree has no per-scene memory query; its size here comes from the device's memory monitor
+//! (`rtcSetDeviceMemoryMonitorFunction`, which Embree calls with the bytes of each block it
+//! allocates or frees): what `rtcCommitScene` leaves allocated, i.e. the BVH with its
+//! triangle leaves as Embree reserves them (its allocator takes memory in blocks, so this
+//! is what the scene holds rather than what its nodes fill). The vertex and index buffers
+//! are allocated before the commit and not counted.
 
 use crate::engine::Engine;
 use meshray::{Mesh, Ray};
 use std::ffi::{c_char, c_void};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicIsize, Ordering};
 
 type RtcDevice = *mut c_void;
 type RtcScene = *mut c_void;
@@ -73,6 +81,11 @@ unsafe extern "C" {
     fn rtcReleaseDevice(device: RtcDevice);
     fn rtcGetDeviceError(device: RtcDevice) -> u32;
     fn rtcGetDeviceProperty(device: RtcDevice, property: u32) -> isize;
+    fn rtcSetDeviceMemoryMonitorFunction(
+        device: RtcDevice,
+        monitor: Option<unsafe extern "C" fn(*mut c_void, isize, bool) -> bool>,
+        user: *mut c_void,
+    );
     fn rtcNewScene(device: RtcDevice) -> RtcScene;
     fn rtcReleaseScene(scene: RtcScene);
     fn rtcCommitScene(scene: RtcScene);
@@ -92,15 +105,39 @@ unsafe extern "C" {
     fn rtcOccluded1(scene: RtcScene, context: *mut RtcIntersectContext, ray: *mut RtcRay);
 }
 
-/// An Embree device, released on drop.
-pub struct Device(RtcDevice);
+/// An Embree device, released on drop, and the bytes it has allocated through its memory
+/// monitor.
+pub struct Device(RtcDevice, Box<AtomicIsize>);
+
+/// The memory monitor: adds each allocation (positive) or release (negative) to the counter
+/// `user` points to, and lets it happen.
+unsafe extern "C" fn count_bytes(user: *mut c_void, bytes: isize, _post: bool) -> bool {
+    // SAFETY: `user` is the device's boxed counter, which outlives the device (see Drop).
+    unsafe { &*(user as *const AtomicIsize) }.fetch_add(bytes, Ordering::Relaxed);
+    true
+}
 
 impl Device {
     pub fn new() -> Rc<Device> {
         // SAFETY: the config is a NUL-terminated string; Embree copies what it needs.
         let device = unsafe { rtcNewDevice(c"threads=1".as_ptr()) };
         assert!(!device.is_null(), "rtcNewDevice failed");
-        Rc::new(Device(device))
+        let counter = Box::new(AtomicIsize::new(0));
+        // SAFETY: the device is live; the counter's address is stable (boxed) and is freed
+        // only after the device is released.
+        unsafe {
+            rtcSetDeviceMemoryMonitorFunction(
+                device,
+                Some(count_bytes),
+                &*counter as *const AtomicIsize as *mut c_void,
+            )
+        };
+        Rc::new(Device(device, counter))
+    }
+
+    /// The bytes the device holds now, as its memory monitor has counted them.
+    fn allocated(&self) -> isize {
+        self.1.load(Ordering::Relaxed)
     }
 
     fn property(&self, property: u32) -> isize {
@@ -135,6 +172,8 @@ impl Drop for Device {
 
 pub struct Embree {
     scene: RtcScene,
+    /// What the commit left allocated, by the memory monitor.
+    bytes: usize,
     /// Keeps the device alive as long as the scene.
     _device: Rc<Device>,
 }
@@ -192,11 +231,14 @@ impl Embree {
             rtcCommitGeometry(geometry);
             rtcAttachGeometry(scene, geometry);
             rtcReleaseGeometry(geometry);
-            rtcCommitScene(scene);
         }
+        let before = device.allocated();
+        // SAFETY: the scene is live, its one geometry committed and attached.
+        unsafe { rtcCommitScene(scene) };
         device.check("rtcCommitScene");
         Embree {
             scene,
+            bytes: (device.allocated() - before).max(0) as usize,
             _device: Rc::clone(device),
         }
     }
@@ -267,5 +309,9 @@ impl Engine for Embree {
         // SAFETY: as for rtcIntersect1; Embree sets tfar to -inf on a hit.
         unsafe { rtcOccluded1(self.scene, &mut context, &mut r) };
         r.tfar == f32::NEG_INFINITY
+    }
+
+    fn structure_bytes(&self) -> Option<usize> {
+        Some(self.bytes)
     }
 }

@@ -13,6 +13,13 @@ pub trait Engine {
     /// Whether anything is hit within the ray's range.
     fn any(&self, ray: &Ray) -> bool;
 
+    /// Bytes of the structure the queries walk, the mesh's own vertex and index arrays not
+    /// counted (copies of triangles the structure keeps are), or `None` where the engine
+    /// gives no way to tell.
+    fn structure_bytes(&self) -> Option<usize> {
+        None
+    }
+
     /// [`closest`](Engine::closest) for every ray. A provided method, so the loop is compiled
     /// per engine and the per-ray call is static even through `dyn Engine`.
     fn closest_all(&self, rays: &[Ray], out: &mut [Option<(f32, u32)>]) {
@@ -58,5 +65,11 @@ impl Engine for Meshray {
 
     fn any(&self, ray: &Ray) -> bool {
         self.bvh.any_triangle(ray, &self.options).is_some()
+    }
+
+    fn structure_bytes(&self) -> Option<usize> {
+        // `Stats::bytes_per_triangle`: nodes, leaf triangles and the leaf-to-mesh map.
+        let stats = self.bvh.stats();
+        Some((f64::from(stats.bytes_per_triangle) * stats.triangles as f64).round() as usize)
     }
 }

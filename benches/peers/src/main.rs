@@ -1,21 +1,40 @@
-//! The peer comparison: the same rays through meshray, parry3d, the `bvh` crate, obvhs and
-//! Embree 3 (when found at build time) in one process, one thread, reporting throughput,
-//! build time, hit counts and where each peer's answers differ from meshray's.
+//! The peer comparison: the same rays through meshray, parry3d, the `bvh` crate, obvhs,
+//! tinybvh's BVH8_CPU (compiled from its header by build.rs with `-O3 -march=native`; skipped,
+//! with a note, where the compiler or the CPU lacks AVX2 and FMA) and Embree 3 (when found at
+//! build time) in one process, one thread, reporting throughput, build time, the size of
+//! each engine's structure, hit counts and where each peer's answers differ from meshray's.
 //!
 //! ```text
-//! cargo run --release -p meshray-peers -- MESH.obj... [--rays FILE]... [--any] [--passes N] [--json]
+//! cargo run --release -p meshray-peers -- MESH.obj... [--rays FILE]... [--any] [--passes N] \
+//!     [--mismatches N] [--json]
 //! ```
 //!
-//! Without `--rays` each mesh gets the bench's three standard sets (`meshray_cli::rays`, the `meshray bench` command's):
-//! primary (1024×1024 pinhole image), random (1M rays, seed 1) and secondary (one bounce from
-//! each primary hit, seed 2); `--rays` reads ray files instead (one mesh only). Closest hit,
-//! or any hit with `--any`. Each figure is the median of `N` passes (default 3); in each pass
-//! every engine runs the whole set once, the starting engine rotating pass by pass, so
-//! machine noise hits all alike. Build times are from the loaded mesh to a queryable
-//! structure, one thread each. Disagreement with meshray is counted per ray: hit vs miss,
+//! The five meshes of the project's comparison (closest hit, then the same with `--any`):
+//!
+//! ```text
+//! M=../shared/meshes   # from the repository's root
+//! cargo run --release -p meshray-peers -- $M/stanford-bunny/stanford-bunny.obj \
+//!     $M/armadillo/armadillo.obj $M/crytek-sponza/sponza.obj $M/conference/conference.obj \
+//!     $M/lost-empire/lost_empire.obj
+//! ```
+//!
+//! Without `--rays` each mesh gets the bench's three standard sets (`meshray_cli::rays`, the
+//! `meshray bench` command's): primary (1024×1024 pinhole image), random (1M rays, seed 1)
+//! and secondary (one bounce from each primary hit, seed 2); `--rays` reads ray files instead
+//! (one mesh only). Closest hit, or any hit with `--any`. Each figure is the median of `N`
+//! passes (default 3); in each pass every engine runs the whole set once, the starting engine
+//! rotating pass by pass, so machine noise hits all alike. Build times are from the loaded
+//! mesh to a queryable structure, one thread each. Bytes per triangle are those of the
+//! structure the queries walk, the mesh's own vertex and index arrays not counted (copies of
+//! triangles in leaves are): meshray's `Stats::bytes_per_triangle`, parry's
+//! `Bvh::heap_memory_size`, the `bvh` crate's and obvhs's arrays, tinybvh's node and leaf
+//! blocks, and for Embree what `rtcCommitScene` leaves allocated by the device's memory
+//! monitor. Disagreement with meshray is counted per ray: hit vs miss,
 //! `|t − t_meshray| > 1e-4·max(1, |t|)`, and a different triangle at an agreeing `t` (shared
-//! edges and duplicate triangles make a few of each expected). `--json` prints one object per
-//! (mesh, set, engine) per line instead of the tables.
+//! edges and duplicate triangles make a few of each expected); `--mismatches N` judges every
+//! disagreeing ray against an f64 test of all triangles, counts who was wrong and how, and
+//! prints the first `N` per set and engine (0: the counts only). `--json` prints one object
+//! per (mesh, set, engine) per line instead of the tables.
 use meshray_cli::json::string as json_string;
 use meshray_cli::rays;
 
@@ -23,8 +42,11 @@ mod bvh_crate;
 #[cfg(has_embree)]
 mod embree;
 mod engine;
+mod explain;
 mod obvhs_engine;
 mod parry;
+#[cfg(has_tinybvh)]
+mod tinybvh;
 
 use engine::{Engine, Meshray};
 use meshray::{Bvh, Mesh, Ray};
@@ -32,8 +54,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-const USAGE: &str =
-    "usage: meshray-peers MESH.obj... [--rays FILE]... [--any] [--passes N] [--json]";
+const USAGE: &str = "usage: meshray-peers MESH.obj... [--rays FILE]... [--any] [--passes N] \
+                     [--mismatches N] [--json]";
 
 struct Args {
     meshes: Vec<PathBuf>,
@@ -41,6 +63,8 @@ struct Args {
     any: bool,
     passes: usize,
     json: bool,
+    /// With `--mismatches N`: judge every mismatch, print `N` per set and engine in detail.
+    mismatches: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -50,6 +74,7 @@ fn parse_args() -> Result<Args, String> {
         any: false,
         passes: 3,
         json: false,
+        mismatches: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -66,6 +91,13 @@ fn parse_args() -> Result<Args, String> {
                     .ok()
                     .filter(|&n| n > 0)
                     .ok_or(format!("--passes {n}: not a positive number"))?;
+            }
+            "--mismatches" => {
+                let n = it.next().ok_or("--mismatches needs a number")?;
+                args.mismatches = Some(
+                    n.parse()
+                        .map_err(|_| format!("--mismatches {n}: not a number"))?,
+                );
             }
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
@@ -109,7 +141,11 @@ impl Peers {
     }
 
     fn versions(&self) -> String {
-        let mut s = format!(
+        // Written with `write!` like the optional parts below, so the import is used in
+        // every build, with or without them.
+        let mut s = String::new();
+        let _ = write!(
+            s,
             "meshray {}, parry3d {}, bvh {}, obvhs {}",
             env!("PEER_VERSION_MESHRAY"),
             env!("PEER_VERSION_PARRY3D"),
@@ -123,6 +159,22 @@ impl Peers {
                 s.push_str(" (built with back-face culling: expect misses)");
             }
         }
+        #[cfg(has_tinybvh)]
+        match tinybvh::unavailable() {
+            None => {
+                let _ = write!(
+                    s,
+                    ", tinybvh {} ({})",
+                    tinybvh::version(),
+                    tinybvh::compiler()
+                );
+            }
+            Some(why) => {
+                let _ = write!(s, "; {why}, so tinybvh is not compared");
+            }
+        }
+        #[cfg(not(has_tinybvh))]
+        s.push_str("; the tinybvh shim did not compile, so tinybvh is not compared");
         #[cfg(not(has_embree))]
         s.push_str("; Embree 3 not found at build time, so not compared");
         s
@@ -142,6 +194,14 @@ impl Peers {
         out.push(built(bvh, ms, env!("PEER_VERSION_BVH")));
         let (obvhs, ms) = timed(|| obvhs_engine::Obvhs::build(mesh));
         out.push(built(obvhs, ms, env!("PEER_VERSION_OBVHS")));
+        #[cfg(has_tinybvh)]
+        if tinybvh::unavailable().is_none() {
+            let (engine, ms) = timed(|| tinybvh::TinyBvh::build(mesh));
+            match engine {
+                Some(engine) => out.push(built(engine, ms, &tinybvh::version())),
+                None => eprintln!("note: tinybvh could not build this mesh; not compared"),
+            }
+        }
         #[cfg(has_embree)]
         {
             let (embree, ms) = timed(|| embree::Embree::build(&self.device, mesh));
@@ -174,7 +234,13 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 /// Runs every engine `passes` times over the rays; engine 0 (meshray) is the reference.
-fn measure(engines: &[Built], rays: &[Ray], any: bool, passes: usize) -> Vec<Row> {
+/// Returns each engine's figures and answers.
+fn measure(
+    engines: &[Built],
+    rays: &[Ray],
+    any: bool,
+    passes: usize,
+) -> (Vec<Row>, explain::Answers) {
     let n = engines.len();
     let mut closest = vec![vec![None; rays.len()]; if any { 0 } else { n }];
     let mut hit = vec![vec![false; rays.len()]; if any { n } else { 0 }];
@@ -193,7 +259,7 @@ fn measure(engines: &[Built], rays: &[Ray], any: bool, passes: usize) -> Vec<Row
             speeds[i].push(rays.len() as f64 / seconds / 1e6);
         }
     }
-    (0..n)
+    let rows = (0..n)
         .zip(speeds)
         .map(|(i, speeds)| {
             let mrays = median(speeds);
@@ -231,7 +297,13 @@ fn measure(engines: &[Built], rays: &[Ray], any: bool, passes: usize) -> Vec<Row
                 triangle_off: Some(triangle_off),
             }
         })
-        .collect()
+        .collect();
+    let answers = if any {
+        explain::Answers::Any(hit)
+    } else {
+        explain::Answers::Closest(closest)
+    };
+    (rows, answers)
 }
 
 /// The standard sets, or the given ray files.
@@ -272,6 +344,11 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
         version: env!("PEER_VERSION_MESHRAY").to_string(),
     }];
     engines.extend(peers.build(&mesh));
+    let triangles = mesh.triangle_count().max(1) as f64;
+    let bytes_per_triangle: Vec<Option<f64>> = engines
+        .iter()
+        .map(|b| b.engine.structure_bytes().map(|n| n as f64 / triangles))
+        .collect();
     let name = path.display().to_string();
     if !args.json {
         println!("\n== {name}: {} triangles ==", group(mesh.triangle_count()));
@@ -284,15 +361,32 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
             builds.join(", "),
             rayon::current_num_threads()
         );
+        let sizes: Vec<String> = engines
+            .iter()
+            .zip(&bytes_per_triangle)
+            .map(|(b, size)| match size {
+                Some(x) => format!("{} {x:.1}", b.engine.name()),
+                None => format!("{} ?", b.engine.name()),
+            })
+            .collect();
+        println!(
+            "bytes/triangle of the structure, the mesh's arrays not counted: {}",
+            sizes.join(", ")
+        );
         println!(
             "{:<10} {:>10} {:<8} {:>8} {:>10} {:>10} {:>7} {:>7} {:>7}",
             "set", "rays", "engine", "Mrays/s", "meshray/x", "hits", "hit≠", "t≠", "tri≠"
         );
     }
     for set in &sets {
-        let rows = measure(&engines, &set.rays, args.any, args.passes);
+        let (rows, answers) = measure(&engines, &set.rays, args.any, args.passes);
         let reference = rows[0].mrays;
-        for (i, (built, row)) in engines.iter().zip(&rows).enumerate() {
+        for (i, ((built, row), &bytes)) in engines
+            .iter()
+            .zip(&rows)
+            .zip(&bytes_per_triangle)
+            .enumerate()
+        {
             let ratio = reference / row.mrays;
             let engine = built.engine.name();
             if args.json {
@@ -304,6 +398,7 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
                         engine,
                         &built.version,
                         built.build_ms,
+                        bytes,
                         ratio,
                         row,
                         args
@@ -329,6 +424,12 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
                 count(row.triangle_off),
             );
         }
+        if let Some(limit) = args.mismatches
+            && !args.json
+        {
+            let all: Vec<&dyn Engine> = engines.iter().map(|b| &*b.engine).collect();
+            explain::print(&mesh, set.kind.name(), &set.rays, &all, &answers, limit);
+        }
     }
 }
 
@@ -339,6 +440,7 @@ fn json_line(
     engine: &str,
     version: &str,
     build_ms: f64,
+    bytes_per_triangle: Option<f64>,
     ratio: f64,
     row: &Row,
     args: &Args,
@@ -346,7 +448,8 @@ fn json_line(
     let opt = |x: Option<usize>| x.map_or("null".to_string(), |x| x.to_string());
     format!(
         "{{\"mesh\":{},\"set\":{},\"rays\":{},\"query\":{},\"passes\":{},\"engine\":{},\"version\":{},\
-         \"mrays_per_s\":{},\"hits\":{},\"build_ms\":{},\"ratio_vs_meshray\":{},\
+         \"mrays_per_s\":{},\"hits\":{},\"build_ms\":{},\"bytes_per_triangle\":{},\
+         \"ratio_vs_meshray\":{},\
          \"mismatches\":{{\"hit_miss\":{},\"t\":{},\"triangle\":{}}}}}",
         json_string(mesh),
         json_string(set.kind.name()),
@@ -358,6 +461,7 @@ fn json_line(
         json_number(row.mrays),
         row.hits,
         json_number(build_ms),
+        bytes_per_triangle.map_or("null".to_string(), json_number),
         json_number(ratio),
         row.hit_miss,
         opt(row.t_off),
@@ -432,6 +536,13 @@ fn main() {
     if args.json {
         eprintln!("note: Embree 3 not found at build time, so not compared");
     }
+    #[cfg(has_tinybvh)]
+    if let Some(why) = tinybvh::unavailable() {
+        // Printed in the versions line too; said here so --json runs say it as well.
+        eprintln!("note: {why}, so tinybvh is not compared");
+    }
+    #[cfg(not(has_tinybvh))]
+    eprintln!("note: the tinybvh shim did not compile at build time, so tinybvh is not compared");
     if !args.json {
         println!("machine: {}", machine());
         println!("date: {}", now_utc());

@@ -82,4 +82,15 @@ impl Engine for Obvhs {
                 .bvh
                 .ray_traverse_miss(Obvhs::ray(ray), |r, i| self.tris[i].intersect(r))
     }
+
+    fn structure_bytes(&self) -> Option<usize> {
+        // The compressed nodes, the primitive order and the triangles laid out in it.
+        let exact = self.bvh.exact_node_aabbs.as_deref().map_or(0, size_of_val);
+        Some(
+            size_of_val(&self.bvh.nodes[..])
+                + size_of_val(&self.bvh.primitive_indices[..])
+                + size_of_val(&self.tris[..])
+                + exact,
+        )
+    }
 }
