@@ -80,6 +80,10 @@ impl<'a> PacketVisitor<'a> {
     fn new(bvh: &'a Bvh, rays: &[Ray], options: &QueryOptions) -> Option<PacketVisitor<'a>> {
         let rays: &[Ray; PACKET] = rays.try_into().ok()?;
         let negative = rays[0].negative();
+        // Incoherent groups (most random rays) leave at once.
+        if rays.iter().any(|r| r.negative() != negative) {
+            return None;
+        }
         let mut origin = [[0.0; PACKET]; 3];
         let mut inv = [[0.0; PACKET]; 3];
         let (mut t_min, mut t_max) = ([0.0; PACKET], [0.0; PACKET]);

@@ -195,7 +195,7 @@ impl Tally for QueryCost {
 
 /// The walk of one ray: boxes by the slab test (`boxes`: portable or AVX2), leaves by
 /// `leaf`, which may lower `t_max`.
-struct RayVisitor<'t, T, L, B> {
+struct RayVisitor<'t, T, L, B, const NEAREST_FIRST: bool> {
     ray: WideRay,
     t_min: f32,
     t_max: f32,
@@ -204,14 +204,14 @@ struct RayVisitor<'t, T, L, B> {
     boxes: B,
 }
 
-impl<T, L, B> Visitor for RayVisitor<'_, T, L, B>
+impl<T, L, B, const NEAREST_FIRST: bool> Visitor for RayVisitor<'_, T, L, B, NEAREST_FIRST>
 where
     T: Tally,
     L: FnMut(usize, usize, &mut f32) -> bool,
     B: NodeTest,
 {
     type Key = f32;
-    const ORDERED: bool = true;
+    const ORDERED: bool = NEAREST_FIRST;
 
     #[inline(always)]
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f32; WIDTH]) {
@@ -382,7 +382,7 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let mut best: Option<(u32, TriangleHit)> = None;
-        self.walk_ray(ray, tally, |first, count, t_max| {
+        self.walk_ray::<true, _, _>(ray, tally, |first, count, t_max| {
             test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
                 self.keep_closer(&mut best, slot, h);
                 Some(h.t)
@@ -399,7 +399,8 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let mut found = None;
-        self.walk_ray(ray, &mut (), |first, count, t_max| {
+        // Any hit ends the walk, so the order of the children buys little: skip the sort.
+        self.walk_ray::<false, _, _>(ray, &mut (), |first, count, t_max| {
             test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
                 found = Some((slot, h));
                 None
@@ -510,7 +511,7 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let t_max = ray.t_max();
-        self.walk_ray(ray, &mut (), |first, count, range_end| {
+        self.walk_ray::<true, _, _>(ray, &mut (), |first, count, range_end| {
             test.run(&self.leaf_packets, first, count, range_end, |slot, h| {
                 hits.push(self.hit(ray, self.ray_hit((slot, h))));
                 Some(t_max)
@@ -523,7 +524,7 @@ impl Bvh {
     /// packet, triangle count and the current `t_max` (which it may lower); `leaf` returns
     /// `true` to stop.
     #[inline(always)]
-    fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
+    fn walk_ray<const NEAREST_FIRST: bool, T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         &self,
         ray: &Ray,
         tally: &mut T,
@@ -532,7 +533,7 @@ impl Bvh {
         let ray_lanes = WideRay::new(&RaySlabs::new(ray));
         let (t_min, t_max) = (ray.t_min(), ray.t_max());
         if let Some(avx2) = Avx2::detect() {
-            let mut visitor = RayVisitor {
+            let mut visitor = RayVisitor::<_, _, _, NEAREST_FIRST> {
                 ray: ray_lanes,
                 t_min,
                 t_max,
@@ -542,7 +543,7 @@ impl Bvh {
             };
             avx2.walk(&self.nodes, &mut visitor);
         } else {
-            let mut visitor = RayVisitor {
+            let mut visitor = RayVisitor::<_, _, _, NEAREST_FIRST> {
                 ray: ray_lanes,
                 t_min,
                 t_max,

@@ -36,24 +36,51 @@ pub trait Engine {
     }
 }
 
-/// meshray with its default query options (both faces, Cramer's rule).
+/// meshray with its default query options (both faces, Cramer's rule): one ray at a time,
+/// or (`batch`) closest hits through the batch query, where eight neighbouring rays walk the
+/// tree together (any hit stays one ray at a time).
 pub struct Meshray {
-    bvh: Bvh,
+    bvh: std::sync::Arc<Bvh>,
     options: QueryOptions,
+    batch: bool,
 }
 
 impl Meshray {
-    pub fn new(bvh: Bvh) -> Meshray {
+    pub fn new(bvh: std::sync::Arc<Bvh>, batch: bool) -> Meshray {
         Meshray {
             bvh,
             options: QueryOptions::default(),
+            batch,
         }
     }
 }
 
 impl Engine for Meshray {
     fn name(&self) -> &str {
-        "meshray"
+        if self.batch {
+            "meshray batch"
+        } else {
+            "meshray"
+        }
+    }
+
+    fn closest_all(&self, rays: &[Ray], out: &mut [Option<(f32, u32)>]) {
+        if !self.batch {
+            for (ray, slot) in rays.iter().zip(out) {
+                *slot = self.closest(ray);
+            }
+            return;
+        }
+        // In chunks of 256 rays into one reused vector, as an application casting an image
+        // tile by tile would (and as `meshray bench --batch` does).
+        let mut hits = Vec::with_capacity(256);
+        for (rays, out) in rays.chunks(256).zip(out.chunks_mut(256)) {
+            self.bvh
+                .closest_triangles_into(rays, &self.options, &mut hits);
+            for (slot, hit) in out.iter_mut().zip(&hits) {
+                *slot = hit.map(|h| (h.t, h.triangle));
+            }
+        }
     }
 
     fn closest(&self, ray: &Ray) -> Option<(f32, u32)> {

@@ -338,11 +338,20 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
     let (bvh, meshray_ms) = timed(|| one_thread.install(|| Bvh::build(mesh.clone())));
     let (_, meshray_all_threads_ms) = timed(|| Bvh::build(mesh.clone()));
     let sets = ray_sets(&bvh, &args.rays);
+    let bvh = std::sync::Arc::new(bvh);
     let mut engines = vec![Built {
-        engine: Box::new(Meshray::new(bvh)),
+        engine: Box::new(Meshray::new(bvh.clone(), false)),
         build_ms: meshray_ms,
         version: env!("PEER_VERSION_MESHRAY").to_string(),
     }];
+    // The batch query on the same tree (closest hit only: any hit is the row above).
+    if !args.any {
+        engines.push(Built {
+            engine: Box::new(Meshray::new(bvh.clone(), true)),
+            build_ms: meshray_ms,
+            version: env!("PEER_VERSION_MESHRAY").to_string(),
+        });
+    }
     engines.extend(peers.build(&mesh));
     let triangles = mesh.triangle_count().max(1) as f64;
     let bytes_per_triangle: Vec<Option<f64>> = engines
