@@ -264,13 +264,15 @@
 //! before any traversal.
 //!
 //! How fast, measured, is in the README's *Benchmarks* section (the `bench` example, a
-//! side-by-side run against Embree 3, obvhs, parry3d and bvh on the same rays, and a scaling
-//! table from 2,090 to 8.56 million triangles). On the machine and date it names, closest
-//! hit on one thread ran at 1.2× to 2.4× obvhs, 2× to 4.6× parry3d and 0.53× to 0.81×
-//! Embree 3; absolute figures depend on the machine, so measure your own (`cargo run
-//! --release --example bench -- MESH.obj`). Build time grows as n log n and the boxes a ray
+//! side-by-side run against Embree 3, tinybvh, obvhs, parry3d and bvh on the same rays, and a
+//! scaling table from 2,090 to 8.56 million triangles). On the machine and date it names,
+//! closest hit on one thread ran at 0.59× to 0.78× Embree 3 and 0.57× to 0.94× tinybvh's
+//! BVH8_CPU, and camera rays through the batch query ([`Bvh::closest_triangles_into`]) at
+//! 0.88× to 1.02× Embree; absolute figures depend on the machine, so measure your own
+//! (`cargo run --release -p meshray-cli -- bench MESH.obj`). Build time grows as n log n and the boxes a ray
 //! tests as log n. For speed: build in release mode, prefer [`Bvh::any_hit`] when any hit
-//! will do, the short [`CompactHit`] queries for batch work, and give rays a finite `t_max` when
+//! will do, the short [`CompactHit`] queries and the batch queries (neighbouring camera rays in
+//! order) for batch work, and give rays a finite `t_max` when
 //! only a range matters.
 //!
 //! # The precision promise
@@ -281,7 +283,7 @@
 //! beside a vertex; more, for a ray grazing a sliver). Cramer's rule ([`intersect_triangle`]),
 //! the default, can let a ray aimed exactly at a shared edge or vertex slip between
 //! triangles; [`QueryOptions::watertight`] selects the watertight test of Woop, Benthin and
-//! Wald (2013) ([`intersect_triangle_watertight`]), which never does, at 0.85–0.97× of
+//! Wald (2013) ([`intersect_triangle_watertight`]), which never does, at 0.82–0.96× of
 //! Cramer's speed. Against exact arithmetic on the f32 inputs, `t` is within 1e-5 relative
 //! or the f32 rounding bound, and hit or miss differs only for rays within rounding distance
 //! of an edge. [`Bvh::closest_point`] and the selection queries compute in `f64` from the

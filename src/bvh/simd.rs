@@ -9,9 +9,11 @@
 //! exactness tests, which run on whichever path the machine takes; `MESHRAY_SIMD=portable`
 //! in the environment forces the portable path).
 //!
-//! Measured with the bench example's three ray sets against the portable path (see the
-//! commit that added it): the `unsafe` here is two calls, each allowed only through an
-//! [`Avx2`] token, which exists only when the CPU has the instructions.
+//! Why: callgrind counts 16 % fewer instructions for the bunny bench's closest-hit rays
+//! (54.6M to 45.7M), and a build for the machine's own CPU (`target-cpu=native`) ran 1.05× to
+//! 1.35× the portable one's Mrays/s; this path gets that without asking users for
+//! `target-cpu`. The `unsafe` here is two calls, each allowed only through an [`Avx2`] token,
+//! which exists only when the CPU has the instructions.
 
 use super::walk::{Visitor, walk};
 use super::wide::{WIDTH, WideNode, WideRay, lane_intervals};

@@ -28,8 +28,9 @@ pub struct QueryOptions {
     pub culling: Culling,
     /// Use the watertight triangle test ([`intersect_triangle_watertight`]) instead of
     /// Cramer's rule ([`intersect_triangle`]): no ray slips between triangles that share an
-    /// edge or a vertex. Measured at 0.85–0.97× Cramer's throughput (bench example, bunny and
-    /// Crytek Sponza; a SIMD filter drops most lanes before the scalar test).
+    /// edge or a vertex. Measured at 0.82–0.96× Cramer's throughput (`meshray bench`, bunny,
+    /// Crytek Sponza and the conference room; a SIMD filter drops most lanes before the
+    /// scalar test).
     /// Off by default.
     ///
     /// [`intersect_triangle_watertight`]: crate::intersect_triangle_watertight
