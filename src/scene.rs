@@ -4,6 +4,7 @@
 
 use crate::aabb::RaySlabs;
 use crate::bvh::build_binary;
+use crate::bvh::nearest::lanes_near;
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode, WideRay, collapse, lane_intervals, widened};
 use crate::{Aabb, BuildOptions, Bvh, Error, Hit, QueryOptions, Ray, Result};
@@ -914,20 +915,7 @@ impl Visitor for NearestInstance<'_> {
     const ORDERED: bool = true;
 
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
-        let mut keys = [0.0; WIDTH];
-        let mut mask = 0;
-        for k in node.lanes() {
-            let b = node.lane_bounds(k);
-            keys[k] = crate::closest_point::box_distance_squared(
-                &self.p,
-                b.min.coords.into(),
-                b.max.coords.into(),
-            );
-            if self.worth(keys[k]) {
-                mask |= 1 << k;
-            }
-        }
-        (mask, keys)
+        lanes_near(node, &self.p, None, |d2| self.worth(d2))
     }
 
     fn worth(&self, d2: f64) -> bool {

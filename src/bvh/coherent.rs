@@ -24,9 +24,9 @@
 
 use super::Bvh;
 use super::leaf::LeafTest;
-use super::simd::Avx2;
+use super::simd::{Avx2, NodeTest, Portable};
 use super::traverse::{CompactHit, QueryOptions};
-use super::walk::{Visitor, walk};
+use super::walk::Visitor;
 use super::wide::{BoxLanes, EXIT_SLACK, WIDTH, WideNode, lower, raise, widened};
 use crate::Ray;
 use crate::triangle::TriangleHit;
@@ -271,7 +271,7 @@ impl Bvh {
                 Some(mut packet) => {
                     match Avx2::detect() {
                         Some(avx2) => avx2.walk(&self.nodes, &mut packet),
-                        None => walk(&self.nodes, &mut packet),
+                        None => Portable.walk(&self.nodes, &mut packet),
                     }
                     hits.extend(packet.best.map(|b| b.map(|found| self.ray_hit(found))));
                 }

@@ -10,7 +10,7 @@ mod batch;
 mod build;
 mod coherent;
 pub(crate) mod leaf;
-mod nearest;
+pub(crate) mod nearest;
 #[cfg(feature = "serde")]
 mod persist;
 #[cfg(feature = "serde")]

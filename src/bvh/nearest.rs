@@ -118,20 +118,7 @@ impl Visitor for NearestVisitor<'_> {
     const ORDERED: bool = true;
 
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
-        let mut keys = [0.0; WIDTH];
-        let mut mask = 0;
-        for k in node.lanes() {
-            let mut min = [node.min[0][k], node.min[1][k], node.min[2][k]];
-            let mut max = [node.max[0][k], node.max[1][k], node.max[2][k]];
-            if let Some(m) = self.to_world {
-                (min, max) = moved_box(m, min, max);
-            }
-            keys[k] = box_distance_squared(self.p, min, max);
-            if self.worth(keys[k]) {
-                mask |= 1 << k;
-            }
-        }
-        (mask, keys)
+        lanes_near(node, self.p, self.to_world, |d2| self.worth(d2))
     }
 
     fn worth(&self, d2: f64) -> bool {
@@ -160,6 +147,30 @@ impl Visitor for NearestVisitor<'_> {
         }
         false
     }
+}
+
+/// The squared distance from `p` to each used lane's box of `node` (moved by `to_world` when
+/// given), and a bit for each lane whose distance `near_enough` accepts.
+pub(crate) fn lanes_near(
+    node: &WideNode,
+    p: &Point3<f64>,
+    to_world: Option<&Matrix4<f64>>,
+    near_enough: impl Fn(f64) -> bool,
+) -> (u32, [f64; WIDTH]) {
+    let mut keys = [0.0; WIDTH];
+    let mut mask = 0;
+    for k in node.lanes() {
+        let mut min = [node.min[0][k], node.min[1][k], node.min[2][k]];
+        let mut max = [node.max[0][k], node.max[1][k], node.max[2][k]];
+        if let Some(m) = to_world {
+            (min, max) = moved_box(m, min, max);
+        }
+        keys[k] = box_distance_squared(p, min, max);
+        if near_enough(keys[k]) {
+            mask |= 1 << k;
+        }
+    }
+    (mask, keys)
 }
 
 /// The box around a box's eight corners moved by `m`, in f32 rounded outwards (a few ulps),

@@ -20,6 +20,9 @@ use super::wide::{WIDTH, WideNode, WideRay, lane_intervals};
 
 /// How a ray walk tests a node's boxes: the portable way or with AVX2.
 pub(crate) trait NodeTest: Copy {
+    /// Runs [`walk`], compiled for this way's instructions.
+    fn walk<V: Visitor>(self, nodes: &[WideNode], visitor: &mut V);
+
     /// [`lane_intervals`]'s answer.
     fn intervals(
         self,
@@ -35,6 +38,11 @@ pub(crate) trait NodeTest: Copy {
 pub(crate) struct Portable;
 
 impl NodeTest for Portable {
+    #[inline(always)]
+    fn walk<V: Visitor>(self, nodes: &[WideNode], visitor: &mut V) {
+        walk(nodes, visitor)
+    }
+
     #[inline(always)]
     fn intervals(
         self,
@@ -69,10 +77,12 @@ impl Avx2 {
         #[cfg(not(target_arch = "x86_64"))]
         None
     }
+}
 
+impl NodeTest for Avx2 {
     /// Runs [`walk`] compiled for AVX2 and FMA.
     #[inline(always)]
-    pub fn walk<V: Visitor>(self, nodes: &[WideNode], visitor: &mut V) {
+    fn walk<V: Visitor>(self, nodes: &[WideNode], visitor: &mut V) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: an `Avx2` exists only when the CPU has AVX2 and FMA (`detect`).
         #[allow(unsafe_code)]
@@ -82,9 +92,7 @@ impl Avx2 {
         #[cfg(not(target_arch = "x86_64"))]
         walk(nodes, visitor)
     }
-}
 
-impl NodeTest for Avx2 {
     #[inline(always)]
     fn intervals(
         self,

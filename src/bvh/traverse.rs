@@ -8,7 +8,7 @@
 use super::Bvh;
 use super::leaf::LeafTest;
 use super::simd::{Avx2, NodeTest, Portable};
-use super::walk::{Visitor, walk};
+use super::walk::Visitor;
 use super::wide::{WIDTH, WideNode, WideRay, widened};
 use crate::aabb::RaySlabs;
 use crate::triangle::{LeafTriangle, TriangleHit};
@@ -531,29 +531,34 @@ impl Bvh {
         tally: &mut T,
         leaf: L,
     ) {
-        let ray_lanes = WideRay::new(&RaySlabs::new(ray));
-        let (t_min, t_max) = (ray.t_min(), ray.t_max());
-        if let Some(avx2) = Avx2::detect() {
-            let mut visitor = RayVisitor::<_, _, _, NEAREST_FIRST> {
-                ray: ray_lanes,
-                t_min,
-                t_max,
-                tally,
-                leaf,
-                boxes: avx2,
-            };
-            avx2.walk(&self.nodes, &mut visitor);
-        } else {
-            let mut visitor = RayVisitor::<_, _, _, NEAREST_FIRST> {
-                ray: ray_lanes,
-                t_min,
-                t_max,
-                tally,
-                leaf,
-                boxes: Portable,
-            };
-            walk(&self.nodes, &mut visitor);
+        match Avx2::detect() {
+            Some(avx2) => self.walk_ray_with::<NEAREST_FIRST, _, _, _>(avx2, ray, tally, leaf),
+            None => self.walk_ray_with::<NEAREST_FIRST, _, _, _>(Portable, ray, tally, leaf),
         }
+    }
+
+    /// [`walk_ray`](Self::walk_ray) with the box test `boxes`.
+    #[inline(always)]
+    fn walk_ray_with<const NEAREST_FIRST: bool, B, T, L>(
+        &self,
+        boxes: B,
+        ray: &Ray,
+        tally: &mut T,
+        leaf: L,
+    ) where
+        B: NodeTest,
+        T: Tally,
+        L: FnMut(usize, usize, &mut f32) -> bool,
+    {
+        let mut visitor = RayVisitor::<_, _, _, NEAREST_FIRST> {
+            ray: WideRay::new(&RaySlabs::new(ray)),
+            t_min: ray.t_min(),
+            t_max: ray.t_max(),
+            tally,
+            leaf,
+            boxes,
+        };
+        boxes.walk(&self.nodes, &mut visitor);
     }
 
     /// Fills in a hit's details from the mesh.
