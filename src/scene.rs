@@ -165,7 +165,7 @@ impl TopLevel {
         };
         let (binary, order) = build_binary(&boxes, &options, &|_| {});
         TopLevel {
-            nodes: collapse(&binary),
+            nodes: collapse(&binary, options.traversal_cost, options.intersection_cost),
             order,
         }
     }

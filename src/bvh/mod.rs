@@ -219,7 +219,7 @@ impl Bvh {
             progress(so_far, total);
         };
         let (binary, order) = build::build(&boxes, options, &report);
-        let mut nodes = wide::collapse(&binary);
+        let mut nodes = wide::collapse(&binary, options.traversal_cost, options.intersection_cost);
         // Repack each leaf's triangles (slots `child..child + count` of `order`) into whole
         // packets, and point the leaf at its first packet.
         let mut leaf_packets = Vec::with_capacity(order.len().div_ceil(LANES));
