@@ -256,9 +256,10 @@
 //! # Performance
 //!
 //! The tree the queries walk is 8-wide: one node holds eight child boxes in struct-of-arrays
-//! form, tested against the ray in one SIMD pass (the `wide` crate: SSE, AVX, NEON, or scalar
-//! elsewhere); the leaves hold their triangles in packets of four, tested together. Nodes,
-//! packets and the map back to the file's triangle numbers take 55 to 60 bytes per triangle
+//! form, tested against the ray in one SIMD pass (AVX2 when the CPU has it, else the `wide`
+//! crate: SSE, NEON, or scalar elsewhere); the leaves hold their triangles in packets of four,
+//! tested together. Nodes, packets and the map back to the file's triangle numbers take 51.5
+//! to 52.2 bytes per triangle on the shared meshes
 //! ([`Stats::bytes_per_triangle`]), besides the mesh itself. Closest and any hit allocate
 //! nothing; [`Bvh::all_hits_into`] reuses the caller's vector. An invalid ray is answered
 //! before any traversal.
@@ -266,9 +267,9 @@
 //! How fast, measured, is in the README's *Benchmarks* section (the `bench` example, a
 //! side-by-side run against Embree 3, tinybvh, obvhs, parry3d and bvh on the same rays, and a
 //! scaling table from 2,090 to 8.56 million triangles). On the machine and date it names,
-//! closest hit on one thread ran at 0.59× to 0.78× Embree 3 and 0.57× to 0.94× tinybvh's
+//! closest hit on one thread ran at 0.67× to 0.95× Embree 3 and 0.64× to 0.96× tinybvh's
 //! BVH8_CPU, and camera rays through the batch query ([`Bvh::closest_triangles_into`]) at
-//! 0.88× to 1.02× Embree; absolute figures depend on the machine, so measure your own
+//! 0.88× to 1.13× Embree; absolute figures depend on the machine, so measure your own
 //! (`cargo run --release -p meshray-cli -- bench MESH.obj`). Build time grows as n log n and the boxes a ray
 //! tests as log n. For speed: build in release mode, prefer [`Bvh::any_hit`] when any hit
 //! will do, the short [`CompactHit`] queries and the batch queries (neighbouring camera rays in
@@ -283,7 +284,7 @@
 //! beside a vertex; more, for a ray grazing a sliver). Cramer's rule ([`intersect_triangle`]),
 //! the default, can let a ray aimed exactly at a shared edge or vertex slip between
 //! triangles; [`QueryOptions::watertight`] selects the watertight test of Woop, Benthin and
-//! Wald (2013) ([`intersect_triangle_watertight`]), which never does, at 0.82–0.96× of
+//! Wald (2013) ([`intersect_triangle_watertight`]), which never does, at 0.80–0.95× of
 //! Cramer's speed. Against exact arithmetic on the f32 inputs, `t` is within 1e-5 relative
 //! or the f32 rounding bound, and hit or miss differs only for rays within rounding distance
 //! of an edge. [`Bvh::closest_point`] and the selection queries compute in `f64` from the
