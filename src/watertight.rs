@@ -76,6 +76,22 @@ impl WatertightRay {
             wb = (f(ax) * f(cy) - f(ay) * f(cx)) as f32;
             wc = (f(bx) * f(ay) - f(by) * f(ax)) as f32;
         }
+        self.finish(tri, [wa, wb, wc], t_min, t_max, culling)
+    }
+
+    /// The rest of [`intersect`](Self::intersect) from the edge functions `w` (none of them
+    /// zero, or re-evaluated in f64 where one was): the sign test, the degenerate and
+    /// nearly-parallel rules, the face, `t` from the plane and the barycentrics. The packet
+    /// test calls it with the edge functions its SIMD pass computed, the same bits.
+    #[inline(always)]
+    pub fn finish(
+        &self,
+        tri: &LeafTriangle,
+        [wa, wb, wc]: [f32; 3],
+        t_min: f32,
+        t_max: f32,
+        culling: Culling,
+    ) -> Option<TriangleHit> {
         let any_negative = wa < 0.0 || wb < 0.0 || wc < 0.0;
         let any_positive = wa > 0.0 || wb > 0.0 || wc > 0.0;
         if any_negative && any_positive {

@@ -3,7 +3,7 @@
 //! A leaf owns whole packets of four triangles, corners as struct of arrays
 //! (`a[axis][lane]`), so one SIMD pass tests four triangles: Cramer's sign tests
 //! ([`TrianglePacket::intersect`]) or the watertight test's edge functions
-//! ([`TrianglePacket::watertight_candidates`]). The arithmetic is the scalar tests', operation
+//! ([`TrianglePacket::watertight_edges`]). The arithmetic is the scalar tests', operation
 //! for operation, so every lane's `D`, `D1`, `D2` (and edge functions) have the bits
 //! [`LeafTriangle::intersect`] and [`WatertightRay::intersect`] compute; only lanes that pass
 //! go on to the scalar tail, which takes `t` from the plane in `f64` ([`plane_t`]), checks the
@@ -134,12 +134,14 @@ impl TrianglePacket {
         false
     }
 
-    /// The lanes of a packet that may pass [`intersect`](WatertightRay::intersect): a bit per lane,
-    /// clear only where the `f32` edge functions (computed in SIMD, operation for operation as
-    /// `intersect` computes them, so with the same bits) have strictly mixed signs and none
-    /// is zero, which `intersect` rejects. The set lanes go through `intersect` itself.
+    /// The watertight test's edge functions in SIMD, operation for operation as
+    /// [`WatertightRay::intersect`] computes them, so with the same bits: the lanes that may
+    /// pass it (a bit per lane, clear only where the edge functions have strictly mixed signs
+    /// and none is zero, which `intersect` rejects), the lanes among those with an edge
+    /// function exactly zero (which `intersect` re-evaluates in f64), and every lane's edge
+    /// functions (`w[edge][lane]`) for [`WatertightRay::finish`].
     #[inline(always)]
-    pub fn watertight_candidates(&self, ray: &WatertightRay) -> u32 {
+    pub fn watertight_edges(&self, ray: &WatertightRay) -> (u32, u32, [[f32; LANES]; 3]) {
         let (kx, ky, kz) = (ray.kx, ray.ky, ray.kz);
         let (sx, sy) = (f32x4::splat(ray.sx), f32x4::splat(ray.sy));
         let o = ray.origin.map(f32x4::splat);
@@ -155,11 +157,16 @@ impl TrianglePacket {
         let wb = ax * cy - ay * cx;
         let wc = bx * ay - by * ax;
         let zero = f32x4::ZERO;
-        let any_zero = wa.simd_eq(zero) | wb.simd_eq(zero) | wc.simd_eq(zero);
+        let any_zero = (wa.simd_eq(zero) | wb.simd_eq(zero) | wc.simd_eq(zero)).to_bitmask();
         let any_negative = wa.simd_lt(zero) | wb.simd_lt(zero) | wc.simd_lt(zero);
         let any_positive = wa.simd_gt(zero) | wb.simd_gt(zero) | wc.simd_gt(zero);
-        let rejected = (any_negative & any_positive).to_bitmask() & !any_zero.to_bitmask();
-        !rejected & ((1 << LANES) - 1)
+        let rejected = (any_negative & any_positive).to_bitmask() & !any_zero;
+        let candidates = !rejected & ((1 << LANES) - 1);
+        (
+            candidates,
+            any_zero & candidates,
+            [wa.to_array(), wb.to_array(), wc.to_array()],
+        )
     }
 }
 
@@ -203,17 +210,22 @@ impl LeafTest {
                 // keeps (used lanes only).
                 Some(w) => {
                     let used = (1u32 << LANES.min(count - k * LANES)) - 1;
-                    let mut lanes = packet.watertight_candidates(w) & used;
+                    let (candidates, on_edge, edges) = packet.watertight_edges(w);
+                    let mut lanes = candidates & used;
                     let mut stopped = false;
                     while lanes != 0 && !stopped {
                         let lane = lanes.trailing_zeros() as usize;
                         lanes &= lanes - 1;
-                        stopped = match w.intersect(
-                            &packet.get(lane),
-                            self.t_min,
-                            *t_max,
-                            self.culling,
-                        ) {
+                        let tri = packet.get(lane);
+                        // An edge function exactly zero takes the scalar test's f64 path;
+                        // the others go on from the edge functions just computed.
+                        let hit = if on_edge & (1 << lane) != 0 {
+                            w.intersect(&tri, self.t_min, *t_max, self.culling)
+                        } else {
+                            let e = [edges[0][lane], edges[1][lane], edges[2][lane]];
+                            w.finish(&tri, e, self.t_min, *t_max, self.culling)
+                        };
+                        stopped = match hit {
                             Some(hit) => match found(base + lane as u32, hit) {
                                 Some(t) => {
                                     *t_max = t;
@@ -317,12 +329,19 @@ mod tests {
                 (aim.a[2] + aim.b[2] + aim.c[2]) / 3.0,
             );
             let ray = WatertightRay::new(&Ray::new(o, target - o));
-            let mask = packet.watertight_candidates(&ray);
+            let (mask, on_edge, edges) = packet.watertight_edges(&ray);
             for (lane, tri) in tris.iter().enumerate() {
                 for culling in [Culling::None, Culling::Back, Culling::Front] {
-                    if ray.intersect(tri, 0.0, f32::INFINITY, culling).is_some() {
+                    let want = ray.intersect(tri, 0.0, f32::INFINITY, culling);
+                    if want.is_some() {
                         hits += 1;
                         assert!(mask & (1 << lane) != 0, "round {round} lane {lane}");
+                    }
+                    // From the SIMD edge functions, the scalar test's answer, bit for bit.
+                    if mask & !on_edge & (1 << lane) != 0 {
+                        let e = [edges[0][lane], edges[1][lane], edges[2][lane]];
+                        let got = ray.finish(tri, e, 0.0, f32::INFINITY, culling);
+                        assert_eq!(got, want, "round {round} lane {lane} {culling:?}");
                     }
                 }
                 dropped += usize::from(mask & (1 << lane) == 0);
