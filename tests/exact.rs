@@ -308,20 +308,18 @@ fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> 
         (Culling::None, true),
     ];
     for (culling, watertight) in cases {
-        {
-            let options = QueryOptions {
-                culling,
-                watertight,
-            };
-            bvh.closest_triangles_into(rays, &options, &mut hits);
-            assert_eq!(hits.len(), rays.len());
-            for (k, (ray, hit)) in rays.iter().zip(&hits).enumerate() {
-                let want = bvh.closest_triangle(ray, &options);
-                if *hit != want {
-                    failures.push(format!(
-                        "{name} {set} ray {k} ({options:?}), batch walk: {hit:?}, one ray: {want:?}"
-                    ));
-                }
+        let options = QueryOptions {
+            culling,
+            watertight,
+        };
+        bvh.closest_triangles_into(rays, &options, &mut hits);
+        assert_eq!(hits.len(), rays.len());
+        for (k, (ray, hit)) in rays.iter().zip(&hits).enumerate() {
+            let want = bvh.closest_triangle(ray, &options);
+            if *hit != want {
+                failures.push(format!(
+                    "{name} {set} ray {k} ({options:?}), batch walk: {hit:?}, one ray: {want:?}"
+                ));
             }
         }
     }

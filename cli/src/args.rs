@@ -6,6 +6,7 @@ use crate::camera::{Placement, orbit_direction};
 use nalgebra::Point3;
 use std::fmt::Display;
 use std::ops::RangeInclusive;
+use std::path::PathBuf;
 use std::str::FromStr;
 
 /// The program's arguments after its name, as text.
@@ -36,6 +37,23 @@ pub fn wants_help(words: &[String]) -> bool {
 /// The error for a word starting with `-` that the command does not know.
 pub fn unknown(flag: &str) -> Failure {
     Failure::usage(format!("unknown option {flag}"))
+}
+
+/// Takes `path` as the command's one mesh (replacing the default); a second mesh on the line
+/// is a usage error rather than silently winning.
+pub fn set_mesh(
+    mesh: &mut PathBuf,
+    given: &mut bool,
+    path: &str,
+    command: &str,
+) -> Result<(), Failure> {
+    if std::mem::replace(given, true) {
+        return Err(Failure::usage(format!(
+            "\"{path}\" is a second mesh; {command} takes one"
+        )));
+    }
+    *mesh = PathBuf::from(path);
+    Ok(())
 }
 
 /// A command's arguments, consumed front to back.

@@ -124,6 +124,19 @@ fn mistakes_on_the_command_line_are_sentences() {
 }
 
 #[test]
+fn every_one_mesh_command_refuses_a_second_mesh() {
+    // Before, render, select and scaling silently took the last one.
+    for name in ["pick", "render", "select", "scaling", "bench"] {
+        usage_error(
+            &[name, "first.obj", "second.obj"],
+            &[&format!(
+                "\"second.obj\" is a second mesh; {name} takes one"
+            )],
+        );
+    }
+}
+
+#[test]
 fn zero_samples_and_an_empty_grid_are_errors() {
     usage_error(
         &["select", "--samples", "0"],

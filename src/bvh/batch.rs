@@ -85,7 +85,9 @@ impl Bvh {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn any_hit_per_ray(&self, rays: &[Ray], options: &QueryOptions) -> Vec<Option<Hit>> {
-        self.map_rays(rays, |ray| self.any_hit(ray, options))
+        self.map_chunks(rays, |chunk, out| {
+            out.extend(chunk.iter().map(|ray| self.any_hit(ray, options)));
+        })
     }
 
     /// `fill(chunk, out)` appends the answers of each chunk of rays (whole packets of eight),
@@ -120,25 +122,5 @@ impl Bvh {
         let mut out = Vec::with_capacity(rays.len());
         fill(rays, &mut out);
         out
-    }
-
-    #[cfg(feature = "parallel")]
-    fn map_rays<F>(&self, rays: &[Ray], query: F) -> Vec<Option<Hit>>
-    where
-        F: Fn(&Ray) -> Option<Hit> + Sync + Send,
-    {
-        use rayon::prelude::*;
-        rays.par_iter()
-            .with_min_len(RAYS_PER_TASK)
-            .map(query)
-            .collect()
-    }
-
-    #[cfg(not(feature = "parallel"))]
-    fn map_rays<F>(&self, rays: &[Ray], query: F) -> Vec<Option<Hit>>
-    where
-        F: Fn(&Ray) -> Option<Hit>,
-    {
-        rays.iter().map(query).collect()
     }
 }

@@ -27,7 +27,7 @@ use super::leaf::LeafTest;
 use super::simd::{Avx2, NodeTest, Portable};
 use super::traverse::{CompactHit, QueryOptions};
 use super::walk::Visitor;
-use super::wide::{BoxLanes, EXIT_SLACK, WIDTH, WideNode, lower, raise, widened};
+use super::wide::{BoxLanes, WIDTH, WideNode, entered, lower, raise, slab_axis, widened};
 use crate::Ray;
 use crate::triangle::TriangleHit;
 
@@ -88,10 +88,7 @@ impl<'a> PacketVisitor<'a> {
         let mut inv = [[0.0; PACKET]; 3];
         let (mut t_min, mut t_max) = ([0.0; PACKET], [0.0; PACKET]);
         for (i, ray) in rays.iter().enumerate() {
-            let usable = ray.is_valid()
-                && ray.negative() == negative
-                && ray.inv_direction().iter().all(|c| c.is_finite());
-            if !usable {
+            if !(ray.is_valid() && ray.inv_direction().iter().all(|c| c.is_finite())) {
                 return None;
             }
             for a in 0..3 {
@@ -134,13 +131,10 @@ impl<'a> PacketVisitor<'a> {
             } else {
                 (node.min[a][k], node.max[a][k])
             };
-            let t0 = (BoxLanes::splat(lo) - self.origin[a]) * self.inv_direction[a];
-            let t1 = (BoxLanes::splat(hi) - self.origin[a]) * self.inv_direction[a];
-            near = raise(near, t0);
-            far = lower(far, t1);
+            let (lo, hi) = (BoxLanes::splat(lo), BoxLanes::splat(hi));
+            (near, far) = slab_axis(near, far, lo, hi, self.origin[a], self.inv_direction[a]);
         }
-        let far = far + far.abs() * BoxLanes::splat(EXIT_SLACK);
-        near.simd_le(far).to_bitmask()
+        entered(near, far)
     }
 }
 
@@ -184,8 +178,7 @@ impl Visitor for PacketVisitor<'_> {
             near = raise(near, t0);
             far = lower(far, t1);
         }
-        let far = far + far.abs() * BoxLanes::splat(EXIT_SLACK);
-        let mut mask = near.simd_le(far).to_bitmask();
+        let mut mask = entered(near, far);
         let near = near.to_array();
         let mut keys = [PacketKey::default(); WIDTH];
         let mut lanes = mask;

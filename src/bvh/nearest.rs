@@ -160,8 +160,7 @@ pub(crate) fn lanes_near(
     let mut keys = [0.0; WIDTH];
     let mut mask = 0;
     for k in node.lanes() {
-        let mut min = [node.min[0][k], node.min[1][k], node.min[2][k]];
-        let mut max = [node.max[0][k], node.max[1][k], node.max[2][k]];
+        let (mut min, mut max) = node.lane_corners(k);
         if let Some(m) = to_world {
             (min, max) = moved_box(m, min, max);
         }

@@ -245,7 +245,7 @@ impl TryFrom<SavedBvh> for Bvh {
                 saved.version
             )));
         }
-        let Some(r) = saved.body else {
+        let Some(mut r) = saved.body else {
             return Err(fail("the saved BVH has no body".into()));
         };
         if r.checksum() != r.checksum {
@@ -265,18 +265,11 @@ impl TryFrom<SavedBvh> for Bvh {
             traversal_cost,
             intersection_cost,
         };
-        let (nodes, triangle_index) = (r.nodes, r.triangle_index);
-        let mesh = mesh_of(
-            r.positions,
-            r.triangles,
-            r.normals,
-            r.uvs,
-            r.object_ids,
-            r.objects,
-            r.material_ids,
-            r.materials,
-        )
-        .map_err(|e| fail(format!("its mesh is invalid: {e}")))?;
+        let (nodes, triangle_index) = (
+            std::mem::take(&mut r.nodes),
+            std::mem::take(&mut r.triangle_index),
+        );
+        let mesh = mesh_of(r).map_err(|e| fail(format!("its mesh is invalid: {e}")))?;
         let n = mesh.triangle_count();
         let nodes = nodes_of(&nodes, n, triangle_index.len()).map_err(fail)?;
         if let Some(&t) = triangle_index
@@ -301,17 +294,18 @@ impl TryFrom<SavedBvh> for Bvh {
 }
 
 /// The saved mesh, checked as the public constructors check it.
-#[allow(clippy::too_many_arguments)]
-fn mesh_of(
-    positions: Floats,
-    triangles: Vec<[u32; 3]>,
-    normals: Option<(Floats, Vec<[u32; 3]>)>,
-    uvs: Option<(Floats, Vec<[u32; 3]>)>,
-    object_ids: Vec<u32>,
-    objects: Vec<String>,
-    material_ids: Vec<u32>,
-    materials: Vec<String>,
-) -> Result<Mesh> {
+fn mesh_of(body: Body) -> Result<Mesh> {
+    let Body {
+        positions,
+        triangles,
+        normals,
+        uvs,
+        object_ids,
+        objects,
+        material_ids,
+        materials,
+        ..
+    } = body;
     let mut mesh = Mesh::from_buffers(groups::<3>(&positions, "position coordinate")?, triangles)?;
     if let Some((values, corners)) = normals {
         let values = groups::<3>(&values, "normal coordinate")?;

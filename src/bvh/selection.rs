@@ -235,8 +235,7 @@ where
 
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [(); WIDTH]) {
         let entered = node.lanes().filter(|&k| {
-            let min = [node.min[0][k], node.min[1][k], node.min[2][k]];
-            let max = [node.max[0][k], node.max[1][k], node.max[2][k]];
+            let (min, max) = node.lane_corners(k);
             (self.enter)(min, max)
         });
         (entered.fold(0, |mask, k| mask | 1 << k), [(); WIDTH])

@@ -72,9 +72,15 @@ impl WideNode {
 
     /// Lane `k`'s box.
     pub fn lane_bounds(&self, k: usize) -> Aabb {
-        Aabb::new(
-            Point3::new(self.min[0][k], self.min[1][k], self.min[2][k]),
-            Point3::new(self.max[0][k], self.max[1][k], self.max[2][k]),
+        let (min, max) = self.lane_corners(k);
+        Aabb::new(Point3::from(min), Point3::from(max))
+    }
+
+    /// Lane `k`'s box as its two corners.
+    pub fn lane_corners(&self, k: usize) -> ([f32; 3], [f32; 3]) {
+        (
+            [0, 1, 2].map(|a| self.min[a][k]),
+            [0, 1, 2].map(|a| self.max[a][k]),
         )
     }
 
@@ -109,13 +115,16 @@ pub(crate) fn collapse(
         wide[0].set_lane(0, &binary[0], binary[0].first, binary[0].count);
         return wide;
     }
-    let (cost, split) = collapse_costs(binary, traversal_cost, intersection_cost);
+    let split = collapse_splits(binary, traversal_cost, intersection_cost);
     // (binary node, wide node that takes its lanes)
     let mut tasks = vec![(0usize, 0usize)];
     let mut lanes = Vec::with_capacity(WIDTH);
     while let Some((b, w)) = tasks.pop() {
         lanes.clear();
-        lanes_of(binary, &cost, &split, b, WIDTH - 1, true, &mut lanes);
+        // The wide node of `b`: its two children share all its lanes.
+        let (l, a) = (binary[b].first as usize, usize::from(split[b].open));
+        lanes_of(binary, &split, l, a, &mut lanes);
+        lanes_of(binary, &split, l + 1, WIDTH - 2 - a, &mut lanes);
         for (k, &n) in lanes.iter().enumerate() {
             let node = &binary[n];
             if node.is_leaf() {
@@ -131,16 +140,26 @@ pub(crate) fn collapse(
     wide
 }
 
-/// Per binary node, `cost[n][k]` (at most `k + 1` lanes, see [`collapse`]) and, for `k >= 1`,
-/// how many of the lanes (minus one) its left child takes when the two children share them,
-/// or `u8::MAX` when `n` is best as one lane.
-fn collapse_costs(
-    binary: &[Node],
-    traversal_cost: f32,
-    intersection_cost: f32,
-) -> (Vec<[f64; WIDTH]>, Vec<[u8; WIDTH]>) {
+/// What the collapse chose for a binary node: `shared[k]`, when it covers its subtree with at
+/// most `k + 1` lanes, how many of them (minus one) its left child takes, or `u8::MAX` when
+/// it is best as one lane itself; `open`, the same for all [`WIDTH`] lanes when it is a wide
+/// node.
+#[derive(Clone, Copy)]
+struct Split {
+    shared: [u8; WIDTH],
+    open: u8,
+}
+
+/// The collapse's choices for every binary node, from `cost[n][k]` (see [`collapse`]).
+fn collapse_splits(binary: &[Node], traversal_cost: f32, intersection_cost: f32) -> Vec<Split> {
     let mut cost = vec![[0.0f64; WIDTH]; binary.len()];
-    let mut split = vec![[u8::MAX; WIDTH]; binary.len()];
+    let mut split = vec![
+        Split {
+            shared: [u8::MAX; WIDTH],
+            open: 0,
+        };
+        binary.len()
+    ];
     // Children come after their parent in the array, so a backward sweep sees them first.
     for n in (0..binary.len()).rev() {
         let node = &binary[n];
@@ -163,61 +182,32 @@ fn collapse_costs(
                 }
             }
         }
-        let own = area * f64::from(traversal_cost) + shared[WIDTH - 1].0;
-        cost[n][0] = own;
+        cost[n][0] = area * f64::from(traversal_cost) + shared[WIDTH - 1].0;
+        split[n].open = shared[WIDTH - 1].1;
         for k in 1..WIDTH {
             if shared[k].0 < cost[n][k - 1] {
                 cost[n][k] = shared[k].0;
-                split[n][k] = shared[k].1;
+                split[n].shared[k] = shared[k].1;
             } else {
                 cost[n][k] = cost[n][k - 1];
-                split[n][k] = split[n][k - 1];
+                split[n].shared[k] = split[n].shared[k - 1];
             }
         }
     }
-    (cost, split)
+    split
 }
 
 /// Appends the binary nodes that cover the subtree of `n` with at most `k + 1` lanes, as the
-/// costs chose; `open` makes `n` share its lanes among its children (a wide node's own
-/// lanes) rather than be one lane itself.
-fn lanes_of(
-    binary: &[Node],
-    cost: &[[f64; WIDTH]],
-    split: &[[u8; WIDTH]],
-    n: usize,
-    k: usize,
-    open: bool,
-    lanes: &mut Vec<usize>,
-) {
-    let a = if open {
-        // The wide node of `n`: its children share all its lanes, as `cost[n][0]` assumed.
-        best_share(cost, binary[n].first as usize, k)
-    } else {
-        split[n][k]
-    };
+/// collapse chose.
+fn lanes_of(binary: &[Node], split: &[Split], n: usize, k: usize, lanes: &mut Vec<usize>) {
+    let a = split[n].shared[k];
     if binary[n].is_leaf() || a == u8::MAX {
         lanes.push(n);
         return;
     }
-    let (l, r) = (binary[n].first as usize, binary[n].first as usize + 1);
-    let a = usize::from(a);
-    lanes_of(binary, cost, split, l, a, false, lanes);
-    lanes_of(binary, cost, split, r, k - 1 - a, false, lanes);
-}
-
-/// How many lanes (minus one) the left child `l` takes when it and its sibling share at most
-/// `k + 1` lanes at least cost (the first of equals).
-fn best_share(cost: &[[f64; WIDTH]], l: usize, k: usize) -> u8 {
-    let r = l + 1;
-    let mut best = (f64::INFINITY, 0u8);
-    for a in 0..k {
-        let c = cost[l][a] + cost[r][k - 1 - a];
-        if c < best.0 {
-            best = (c, a as u8);
-        }
-    }
-    best.1
+    let (l, a) = (binary[n].first as usize, usize::from(a));
+    lanes_of(binary, split, l, a, lanes);
+    lanes_of(binary, split, l + 1, k - 1 - a, lanes);
 }
 
 /// How far (relative) the walk widens each box's exit before comparing it with the entry.
@@ -299,11 +289,34 @@ pub(crate) fn lane_intervals(
         } else {
             (node.min[a], node.max[a])
         };
-        let t0 = (BoxLanes::from(lo) - ray.origin[a]) * ray.inv_direction[a];
-        let t1 = (BoxLanes::from(hi) - ray.origin[a]) * ray.inv_direction[a];
-        near = raise(near, t0);
-        far = lower(far, t1);
+        let (lo, hi) = (BoxLanes::from(lo), BoxLanes::from(hi));
+        (near, far) = slab_axis(near, far, lo, hi, ray.origin[a], ray.inv_direction[a]);
     }
+    (entered(near, far), near.to_array())
+}
+
+/// One axis of the slab test, lane by lane: `near` raised to the entry `(lo − o)·inv` and
+/// `far` lowered to the exit `(hi − o)·inv` (`lo`, `hi` the planes the ray meets first and
+/// last). The single-ray walk (boxes in lanes) and the packet walk's own test of each ray
+/// (rays in lanes) both go through here, so they round alike.
+#[inline(always)]
+pub(crate) fn slab_axis(
+    near: BoxLanes,
+    far: BoxLanes,
+    lo: BoxLanes,
+    hi: BoxLanes,
+    origin: BoxLanes,
+    inv_direction: BoxLanes,
+) -> (BoxLanes, BoxLanes) {
+    let t0 = (lo - origin) * inv_direction;
+    let t1 = (hi - origin) * inv_direction;
+    (raise(near, t0), lower(far, t1))
+}
+
+/// A bit per lane whose entry `near` is no later than its exit `far` widened by
+/// [`EXIT_SLACK`].
+#[inline(always)]
+pub(crate) fn entered(near: BoxLanes, far: BoxLanes) -> u32 {
     let far = far + far.abs() * BoxLanes::splat(EXIT_SLACK);
-    (near.simd_le(far).to_bitmask(), near.to_array())
+    near.simd_le(far).to_bitmask()
 }

@@ -1,7 +1,7 @@
 //! `meshray bench`: ray throughput and build time on a mesh, the numbers behind the README's
 //! speed claims.
 
-use crate::args::{Args, unknown};
+use crate::args::{Args, set_mesh, unknown};
 use crate::progress::Progress;
 use crate::rays::{self, HitRecord, Kind, RaySet};
 use crate::{Failure, json, mesh, subdivide};
@@ -116,15 +116,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
                 options.build.traversal_cost = cost;
             }
             flag if flag.starts_with('-') => return Err(unknown(flag)),
-            path if !mesh_given => {
-                options.mesh = PathBuf::from(path);
-                mesh_given = true;
-            }
-            extra => {
-                return Err(Failure::usage(format!(
-                    "\"{extra}\" is a second mesh; bench takes one"
-                )));
-            }
+            path => set_mesh(&mut options.mesh, &mut mesh_given, path, "bench")?,
         }
     }
     if options.any && options.batch {
@@ -158,42 +150,30 @@ fn cast(bvh: &Bvh, rays: &[Ray], options: &QueryOptions, mode: Mode, out: &mut [
             triangle: h.triangle,
         })
     };
-    let one = |ray: &Ray| {
-        record(if mode == Mode::Any {
-            bvh.any_triangle(ray, options)
-        } else {
-            bvh.closest_triangle(ray, options)
-        })
-    };
-    if mode == Mode::Batch {
-        let chunk = |(slots, rays): (&mut [HitRecord], &[Ray])| {
+    // Chunks of 256 rays, on one thread or shared among the pool's.
+    let chunk = |(slots, rays): (&mut [HitRecord], &[Ray])| {
+        if mode == Mode::Batch {
             let mut hits = Vec::with_capacity(rays.len());
             bvh.closest_triangles_into(rays, options, &mut hits);
             for (slot, hit) in slots.iter_mut().zip(hits) {
                 *slot = record(hit);
             }
-        };
-        if rayon::current_num_threads() == 1 {
-            out.chunks_mut(256).zip(rays.chunks(256)).for_each(chunk);
-        } else {
-            out.par_chunks_mut(256)
-                .zip(rays.par_chunks(256))
-                .for_each(chunk);
+            return;
         }
-        return;
-    }
+        for (slot, ray) in slots.iter_mut().zip(rays) {
+            *slot = record(if mode == Mode::Any {
+                bvh.any_triangle(ray, options)
+            } else {
+                bvh.closest_triangle(ray, options)
+            });
+        }
+    };
     if rayon::current_num_threads() == 1 {
-        for (slot, ray) in out.iter_mut().zip(rays) {
-            *slot = one(ray);
-        }
+        out.chunks_mut(256).zip(rays.chunks(256)).for_each(chunk);
     } else {
         out.par_chunks_mut(256)
             .zip(rays.par_chunks(256))
-            .for_each(|(slots, rays)| {
-                for (slot, ray) in slots.iter_mut().zip(rays) {
-                    *slot = one(ray);
-                }
-            });
+            .for_each(chunk);
     }
 }
 

@@ -1,6 +1,6 @@
 //! `meshray pick`: the main job of meshray, from the command line.
 
-use crate::args::{Args, unknown};
+use crate::args::{Args, set_mesh, unknown};
 use crate::camera::{Placement, on_image};
 use crate::{Failure, json, mesh};
 use meshray::{Bvh, Culling, Hit, Mesh, QueryOptions, Ray};
@@ -97,15 +97,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             "--json" => options.json = true,
             "--watertight" => options.query.watertight = true,
             flag if flag.starts_with('-') => return Err(unknown(flag)),
-            path if !mesh_given => {
-                options.mesh = PathBuf::from(path);
-                mesh_given = true;
-            }
-            extra => {
-                return Err(Failure::usage(format!(
-                    "\"{extra}\" is a second mesh; pick takes one"
-                )));
-            }
+            path => set_mesh(&mut options.mesh, &mut mesh_given, path, "pick")?,
         }
     }
     for pick in &options.picks {

@@ -1,6 +1,6 @@
 //! `meshray render`: a picture of a mesh, ray-cast by the library one ray per pixel.
 
-use crate::args::{Args, unknown};
+use crate::args::{Args, set_mesh, unknown};
 use crate::camera::{Placement, on_image, orbit_direction};
 use crate::picture::{Picture, check_png_path};
 use crate::{Failure, mesh};
@@ -49,6 +49,7 @@ struct Options {
 
 fn parse(words: Vec<String>) -> Result<Options, Failure> {
     let mut args = Args::new(words);
+    let mut mesh_given = false;
     let mut options = Options {
         mesh: mesh::default_mesh(),
         size: (640, 480),
@@ -74,7 +75,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             }
             "--out" => options.out = PathBuf::from(args.value(&arg, "a file name ending in .png")?),
             flag if flag.starts_with('-') => return Err(unknown(flag)),
-            path => options.mesh = PathBuf::from(path),
+            path => set_mesh(&mut options.mesh, &mut mesh_given, path, "render")?,
         }
     }
     if options.placement.eye.is_none() && options.placement.direction.is_none() {

@@ -1,10 +1,9 @@
 //! `meshray scaling`: how build time, memory and query speed grow with the triangle count
 //! (the README's scaling table).
 
-use crate::args::{Args, unknown};
+use crate::args::{Args, set_mesh, unknown};
 use crate::{Failure, mesh, rays, subdivide};
 use meshray::{Bvh, QueryOptions, Ray};
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// `meshray scaling --help`.
@@ -52,13 +51,14 @@ fn rate(bvh: &Bvh, rays: &[Ray]) -> f64 {
 pub fn run(words: Vec<String>) -> Result<(), Failure> {
     let mut args = Args::new(words);
     let mut mesh_path = mesh::default_mesh();
+    let mut mesh_given = false;
     let (mut max_triangles, mut ray_count) = (10_000_000usize, 100_000usize);
     while let Some(arg) = args.next_word() {
         match arg.as_str() {
             "--max-triangles" => max_triangles = args.whole(&arg, 1..=100_000_000)?,
             "--rays" => ray_count = args.whole(&arg, 1..=100_000_000)?,
             flag if flag.starts_with('-') => return Err(unknown(flag)),
-            path => mesh_path = PathBuf::from(path),
+            path => set_mesh(&mut mesh_path, &mut mesh_given, path, "scaling")?,
         }
     }
     let base = mesh::load(&mesh_path)?;

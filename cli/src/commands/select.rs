@@ -1,7 +1,7 @@
 //! `meshray select`: box select, the triangles under a screen rectangle, all of them and only
 //! the visible ones.
 
-use crate::args::{Args, unknown};
+use crate::args::{Args, set_mesh, unknown};
 use crate::camera::{Placement, on_image};
 use crate::{Failure, mesh};
 use meshray::{Bvh, Frustum, QueryOptions};
@@ -39,6 +39,7 @@ struct Options {
 
 fn parse(words: Vec<String>) -> Result<Options, Failure> {
     let mut args = Args::new(words);
+    let mut mesh_given = false;
     let mut options = Options {
         mesh: mesh::default_mesh(),
         rect: None,
@@ -61,7 +62,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
                 options.size = Vector2::new(f32::from(w), f32::from(h));
             }
             flag if flag.starts_with('-') => return Err(unknown(flag)),
-            path => options.mesh = PathBuf::from(path),
+            path => set_mesh(&mut options.mesh, &mut mesh_given, path, "select")?,
         }
     }
     if let Some((a, b)) = options.rect {

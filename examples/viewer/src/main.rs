@@ -26,7 +26,7 @@
 
 use meshray::{Bvh, Hit, QueryOptions, Ray};
 use meshray_cli::Failure;
-use meshray_cli::args::{command_line, unknown, wants_help};
+use meshray_cli::args::{command_line, set_mesh, unknown, wants_help};
 use meshray_cli::camera::{Camera, FRAMING_DISTANCE, Placement, default_direction, half_diagonal};
 use meshray_cli::{json, mesh};
 use minifb::{Key, KeyRepeat, MouseButton, MouseMode, Window, WindowOptions};
@@ -79,6 +79,7 @@ fn parse_args(words: Vec<String>) -> Result<Args, Failure> {
         placement: Placement::default(),
     };
     let mut words = meshray_cli::args::Args::new(words);
+    let mut mesh_given = false;
     while let Some(arg) = words.next_word() {
         if matches!(arg.as_str(), "--eye" | "--target") {
             words.camera_flag(&arg, &mut parsed.placement)?;
@@ -98,7 +99,7 @@ fn parse_args(words: Vec<String>) -> Result<Args, Failure> {
                     })?;
             }
             flag if flag.starts_with('-') => return Err(unknown(flag)),
-            path => parsed.mesh = PathBuf::from(path),
+            path => set_mesh(&mut parsed.mesh, &mut mesh_given, path, "the viewer")?,
         }
     }
     Ok(parsed)
