@@ -347,7 +347,9 @@ mod watertight;
 pub use aabb::Aabb;
 #[cfg(feature = "serde")]
 pub use bvh::SavedBvh;
-pub use bvh::{BuildOptions, Bvh, ClosestPoint, CompactHit, Hit, QueryCost, QueryOptions, Stats};
+pub use bvh::{
+    BuildOptions, BuildQuality, Bvh, ClosestPoint, CompactHit, Hit, QueryCost, QueryOptions, Stats,
+};
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};
 pub use io::Format;

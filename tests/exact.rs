@@ -13,7 +13,8 @@ mod common;
 
 use common::*;
 use meshray::{
-    Bvh, Culling, Hit, Mesh, QueryOptions, Ray, intersect_triangle, intersect_triangle_watertight,
+    BuildOptions, BuildQuality, Bvh, Culling, Hit, Mesh, QueryOptions, Ray, intersect_triangle,
+    intersect_triangle_watertight,
 };
 use nalgebra::{Point3, Vector3};
 
@@ -208,10 +209,14 @@ fn check_ray(
 }
 
 fn check_mesh(name: &str, mesh: Mesh) {
+    check_mesh_with(name, mesh, &BuildOptions::default());
+}
+
+fn check_mesh_with(name: &str, mesh: Mesh, build: &BuildOptions) {
     let started = std::time::Instant::now();
     let exact = ExactMesh::new(&mesh);
     let chunks = Chunks::new(&mesh);
-    let bvh = Bvh::build(mesh);
+    let bvh = Bvh::build_with(mesh, build);
     bvh.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
     let mesh = bvh.mesh();
     let mut rng = Rng::new(
@@ -374,6 +379,41 @@ shared! {
     crytek_sponza => "crytek-sponza/sponza.obj",
     sports_car => "sports-car/sportsCar.obj",
     conference => "conference/conference.obj",
+}
+
+/// The fast (linear) builder's trees answer exactly too: a different tree shape (Morton
+/// splits, leaves of one packet) over the same exactness checks, on a scan, a scene of
+/// axis-aligned blocks and an architectural interior.
+macro_rules! shared_fast {
+    ($($test:ident => $path:literal),* $(,)?) => {$(
+        #[test]
+        #[cfg_attr(not(shared_meshes), ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES")]
+        fn $test() {
+            if let Some(mesh) = shared_mesh($path) {
+                let fast = BuildOptions { quality: BuildQuality::Fast, ..Default::default() };
+                check_mesh_with(concat!($path, " (fast build)"), mesh, &fast);
+            }
+        }
+    )*};
+}
+
+shared_fast! {
+    stanford_bunny_fast => "stanford-bunny/stanford-bunny.obj",
+    lost_empire_fast => "lost-empire/lost_empire.obj",
+    conference_fast => "conference/conference.obj",
+}
+
+#[test]
+fn scene_asset_fast() {
+    let fast = BuildOptions {
+        quality: BuildQuality::Fast,
+        ..Default::default()
+    };
+    check_mesh_with(
+        "scene (fast build)",
+        Mesh::load(asset("scene.obj")).unwrap(),
+        &fast,
+    );
 }
 
 /// Every shared mesh in the manifest has a test above.

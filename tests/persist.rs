@@ -7,7 +7,7 @@
 mod common;
 
 use common::{Chunks, Rng};
-use meshray::{Bvh, Error, Mesh, QueryOptions, SavedBvh};
+use meshray::{BuildOptions, BuildQuality, Bvh, Error, Mesh, QueryOptions, SavedBvh};
 use nalgebra::Point3;
 
 fn rays(mesh: &Mesh) -> Vec<meshray::Ray> {
@@ -181,10 +181,10 @@ fn foreign_and_future_files_are_refused_by_name() {
     let reason = postcard_reason(&foreign);
     assert!(reason.contains("its format is \"Meshray-bvh\""), "{reason}");
     let mut future = bytes.clone();
-    future[12] = 3;
+    future[12] = 4;
     let reason = postcard_reason(&future);
     assert!(
-        reason.contains("format version 3") && reason.contains("reads version 2"),
+        reason.contains("format version 4") && reason.contains("reads version 3"),
         "{reason}"
     );
     assert!(postcard::from_bytes::<Bvh>(b"not a bvh at all").is_err());
@@ -193,7 +193,7 @@ fn foreign_and_future_files_are_refused_by_name() {
     // JSON and CBOR keep the words in their own errors, and read no further than the version.
     let json = serde_json::to_string(&bvh).unwrap();
     assert!(
-        json.starts_with(r#"{"format":"meshray-bvh","version":2,"body":{"#),
+        json.starts_with(r#"{"format":"meshray-bvh","version":3,"body":{"#),
         "{}",
         &json[..60]
     );
@@ -203,7 +203,7 @@ fn foreign_and_future_files_are_refused_by_name() {
             "its format is \"other-tree\"",
         ),
         (
-            json.replacen(r#""version":2"#, r#""version":1"#, 1),
+            json.replacen(r#""version":3"#, r#""version":1"#, 1),
             "format version 1",
         ),
         (
@@ -211,7 +211,7 @@ fn foreign_and_future_files_are_refused_by_name() {
             "format version 7",
         ),
         (
-            r#"{"body":7,"format":"meshray-bvh","version":2}"#.to_string(),
+            r#"{"body":7,"format":"meshray-bvh","version":3}"#.to_string(),
             "expected struct Body",
         ),
     ] {
@@ -262,5 +262,26 @@ fn hits_serialize_and_read_back() {
     assert_eq!(
         postcard::from_bytes::<meshray::CompactHit>(&bytes).unwrap(),
         short
+    );
+}
+
+/// A fast-quality tree saves and loads as itself, quality included, and answers alike.
+#[test]
+fn a_fast_build_round_trips_with_its_quality() {
+    let options = BuildOptions {
+        quality: BuildQuality::Fast,
+        ..Default::default()
+    };
+    let bvh = Bvh::build_with(Mesh::load(common::asset("scene.obj")).unwrap(), &options);
+    let loaded: Bvh = postcard::from_bytes(&postcard::to_allocvec(&bvh).unwrap()).unwrap();
+    assert_eq!(loaded.options().quality, BuildQuality::Fast);
+    assert_eq!(loaded.stats(), bvh.stats());
+    // A quality this build does not know is refused by name.
+    let mut json: serde_json::Value = serde_json::to_value(&bvh).unwrap();
+    json["body"]["quality"] = 9.into();
+    let err = serde_json::from_value::<Bvh>(json).unwrap_err().to_string();
+    assert!(
+        err.contains("checksum") || err.contains("quality 9"),
+        "{err}"
     );
 }

@@ -25,7 +25,7 @@ use wide::f32x4;
 
 /// Depth after which the builder splits at the object median (halving each node), which
 /// bounds the depth by `MEDIAN_DEPTH + 32` for any `u32` number of primitives.
-const MEDIAN_DEPTH: u32 = 28;
+pub(crate) const MEDIAN_DEPTH: u32 = 28;
 
 /// The deepest a tree can be; the traversal stack holds this many entries inline.
 pub(crate) const MAX_DEPTH: usize = MEDIAN_DEPTH as usize + 33;

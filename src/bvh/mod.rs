@@ -9,6 +9,7 @@
 mod batch;
 mod build;
 mod coherent;
+mod lbvh;
 pub(crate) mod leaf;
 pub(crate) mod nearest;
 #[cfg(feature = "serde")]
@@ -38,14 +39,35 @@ use wide::WideNode;
 /// The largest `max_leaf_size` the builder accepts.
 pub(crate) const MAX_LEAF_SIZE: usize = 1 << 16;
 
-/// How the SAH builder trades tree quality against build time.
+/// Which builder makes the tree: build time against the speed of the rays cast into it,
+/// as Embree's `RTC_BUILD_QUALITY_LOW` and `MEDIUM`. Their measured costs are in the README's
+/// "Build quality" section.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BuildQuality {
+    /// A linear BVH (Morton codes and a radix sort, no surface-area costs): for geometry
+    /// rebuilt every frame. Several times faster to build, slower to cast rays into.
+    Fast,
+    /// The binned SAH builder, what the benchmarks use.
+    #[default]
+    Default,
+}
+
+/// How the builder trades tree quality against build time.
 ///
 /// ```
-/// let options = meshray::BuildOptions { bins: 32, ..Default::default() };
-/// assert_eq!(options.max_leaf_size, 8);
+/// use meshray::{BuildOptions, BuildQuality};
+///
+/// let options = BuildOptions { bins: 32, ..Default::default() };
+/// assert_eq!((options.max_leaf_size, options.quality), (8, BuildQuality::Default));
+/// let per_frame = BuildOptions { quality: BuildQuality::Fast, ..Default::default() };
+/// # let _ = per_frame;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BuildOptions {
+    /// Which builder runs; the options below are the SAH builder's (`Fast` uses only
+    /// `max_leaf_size`, capped at one packet of four, and the costs for the wide nodes).
+    pub quality: BuildQuality,
     /// Bins per axis for the SAH sweep (clamped to 2..=256). More bins find better planes
     /// and cost build time.
     pub bins: usize,
@@ -62,6 +84,7 @@ pub struct BuildOptions {
 impl Default for BuildOptions {
     fn default() -> Self {
         BuildOptions {
+            quality: BuildQuality::Default,
             bins: 16,
             max_leaf_size: 8,
             traversal_cost: 1.0,
@@ -209,34 +232,49 @@ impl Bvh {
         options: &BuildOptions,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Bvh {
-        let boxes: Vec<Aabb> = (0..mesh.triangle_count())
-            .map(|i| Aabb::from_points(&mesh.triangle(i)))
+        // Each triangle's corners in the mesh's order, for its box now and its leaf below.
+        let corners: Vec<[Point3<f32>; 3]> = (0..mesh.triangle_count())
+            .map(|i| mesh.triangle(i))
             .collect();
+        let boxes: Vec<Aabb> = corners.iter().map(Aabb::from_points).collect();
         let total = boxes.len();
         let done = std::sync::atomic::AtomicUsize::new(0);
         let report = |placed: usize| {
             let so_far = done.fetch_add(placed, std::sync::atomic::Ordering::Relaxed) + placed;
             progress(so_far, total);
         };
-        let (binary, order) = build::build(&boxes, options, &report);
+        let (binary, order) = match options.quality {
+            BuildQuality::Fast => lbvh::build(&boxes, options.max_leaf_size, &report),
+            BuildQuality::Default => build::build(&boxes, options, &report),
+        };
         let mut nodes = wide::collapse(&binary, options.traversal_cost, options.intersection_cost);
+        drop(boxes);
+        // The corners in leaf order, gathered in a loop of their own: it overlaps its cache
+        // misses, where the same gather inside the packing loop below stalled on each (about
+        // a third of a fast build's time).
+        let sorted: Vec<[Point3<f32>; 3]> = order.iter().map(|&t| corners[t as usize]).collect();
+        drop(corners);
         // Repack each leaf's triangles (slots `child..child + count` of `order`) into whole
         // packets, and point the leaf at its first packet.
-        let mut leaf_packets = Vec::with_capacity(order.len().div_ceil(LANES));
-        let mut triangle_index = Vec::with_capacity(leaf_packets.capacity() * LANES);
+        let packets: usize = nodes
+            .iter()
+            .flat_map(|node| node.lanes().map(|k| node.count[k].div_ceil(LANES as u32)))
+            .sum::<u32>() as usize;
+        let mut leaf_packets = Vec::with_capacity(packets);
+        let mut triangle_index = Vec::with_capacity(packets * LANES);
         for node in &mut nodes {
             for k in 0..wide::WIDTH {
                 if node.child[k] == wide::NO_CHILD || node.count[k] == 0 {
                     continue;
                 }
                 let first = node.child[k] as usize;
-                let leaf = &order[first..first + node.count[k] as usize];
+                let range = first..first + node.count[k] as usize;
+                let leaf = &order[range.clone()];
                 node.child[k] = leaf_packets.len() as u32;
-                for chunk in leaf.chunks(LANES) {
+                for (chunk, corners) in leaf.chunks(LANES).zip(sorted[range].chunks(LANES)) {
                     let mut packet = TrianglePacket::EMPTY;
-                    for (lane, &t) in chunk.iter().enumerate() {
-                        let [a, b, c] = mesh.triangle(t as usize);
-                        packet.set(lane, &LeafTriangle::new(&a, &b, &c));
+                    for (lane, [a, b, c]) in corners.iter().enumerate() {
+                        packet.set(lane, &LeafTriangle::new(a, b, c));
                     }
                     leaf_packets.push(packet);
                     triangle_index.extend_from_slice(chunk);

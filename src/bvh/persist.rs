@@ -14,7 +14,7 @@
 
 use super::leaf::{LANES, TrianglePacket};
 use super::wide::{NO_CHILD, WIDTH, WideNode};
-use super::{BuildOptions, Bvh};
+use super::{BuildOptions, BuildQuality, Bvh};
 use crate::mesh::{CornerAttribute, NO_INDEX};
 use crate::{Error, Mesh, Result};
 use nalgebra::{Point2, Vector3};
@@ -28,7 +28,7 @@ const FORMAT: &str = "meshray-bvh";
 /// Bumped whenever the record's meaning changes; older or newer files are refused by
 /// version, before their body is read. Version 1 (before 0.2) stored boxes and leaf
 /// triangles, with NaN padding that JSON could not carry.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// A built [`Bvh`] in the form it is saved in: the format's name, its version and the
 /// record. `Bvh` itself is `Serialize` and `Deserialize` through this type; use it directly
@@ -80,6 +80,8 @@ struct Body {
     /// `u32::MAX` for no material.
     material_ids: Vec<u32>,
     materials: Vec<String>,
+    /// 0 for [`BuildQuality::Fast`], 1 for [`BuildQuality::Default`].
+    quality: u32,
     bins: u64,
     max_leaf_size: u64,
     /// The traversal and the intersection cost.
@@ -117,6 +119,7 @@ impl Body {
             h.words(name.bytes().map(u32::from));
         }
         h.words([self.objects.len() as u32, self.materials.len() as u32]);
+        h.words([self.quality]);
         h.words([self.bins as u32, (self.bins >> 32) as u32]);
         h.words([self.max_leaf_size as u32, (self.max_leaf_size >> 32) as u32]);
         h.floats(&self.costs);
@@ -193,6 +196,10 @@ impl From<&Bvh> for SavedBvh {
             objects: m.objects.clone(),
             material_ids: m.material_ids.clone(),
             materials: m.materials.clone(),
+            quality: match bvh.options.quality {
+                BuildQuality::Fast => 0,
+                BuildQuality::Default => 1,
+            },
             bins: bvh.options.bins as u64,
             max_leaf_size: bvh.options.max_leaf_size as u64,
             costs: Floats(vec![
@@ -259,7 +266,13 @@ impl TryFrom<SavedBvh> for Bvh {
                 r.costs.0.len()
             )));
         };
+        let quality = match r.quality {
+            0 => BuildQuality::Fast,
+            1 => BuildQuality::Default,
+            q => return Err(fail(format!("it names build quality {q}, not 0 or 1"))),
+        };
         let options = BuildOptions {
+            quality,
             bins: usize::try_from(r.bins).unwrap_or(usize::MAX),
             max_leaf_size: usize::try_from(r.max_leaf_size).unwrap_or(usize::MAX),
             traversal_cost,

@@ -5,7 +5,7 @@ use crate::args::{Args, set_mesh, unknown};
 use crate::progress::Progress;
 use crate::rays::{self, HitRecord, Kind, RaySet};
 use crate::{Failure, json, mesh, subdivide};
-use meshray::{BuildOptions, Bvh, LoadOptions, QueryOptions, Ray};
+use meshray::{BuildOptions, BuildQuality, Bvh, LoadOptions, QueryOptions, Ray};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -14,8 +14,8 @@ use std::time::Instant;
 pub const USAGE: &str = "\
 usage: meshray bench [MESH] [--rays FILE]... [--hits-out FILE]... [--any] [--threads N]
                      [--json] [--watertight] [--passes N] [--width N] [--random N]
-                     [--subdivide K] [--write-rays DIR] [--bins N] [--max-leaf N]
-                     [--traversal-cost X] [--cost] [--batch]
+                     [--subdivide K] [--write-rays DIR] [--quality fast|default]
+                     [--bins N] [--max-leaf N] [--traversal-cost X] [--cost] [--batch]
 
 Builds the BVH of MESH (default: the repository's assets/scene.obj) and times queries.
 Without --rays it makes the three standard sets: primary (a 1024×1024 pinhole image),
@@ -38,6 +38,8 @@ load and build of big meshes on a terminal.
   --subdivide K        split every triangle into 4^K first, K at most 6 and the result at
                        most 100000000 triangles
   --write-rays DIR     save the sets made as DIR/primary.rays, DIR/random.rays, ...
+  --quality Q          build quality: fast (a linear BVH, for per-frame rebuilds) or
+                       default (the binned SAH)
   --bins N             build option: SAH bins (at least 2)
   --max-leaf N         build option: most triangles per leaf
   --traversal-cost X   build option: the SAH's cost of a node visit
@@ -104,6 +106,15 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             "--width" => options.width = args.whole(flag, 1..=4096)?,
             "--random" => options.random = args.whole(flag, 1..=16_777_216)?,
             "--subdivide" => options.subdivide = args.whole(flag, 0..=6)?,
+            "--quality" => {
+                options.build.quality = args.choice(
+                    flag,
+                    &[
+                        ("fast", BuildQuality::Fast),
+                        ("default", BuildQuality::Default),
+                    ],
+                )?
+            }
             "--bins" => options.build.bins = args.whole(flag, 2..=1024)?,
             "--max-leaf" => options.build.max_leaf_size = args.whole(flag, 1..=1024)?,
             "--traversal-cost" => {
