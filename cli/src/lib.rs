@@ -26,6 +26,7 @@ pub mod camera;
 pub mod commands;
 pub mod failure;
 pub mod json;
+pub mod memory;
 pub mod mesh;
 pub mod picture;
 pub mod progress;

@@ -2,23 +2,26 @@
 //! (the README's scaling table).
 
 use crate::args::{Args, set_mesh, unknown};
-use crate::{Failure, mesh, rays, subdivide};
-use meshray::{Bvh, QueryOptions, Ray};
+use crate::{Failure, memory, mesh, rays, subdivide};
+use meshray::{BuildOptions, BuildQuality, Bvh, QueryOptions, Ray};
 use std::time::Instant;
 
 /// `meshray scaling --help`.
 pub const USAGE: &str = "\
-usage: meshray scaling [MESH] [--max-triangles N] [--rays N]
+usage: meshray scaling [MESH] [--max-triangles N] [--rays N] [--quality fast|default|all]
 
 Subdivides the mesh (default: the repository's assets/scene.obj, 2,090 triangles) 4× per
 level, the same surface each time, so every level answers the same rays: random rays
-through the bounds and a 512×512 primary image, made once. Per level it prints, as a
-Markdown table: build ms on one thread and on all threads, bytes per triangle, closest-hit
-Mrays/s on one thread (median of 3) and the boxes and triangles tested per random ray.
+through the bounds and a 512×512 primary image, made once. Per level and build quality it
+prints, as a Markdown table: build ms on one thread and on all threads, the build's peak
+memory beyond the structure it keeps (bytes per triangle, resident memory on Linux), the
+structure's bytes per triangle, closest-hit Mrays/s on one thread (median of 3) and the
+boxes and triangles tested per random ray.
 
   --max-triangles N    stop before the level that would pass N triangles, at most
                        100000000 (default 10000000)
   --rays N             random rays (default 100000)
+  --quality Q          the build quality: fast, default, or all (default: all)
 ";
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -53,10 +56,21 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     let mut mesh_path = mesh::default_mesh();
     let mut mesh_given = false;
     let (mut max_triangles, mut ray_count) = (10_000_000usize, 100_000usize);
+    let mut qualities: &[BuildQuality] = &[BuildQuality::Fast, BuildQuality::Default];
     while let Some(arg) = args.next_word() {
         match arg.as_str() {
             "--max-triangles" => max_triangles = args.whole(&arg, 1..=100_000_000)?,
             "--rays" => ray_count = args.whole(&arg, 1..=100_000_000)?,
+            "--quality" => {
+                qualities = args.choice(
+                    &arg,
+                    &[
+                        ("fast", &[BuildQuality::Fast][..]),
+                        ("default", &[BuildQuality::Default][..]),
+                        ("all", &[BuildQuality::Fast, BuildQuality::Default][..]),
+                    ],
+                )?
+            }
             flag if flag.starts_with('-') => return Err(unknown(flag)),
             path => set_mesh(&mut mesh_path, &mut mesh_given, path, "scaling")?,
         }
@@ -75,37 +89,56 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         random.len(),
     );
     println!(
-        "| triangles | build ms, 1 thread | build ms, {threads} threads | bytes/triangle | primary Mrays/s | random Mrays/s | boxes/ray (random) | triangles/ray (random) |"
+        "| triangles | quality | build ms, 1 thread | build ms, {threads} threads | peak build bytes/triangle | bytes/triangle | primary Mrays/s | random Mrays/s | boxes/ray (random) | triangles/ray (random) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for level in 0..16 {
         if base.triangle_count().saturating_mul(1 << (2 * level)) > max_triangles {
             break;
         }
         let mesh = subdivide::subdivide(&base, level);
-        let started = Instant::now();
-        let bvh = one_thread.install(|| Bvh::build(mesh.clone()));
-        let serial_ms = started.elapsed().as_secs_f64() * 1e3;
-        drop(bvh);
-        let started = Instant::now();
-        let bvh = Bvh::build(mesh);
-        let parallel_ms = started.elapsed().as_secs_f64() * 1e3;
-        let (mut boxes, mut tris) = (0u64, 0u64);
-        for ray in &random {
-            let (_, cost) = bvh.closest_hit_with_cost(ray, &QueryOptions::default());
-            boxes += u64::from(cost.boxes);
-            tris += u64::from(cost.triangles);
+        for &quality in qualities {
+            let options = BuildOptions {
+                quality,
+                ..Default::default()
+            };
+            let copy = mesh.clone();
+            let started = Instant::now();
+            let (bvh, peak) =
+                memory::peak_of(|| one_thread.install(|| Bvh::build_with(copy, &options)));
+            let serial_ms = started.elapsed().as_secs_f64() * 1e3;
+            drop(bvh);
+            let copy = mesh.clone();
+            let started = Instant::now();
+            let bvh = Bvh::build_with(copy, &options);
+            let parallel_ms = started.elapsed().as_secs_f64() * 1e3;
+            let stats = bvh.stats();
+            let n = stats.triangles as f64;
+            let structure = f64::from(stats.bytes_per_triangle) * n;
+            let peak = peak.map_or("n/a".to_string(), |p| {
+                format!("{:.1}", (p as f64 - structure).max(0.0) / n)
+            });
+            let (mut boxes, mut tris) = (0u64, 0u64);
+            for ray in &random {
+                let (_, cost) = bvh.closest_hit_with_cost(ray, &QueryOptions::default());
+                boxes += u64::from(cost.boxes);
+                tris += u64::from(cost.triangles);
+            }
+            let rays = random.len() as f64;
+            println!(
+                "| {} | {} | {serial_ms:.1} | {parallel_ms:.1} | {peak} | {:.1} | {:.2} | {:.2} | {:.1} | {:.1} |",
+                stats.triangles,
+                match quality {
+                    BuildQuality::Fast => "fast",
+                    _ => "default",
+                },
+                stats.bytes_per_triangle,
+                rate(&bvh, &primary),
+                rate(&bvh, &random),
+                boxes as f64 / rays,
+                tris as f64 / rays
+            );
         }
-        let n = random.len() as f64;
-        println!(
-            "| {} | {serial_ms:.1} | {parallel_ms:.1} | {:.1} | {:.2} | {:.2} | {:.1} | {:.1} |",
-            bvh.stats().triangles,
-            bvh.stats().bytes_per_triangle,
-            rate(&bvh, &primary),
-            rate(&bvh, &random),
-            boxes as f64 / n,
-            tris as f64 / n
-        );
     }
     Ok(())
 }
