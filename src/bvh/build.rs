@@ -225,6 +225,13 @@ fn decide(
         return Decision::Leaf;
     }
     let max_leaf = options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
+    // A split costs at least a node visit, so a leaf that costs no more is kept without
+    // looking for a plane: the decision below would make it a leaf anyway. (With the
+    // default costs, every node of one packet; about a third of the binning passes.)
+    let leaf_cost = options.intersection_cost * packets(count as u32);
+    if count <= max_leaf && leaf_cost <= options.traversal_cost {
+        return Decision::Leaf;
+    }
     let centroid_bounds = bounds.centroids.to_aabb();
     let split = if depth >= MEDIAN_DEPTH {
         None
@@ -238,7 +245,6 @@ fn decide(
     };
     match split {
         Some(s) => {
-            let leaf_cost = options.intersection_cost * packets(count as u32);
             let area = bounds.boxes.half_area();
             let split_cost =
                 options.traversal_cost + options.intersection_cost * s.weighted_area / area;
@@ -246,7 +252,7 @@ fn decide(
             if count <= max_leaf && (leaf_cost <= split_cost || !(area > 0.0)) {
                 return Decision::Leaf;
             }
-            let (mid, left, right) = partition(prims, |p| s.bin_of(p) < s.plane);
+            let (mid, left, right) = partition(prims, |p| s.goes_left(p));
             Decision::Split(mid, left, right)
         }
         None if count <= max_leaf => Decision::Leaf,
@@ -409,34 +415,20 @@ struct Split {
     plane: usize,
     min: f32,
     scale: f32,
-    bins: usize,
     /// `A_left · N_left + A_right · N_right`, in half areas.
     weighted_area: f32,
 }
 
 impl Split {
-    #[inline]
-    fn bin_of(&self, p: &Item) -> usize {
-        bin_index(
-            p.centroid().to_array()[self.axis],
-            self.min,
-            self.scale,
-            self.bins,
-        )
+    /// Whether `p`'s centroid bins below the plane. The binning's bin is
+    /// `clamp(trunc((c − min)·scale), 0, bins − 1)`; for a plane `1 ≤ plane < bins` that is
+    /// below it exactly when `(c − min)·scale < plane`, computed with the same operations, so
+    /// the partition puts every primitive on the side whose bins counted it, without the
+    /// conversion and clamp.
+    #[inline(always)]
+    fn goes_left(&self, p: &Item) -> bool {
+        (p.centroid().to_array()[self.axis] - self.min) * self.scale < self.plane as f32
     }
-}
-
-#[inline]
-fn bin_index(x: f32, min: f32, scale: f32, bins: usize) -> usize {
-    clamp_bin((x - min) * scale, bins)
-}
-
-/// A scaled position's bin. `as i32` saturates (NaN gives 0) and, unlike `as usize`, is one
-/// instruction plus a fix-up on x86 (it was a third of the binning's instructions); the
-/// clamp keeps the index in range.
-#[inline(always)]
-fn clamp_bin(x: f32, bins: usize) -> usize {
-    (x as i32).clamp(0, bins as i32 - 1) as usize
 }
 
 fn best_sah_split(
@@ -460,10 +452,17 @@ fn best_sah_split(
     // One pass over the primitives fills the bins of all three axes.
     bins.fill(EMPTY_BIN);
     let (min4, scale4) = (f32x4::new(min), f32x4::new(scale));
+    // A bin per axis: `clamp(trunc((c − min)·scale), 0, nb − 1)`, clamped in floats first
+    // (`maxps` gives 0 for the NaN of an axis whose centroids coincide, which is skipped)
+    // and truncated four lanes at once.
+    let (zero, last) = (f32x4::ZERO, f32x4::splat((nb - 1) as f32));
     for p in prims {
-        let x = ((p.centroid() - min4) * scale4).to_array();
+        let x = ((p.centroid() - min4) * scale4)
+            .fast_max(zero)
+            .fast_min(last);
+        let x = x.trunc_int().to_array();
         for axis in 0..3 {
-            let b = &mut bins[axis * nb + clamp_bin(x[axis], nb)];
+            let b = &mut bins[axis * nb + x[axis] as usize];
             b.count += 1;
             b.bounds = b.bounds.union(&p.bounds);
         }
@@ -505,7 +504,6 @@ fn best_sah_split(
                     plane,
                     min: min[axis],
                     scale: scale[axis],
-                    bins: nb,
                     weighted_area,
                 });
             }
@@ -528,22 +526,20 @@ fn median_split(prims: &mut [Item], centroid_bounds: &Aabb) -> usize {
 }
 
 /// Moves the elements for which `left` holds to the front; returns how many there are and
-/// the bounds of both sides, gathered on the way.
+/// the bounds of both sides.
+///
+/// Branch-free (Lomuto's scheme with an unconditional swap): which side a primitive takes is
+/// as good as random near the top of the tree, and the branchy two-ended loop spent most of
+/// its time on mispredictions; the bounds are then gathered by a pass over each side.
 fn partition(prims: &mut [Item], left: impl Fn(&Item) -> bool) -> (usize, Bounds, Bounds) {
-    let (mut left_bounds, mut right_bounds) = (Bounds::EMPTY, Bounds::EMPTY);
     let mut i = 0;
-    let mut j = prims.len();
-    while i < j {
-        if left(&prims[i]) {
-            left_bounds.add(&prims[i]);
-            i += 1;
-        } else {
-            right_bounds.add(&prims[i]);
-            j -= 1;
-            prims.swap(i, j);
-        }
+    for j in 0..prims.len() {
+        // prims[..i] go left, prims[i..j] go right.
+        let goes_left = left(&prims[j]);
+        prims.swap(i, j);
+        i += usize::from(goes_left);
     }
-    (i, left_bounds, right_bounds)
+    (i, Bounds::of(&prims[..i]), Bounds::of(&prims[i..]))
 }
 
 #[cfg(all(test, feature = "parallel"))]
