@@ -89,6 +89,7 @@ unsafe extern "C" {
     fn rtcNewScene(device: RtcDevice) -> RtcScene;
     fn rtcReleaseScene(scene: RtcScene);
     fn rtcCommitScene(scene: RtcScene);
+    fn rtcSetSceneBuildQuality(scene: RtcScene, quality: u32);
     fn rtcNewGeometry(device: RtcDevice, kind: u32) -> RtcGeometry;
     fn rtcSetNewGeometryBuffer(
         geometry: RtcGeometry,
@@ -170,6 +171,14 @@ impl Drop for Device {
     }
 }
 
+/// Embree's `RTCBuildQuality`.
+#[derive(Clone, Copy, Debug)]
+pub enum BuildQuality {
+    Low = 0,
+    Medium = 1,
+    High = 2,
+}
+
 pub struct Embree {
     scene: RtcScene,
     /// What the commit left allocated, by the memory monitor.
@@ -180,10 +189,18 @@ pub struct Embree {
 
 impl Embree {
     pub fn build(device: &Rc<Device>, mesh: &Mesh) -> Embree {
+        Embree::build_with_quality(device, mesh, BuildQuality::Medium)
+    }
+
+    /// [`build`](Embree::build) with `RTC_BUILD_QUALITY_LOW`, `MEDIUM` (the default) or
+    /// `HIGH`.
+    pub fn build_with_quality(device: &Rc<Device>, mesh: &Mesh, quality: BuildQuality) -> Embree {
         let (positions, triangles) = (mesh.positions(), mesh.triangles());
         let d = device.0;
         // SAFETY: the device is live.
         let scene = unsafe { rtcNewScene(d) };
+        // SAFETY: the scene is live; the values are the header's RTCBuildQuality.
+        unsafe { rtcSetSceneBuildQuality(scene, quality as u32) };
         // SAFETY: the device is live; the type is one of the header's.
         let geometry = unsafe { rtcNewGeometry(d, RTC_GEOMETRY_TYPE_TRIANGLE) };
         device.check("rtcNewScene / rtcNewGeometry");

@@ -38,6 +38,7 @@
 use meshray_cli::json::string as json_string;
 use meshray_cli::rays;
 
+mod builds;
 mod bvh_crate;
 #[cfg(has_embree)]
 mod embree;
@@ -55,7 +56,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 const USAGE: &str = "usage: meshray-peers MESH.obj... [--rays FILE]... [--any] [--passes N] \
-                     [--mismatches N] [--json]";
+                     [--mismatches N] [--json] [--builds N]";
 
 struct Args {
     meshes: Vec<PathBuf>,
@@ -65,6 +66,8 @@ struct Args {
     json: bool,
     /// With `--mismatches N`: judge every mismatch, print `N` per set and engine in detail.
     mismatches: Option<usize>,
+    /// With `--builds N`: time the builders only, `N` rounds.
+    builds: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -75,6 +78,7 @@ fn parse_args() -> Result<Args, String> {
         passes: 3,
         json: false,
         mismatches: None,
+        builds: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -97,6 +101,15 @@ fn parse_args() -> Result<Args, String> {
                 args.mismatches = Some(
                     n.parse()
                         .map_err(|_| format!("--mismatches {n}: not a number"))?,
+                );
+            }
+            "--builds" => {
+                let n = it.next().ok_or("--builds needs a number")?;
+                args.builds = Some(
+                    n.parse()
+                        .ok()
+                        .filter(|&n: &usize| n > 0)
+                        .ok_or(format!("--builds {n}: not a positive number"))?,
                 );
             }
             "-h" | "--help" => return Err(String::new()),
@@ -562,6 +575,16 @@ fn main() {
             if args.any { "any" } else { "closest" },
             args.passes
         );
+    }
+    if let Some(rounds) = args.builds {
+        for path in &args.meshes {
+            let mesh = Mesh::load(path).unwrap_or_else(|e| {
+                eprintln!("{e}");
+                std::process::exit(1)
+            });
+            builds::run(&mesh, &path.display().to_string(), rounds, &peers);
+        }
+        return;
     }
     for mesh in &args.meshes {
         run(mesh, &args, &peers);

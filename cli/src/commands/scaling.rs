@@ -14,7 +14,7 @@ Subdivides the mesh (default: the repository's assets/scene.obj, 2,090 triangles
 level, the same surface each time, so every level answers the same rays: random rays
 through the bounds and a 512×512 primary image, made once. Per level and build quality it
 prints, as a Markdown table: build ms on one thread and on all threads, the build's peak
-memory beyond the structure it keeps (bytes per triangle, resident memory on Linux), the
+heap memory beyond the mesh and the structure it keeps (bytes per triangle), the
 structure's bytes per triangle, closest-hit Mrays/s on one thread (median of 3) and the
 boxes and triangles tested per random ray.
 
@@ -115,9 +115,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
             let stats = bvh.stats();
             let n = stats.triangles as f64;
             let structure = f64::from(stats.bytes_per_triangle) * n;
-            let peak = peak.map_or("n/a".to_string(), |p| {
-                format!("{:.1}", (p as f64 - structure).max(0.0) / n)
-            });
+            let peak = (peak as f64 - structure).max(0.0) / n;
             let (mut boxes, mut tris) = (0u64, 0u64);
             for ray in &random {
                 let (_, cost) = bvh.closest_hit_with_cost(ray, &QueryOptions::default());
@@ -126,7 +124,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
             }
             let rays = random.len() as f64;
             println!(
-                "| {} | {} | {serial_ms:.1} | {parallel_ms:.1} | {peak} | {:.1} | {:.2} | {:.2} | {:.1} | {:.1} |",
+                "| {} | {} | {serial_ms:.1} | {parallel_ms:.1} | {peak:.1} | {:.1} | {:.2} | {:.2} | {:.1} | {:.1} |",
                 stats.triangles,
                 match quality {
                     BuildQuality::Fast => "fast",
