@@ -18,6 +18,7 @@
 //! never deeper than the traversal stack.
 
 use super::leaf::LANES;
+use super::par;
 use super::{BuildOptions, Node};
 use crate::Aabb;
 use nalgebra::Point3;
@@ -419,6 +420,32 @@ fn packets(n: u32) -> f32 {
     n.div_ceil(LANES as u32) as f32
 }
 
+/// Nodes with at least this many primitives bin in two halves side by side (with the
+/// `parallel` feature): the root and the first levels, which would otherwise run on one
+/// thread while the others wait.
+const PARALLEL_BINNING: usize = 1 << 16;
+
+/// Drops `prims` into `bins` (`3 · nb` of them: all three axes), emptied first: a bin per
+/// axis, `clamp(trunc((c − min)·scale), 0, nb − 1)`, clamped in floats first (`maxps` gives 0
+/// for the NaN of an axis whose centroids coincide, which is skipped) and truncated four
+/// lanes at once.
+fn fill_bins(bins: &mut [Bin], prims: &[Item], min4: f32x4, scale4: f32x4) {
+    let nb = bins.len() / 3;
+    bins.fill(EMPTY_BIN);
+    let (zero, last) = (f32x4::ZERO, f32x4::splat((nb - 1) as f32));
+    for p in prims {
+        let x = ((p.centroid() - min4) * scale4)
+            .fast_max(zero)
+            .fast_min(last);
+        let x = x.trunc_int().to_array();
+        for axis in 0..3 {
+            let b = &mut bins[axis * nb + x[axis] as usize];
+            b.count += 1;
+            b.bounds = b.bounds.union(&p.bounds);
+        }
+    }
+}
+
 /// A chosen plane: primitives whose centroid bins below `plane` on `axis` go left.
 struct Split {
     axis: usize,
@@ -460,22 +487,22 @@ fn best_sah_split(
         return None;
     }
     // One pass over the primitives fills the bins of all three axes.
-    bins.fill(EMPTY_BIN);
     let (min4, scale4) = (f32x4::new(min), f32x4::new(scale));
-    // A bin per axis: `clamp(trunc((c − min)·scale), 0, nb − 1)`, clamped in floats first
-    // (`maxps` gives 0 for the NaN of an axis whose centroids coincide, which is skipped)
-    // and truncated four lanes at once.
-    let (zero, last) = (f32x4::ZERO, f32x4::splat((nb - 1) as f32));
-    for p in prims {
-        let x = ((p.centroid() - min4) * scale4)
-            .fast_max(zero)
-            .fast_min(last);
-        let x = x.trunc_int().to_array();
-        for axis in 0..3 {
-            let b = &mut bins[axis * nb + x[axis] as usize];
-            b.count += 1;
-            b.bounds = b.bounds.union(&p.bounds);
+    if prims.len() >= PARALLEL_BINNING {
+        // The top nodes' primitives, in two halves binned side by side and merged.
+        let (first, second) = prims.split_at(prims.len() / 2);
+        let mut other = vec![EMPTY_BIN; bins.len()];
+        par::join(
+            true,
+            || fill_bins(bins, first, min4, scale4),
+            || fill_bins(&mut other, second, min4, scale4),
+        );
+        for (b, o) in bins.iter_mut().zip(&other) {
+            b.count += o.count;
+            b.bounds = b.bounds.union(&o.bounds);
         }
+    } else {
+        fill_bins(bins, prims, min4, scale4);
     }
     let mut best: Option<Split> = None;
     for axis in (0..3).filter(|&a| valid[a]) {
@@ -549,7 +576,10 @@ fn partition(prims: &mut [Item], left: impl Fn(&Item) -> bool) -> (usize, Bounds
         prims.swap(i, j);
         i += usize::from(goes_left);
     }
-    (i, Bounds::of(&prims[..i]), Bounds::of(&prims[i..]))
+    let (left, right) = prims.split_at(i);
+    let big = prims.len() >= PARALLEL_BINNING;
+    let (left, right) = par::join(big, || Bounds::of(left), || Bounds::of(right));
+    (i, left, right)
 }
 
 #[cfg(all(test, feature = "parallel"))]

@@ -27,7 +27,7 @@ pub(crate) fn build(
     progress: &super::build::Progress,
 ) -> (Vec<Node>, Vec<u32>) {
     debug_assert!(!boxes.is_empty(), "meshes have triangles");
-    let leaf_size = max_leaf.clamp(1, LANES);
+    let leaf_size = max_leaf.clamp(1, 2 * LANES);
     let (mut codes, mut order) = morton_codes(boxes);
     radix_sort(&mut codes, &mut order);
 
@@ -45,7 +45,7 @@ pub(crate) fn build(
         let mid = split(&codes[begin..end], depth) + begin;
         // Small ranges split at a whole packet, so leaves fill their packets.
         let count = end - begin;
-        let mid = if leaf_size == LANES && count <= 4 * LANES {
+        let mid = if leaf_size >= LANES && count <= 4 * LANES {
             let packets = (mid - begin + LANES / 2) / LANES;
             begin + packets.clamp(1, count.div_ceil(LANES) - 1) * LANES
         } else {
@@ -61,7 +61,7 @@ pub(crate) fn build(
     // Boxes bottom up (children come after their parent), from the boxes in leaf order:
     // gathered in one simple loop, which overlaps its cache misses far better than the
     // sweep could.
-    let sorted: Vec<Aabb> = order.iter().map(|&t| boxes[t as usize]).collect();
+    let sorted = super::par::map_indexed(order.len(), |i| boxes[order[i] as usize]);
     for i in (0..nodes.len()).rev() {
         let node = nodes[i];
         let (first, count) = (node.first as usize, node.count as usize);
@@ -105,14 +105,11 @@ fn morton_codes(boxes: &[Aabb]) -> (Vec<u64>, Vec<u32>) {
     let extent = (0..3).map(|a| hi[a] - lo[a]).fold(0.0f32, f32::max);
     let cells = (1u32 << BITS) as f32;
     let scale = if extent > 0.0 { cells / extent } else { 0.0 };
-    let codes = boxes
-        .iter()
-        .map(|b| {
-            let c = centroid(b);
-            let cell = |a: usize| (((c[a] - lo[a]) * scale) as u32).min((1 << BITS) - 1) as u64;
-            spread(cell(0)) | spread(cell(1)) << 1 | spread(cell(2)) << 2
-        })
-        .collect();
+    let codes = super::par::map_indexed(boxes.len(), |i| {
+        let c = centroid(&boxes[i]);
+        let cell = |a: usize| (((c[a] - lo[a]) * scale) as u32).min((1 << BITS) - 1) as u64;
+        spread(cell(0)) | spread(cell(1)) << 1 | spread(cell(2)) << 2
+    });
     (codes, (0..boxes.len() as u32).collect())
 }
 

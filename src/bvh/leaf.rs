@@ -11,9 +11,11 @@
 //!
 //! [`plane_t`]: crate::triangle::plane_t
 
+use super::wide::{WIDTH, WideNode};
 use crate::triangle::{LeafTriangle, TriangleHit, accept};
 use crate::watertight::WatertightRay;
 use crate::{Culling, QueryOptions, Ray};
+use nalgebra::Point3;
 use wide::f32x4;
 
 /// Triangles per packet.
@@ -168,6 +170,72 @@ impl TrianglePacket {
             [wa.to_array(), wb.to_array(), wc.to_array()],
         )
     }
+}
+
+/// Packs the leaves of `nodes` (a leaf lane's `child..child + count` are slots of `order`,
+/// whose triangles' corners are `corners`, in the same order) into whole packets, pointing
+/// each leaf lane at its first packet; returns the packets and the slot-to-triangle map
+/// (`u32::MAX` for padding). Runs of nodes are packed on rayon's threads and joined in order,
+/// so the result is the same on any number of threads.
+pub(crate) fn pack(
+    nodes: &mut [WideNode],
+    order: &[u32],
+    corners: &[[Point3<f32>; 3]],
+) -> (Vec<TrianglePacket>, Vec<u32>) {
+    // A run of nodes per thread: joining the runs copies all but the first.
+    let nodes_per_task = nodes.len().div_ceil(super::par::threads()).max(1);
+    let parts = super::par::map_chunks_mut(nodes, nodes_per_task, |nodes| {
+        let packets: usize = nodes
+            .iter()
+            .flat_map(|node| leaf_lanes(node).map(|k| node.count[k].div_ceil(LANES as u32)))
+            .sum::<u32>() as usize;
+        let mut leaf_packets = Vec::with_capacity(packets);
+        let mut triangle_index = Vec::with_capacity(packets * LANES);
+        // Leaf lanes of this run point at packets counted from its start; moved below.
+        for node in nodes.iter_mut() {
+            for k in leaf_lanes(node) {
+                let first = node.child[k] as usize;
+                let range = first..first + node.count[k] as usize;
+                node.child[k] = leaf_packets.len() as u32;
+                for (slots, corners) in order[range.clone()]
+                    .chunks(LANES)
+                    .zip(corners[range].chunks(LANES))
+                {
+                    let mut packet = TrianglePacket::EMPTY;
+                    for (lane, [a, b, c]) in corners.iter().enumerate() {
+                        packet.set(lane, &LeafTriangle::new(a, b, c));
+                    }
+                    leaf_packets.push(packet);
+                    triangle_index.extend_from_slice(slots);
+                    triangle_index.extend(std::iter::repeat_n(u32::MAX, LANES - slots.len()));
+                }
+            }
+        }
+        (leaf_packets, triangle_index)
+    });
+    let mut parts = parts.into_iter();
+    let (mut leaf_packets, mut triangle_index) = parts.next().unwrap_or_default();
+    let count = nodes.len();
+    for (run, (packets, index)) in parts.enumerate() {
+        let start = (run + 1) * nodes_per_task;
+        let offset = leaf_packets.len() as u32;
+        for node in &mut nodes[start..(start + nodes_per_task).min(count)] {
+            for k in leaf_lanes(node) {
+                node.child[k] += offset;
+            }
+        }
+        leaf_packets.extend_from_slice(&packets);
+        triangle_index.extend_from_slice(&index);
+    }
+    (leaf_packets, triangle_index)
+}
+
+/// The lanes of `node` that are leaves (found first, so `node` may change meanwhile).
+fn leaf_lanes(node: &WideNode) -> impl Iterator<Item = usize> + use<> {
+    let leaves = node
+        .lanes()
+        .fold(0u32, |m, k| m | u32::from(node.count[k] > 0) << k);
+    (0..WIDTH).filter(move |k| leaves & (1 << k) != 0)
 }
 
 /// The triangle test a query runs in the leaves, prepared once per ray.

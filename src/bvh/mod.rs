@@ -12,6 +12,7 @@ mod coherent;
 mod lbvh;
 pub(crate) mod leaf;
 pub(crate) mod nearest;
+mod par;
 #[cfg(feature = "serde")]
 mod persist;
 #[cfg(feature = "serde")]
@@ -30,9 +31,8 @@ pub use nearest::ClosestPoint;
 pub use stats::Stats;
 pub use traverse::{CompactHit, Hit, QueryCost, QueryOptions};
 
-use crate::triangle::LeafTriangle;
 use crate::{Aabb, Mesh};
-use leaf::{LANES, TrianglePacket};
+use leaf::TrianglePacket;
 use nalgebra::Point3;
 use wide::WideNode;
 
@@ -233,10 +233,8 @@ impl Bvh {
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Bvh {
         // Each triangle's corners in the mesh's order, for its box now and its leaf below.
-        let corners: Vec<[Point3<f32>; 3]> = (0..mesh.triangle_count())
-            .map(|i| mesh.triangle(i))
-            .collect();
-        let boxes: Vec<Aabb> = corners.iter().map(Aabb::from_points).collect();
+        let corners = par::map_indexed(mesh.triangle_count(), |i| mesh.triangle(i));
+        let boxes = par::map_indexed(corners.len(), |i| Aabb::from_points(&corners[i]));
         let total = boxes.len();
         let done = std::sync::atomic::AtomicUsize::new(0);
         let report = |placed: usize| {
@@ -250,38 +248,11 @@ impl Bvh {
         let mut nodes = wide::collapse(&binary, options.traversal_cost, options.intersection_cost);
         drop(boxes);
         // The corners in leaf order, gathered in a loop of their own: it overlaps its cache
-        // misses, where the same gather inside the packing loop below stalled on each (about
-        // a third of a fast build's time).
-        let sorted: Vec<[Point3<f32>; 3]> = order.iter().map(|&t| corners[t as usize]).collect();
+        // misses, where the same gather inside the packing loop stalled on each (about a
+        // third of a fast build's time).
+        let sorted = par::map_indexed(order.len(), |i| corners[order[i] as usize]);
         drop(corners);
-        // Repack each leaf's triangles (slots `child..child + count` of `order`) into whole
-        // packets, and point the leaf at its first packet.
-        let packets: usize = nodes
-            .iter()
-            .flat_map(|node| node.lanes().map(|k| node.count[k].div_ceil(LANES as u32)))
-            .sum::<u32>() as usize;
-        let mut leaf_packets = Vec::with_capacity(packets);
-        let mut triangle_index = Vec::with_capacity(packets * LANES);
-        for node in &mut nodes {
-            for k in 0..wide::WIDTH {
-                if node.child[k] == wide::NO_CHILD || node.count[k] == 0 {
-                    continue;
-                }
-                let first = node.child[k] as usize;
-                let range = first..first + node.count[k] as usize;
-                let leaf = &order[range.clone()];
-                node.child[k] = leaf_packets.len() as u32;
-                for (chunk, corners) in leaf.chunks(LANES).zip(sorted[range].chunks(LANES)) {
-                    let mut packet = TrianglePacket::EMPTY;
-                    for (lane, [a, b, c]) in corners.iter().enumerate() {
-                        packet.set(lane, &LeafTriangle::new(a, b, c));
-                    }
-                    leaf_packets.push(packet);
-                    triangle_index.extend_from_slice(chunk);
-                    triangle_index.extend(std::iter::repeat_n(u32::MAX, LANES - chunk.len()));
-                }
-            }
-        }
+        let (leaf_packets, triangle_index) = leaf::pack(&mut nodes, &order, &sorted);
         let bvh = Bvh {
             mesh,
             nodes,
