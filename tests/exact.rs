@@ -381,39 +381,41 @@ shared! {
     conference => "conference/conference.obj",
 }
 
-/// The fast (linear) builder's trees answer exactly too: a different tree shape (Morton
-/// splits, leaves of one packet) over the same exactness checks, on a scan, a scene of
-/// axis-aligned blocks and an architectural interior.
-macro_rules! shared_fast {
-    ($($test:ident => $path:literal),* $(,)?) => {$(
+/// The other build qualities' trees answer exactly too: the fast (linear) builder's Morton
+/// splits and small leaves, and the high builder's reinserted subtrees, over the same
+/// exactness checks, on a scan, a scene of axis-aligned blocks and architectural interiors.
+macro_rules! shared_quality {
+    ($($test:ident => $path:literal, $quality:ident),* $(,)?) => {$(
         #[test]
         #[cfg_attr(not(shared_meshes), ignore = "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES")]
         fn $test() {
             if let Some(mesh) = shared_mesh($path) {
-                let fast = BuildOptions { quality: BuildQuality::Fast, ..Default::default() };
-                check_mesh_with(concat!($path, " (fast build)"), mesh, &fast);
+                let options = BuildOptions { quality: BuildQuality::$quality, ..Default::default() };
+                check_mesh_with(concat!($path, " (", stringify!($quality), " build)"), mesh, &options);
             }
         }
     )*};
 }
 
-shared_fast! {
-    stanford_bunny_fast => "stanford-bunny/stanford-bunny.obj",
-    lost_empire_fast => "lost-empire/lost_empire.obj",
-    conference_fast => "conference/conference.obj",
+shared_quality! {
+    stanford_bunny_fast => "stanford-bunny/stanford-bunny.obj", Fast,
+    lost_empire_fast => "lost-empire/lost_empire.obj", Fast,
+    conference_fast => "conference/conference.obj", Fast,
+    stanford_bunny_high => "stanford-bunny/stanford-bunny.obj", High,
+    crytek_sponza_high => "crytek-sponza/sponza.obj", High,
+    conference_high => "conference/conference.obj", High,
 }
 
 #[test]
-fn scene_asset_fast() {
-    let fast = BuildOptions {
-        quality: BuildQuality::Fast,
-        ..Default::default()
-    };
-    check_mesh_with(
-        "scene (fast build)",
-        Mesh::load(asset("scene.obj")).unwrap(),
-        &fast,
-    );
+fn scene_asset_other_qualities() {
+    for quality in [BuildQuality::Fast, BuildQuality::High] {
+        let options = BuildOptions {
+            quality,
+            ..Default::default()
+        };
+        let mesh = Mesh::load(asset("scene.obj")).unwrap();
+        check_mesh_with(&format!("scene ({quality:?} build)"), mesh, &options);
+    }
 }
 
 /// Every shared mesh in the manifest has a test above.

@@ -240,7 +240,11 @@ fn builds_are_the_same_on_any_number_of_threads() {
         })
         .collect();
     let mesh = Mesh::from_buffers(positions, triangles).unwrap();
-    for quality in [BuildQuality::Fast, BuildQuality::Default] {
+    for quality in [
+        BuildQuality::Fast,
+        BuildQuality::Default,
+        BuildQuality::High,
+    ] {
         let options = BuildOptions {
             quality,
             ..Default::default()

@@ -80,7 +80,8 @@ struct Body {
     /// `u32::MAX` for no material.
     material_ids: Vec<u32>,
     materials: Vec<String>,
-    /// 0 for [`BuildQuality::Fast`], 1 for [`BuildQuality::Default`].
+    /// 0 for [`BuildQuality::Fast`], 1 for [`BuildQuality::Default`], 2 for
+    /// [`BuildQuality::High`].
     quality: u32,
     bins: u64,
     max_leaf_size: u64,
@@ -199,6 +200,7 @@ impl From<&Bvh> for SavedBvh {
             quality: match bvh.options.quality {
                 BuildQuality::Fast => 0,
                 BuildQuality::Default => 1,
+                BuildQuality::High => 2,
             },
             bins: bvh.options.bins as u64,
             max_leaf_size: bvh.options.max_leaf_size as u64,
@@ -269,7 +271,8 @@ impl TryFrom<SavedBvh> for Bvh {
         let quality = match r.quality {
             0 => BuildQuality::Fast,
             1 => BuildQuality::Default,
-            q => return Err(fail(format!("it names build quality {q}, not 0 or 1"))),
+            2 => BuildQuality::High,
+            q => return Err(fail(format!("it names build quality {q}, not 0, 1 or 2"))),
         };
         let options = BuildOptions {
             quality,

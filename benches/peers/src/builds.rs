@@ -26,6 +26,7 @@ fn builders<'a>(mesh: &'a Mesh, peers: &'a crate::Peers) -> Vec<Builder<'a>> {
     for (name, quality) in [
         ("fast", BuildQuality::Fast),
         ("default", BuildQuality::Default),
+        ("high", BuildQuality::High),
     ] {
         let options = BuildOptions {
             quality,

@@ -14,7 +14,7 @@ use std::time::Instant;
 pub const USAGE: &str = "\
 usage: meshray bench [MESH] [--rays FILE]... [--hits-out FILE]... [--any] [--threads N]
                      [--json] [--watertight] [--passes N] [--width N] [--random N]
-                     [--subdivide K] [--write-rays DIR] [--quality fast|default]
+                     [--subdivide K] [--write-rays DIR] [--quality fast|default|high]
                      [--bins N] [--max-leaf N] [--traversal-cost X] [--cost] [--batch]
 
 Builds the BVH of MESH (default: the repository's assets/scene.obj) and times queries.
@@ -38,8 +38,8 @@ load and build of big meshes on a terminal.
   --subdivide K        split every triangle into 4^K first, K at most 6 and the result at
                        most 100000000 triangles
   --write-rays DIR     save the sets made as DIR/primary.rays, DIR/random.rays, ...
-  --quality Q          build quality: fast (a linear BVH, for per-frame rebuilds) or
-                       default (the binned SAH)
+  --quality Q          build quality: fast (a linear BVH, for per-frame rebuilds),
+                       default (the binned SAH) or high (SAH and reinsertion)
   --bins N             build option: SAH bins (at least 2)
   --max-leaf N         build option: most triangles per leaf
   --traversal-cost X   build option: the SAH's cost of a node visit
@@ -112,6 +112,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
                     &[
                         ("fast", BuildQuality::Fast),
                         ("default", BuildQuality::Default),
+                        ("high", BuildQuality::High),
                     ],
                 )?
             }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 /// `meshray scaling --help`.
 pub const USAGE: &str = "\
-usage: meshray scaling [MESH] [--max-triangles N] [--rays N] [--quality fast|default|all]
+usage: meshray scaling [MESH] [--max-triangles N] [--rays N] [--quality Q]
 
 Subdivides the mesh (default: the repository's assets/scene.obj, 2,090 triangles) 4× per
 level, the same surface each time, so every level answers the same rays: random rays
@@ -21,7 +21,7 @@ boxes and triangles tested per random ray.
   --max-triangles N    stop before the level that would pass N triangles, at most
                        100000000 (default 10000000)
   --rays N             random rays (default 100000)
-  --quality Q          the build quality: fast, default, or all (default: all)
+  --quality Q          the build quality: fast, default, high, or all (default: all)
 ";
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -56,7 +56,12 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     let mut mesh_path = mesh::default_mesh();
     let mut mesh_given = false;
     let (mut max_triangles, mut ray_count) = (10_000_000usize, 100_000usize);
-    let mut qualities: &[BuildQuality] = &[BuildQuality::Fast, BuildQuality::Default];
+    const ALL: [BuildQuality; 3] = [
+        BuildQuality::Fast,
+        BuildQuality::Default,
+        BuildQuality::High,
+    ];
+    let mut qualities: &[BuildQuality] = &ALL;
     while let Some(arg) = args.next_word() {
         match arg.as_str() {
             "--max-triangles" => max_triangles = args.whole(&arg, 1..=100_000_000)?,
@@ -67,7 +72,8 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
                     &[
                         ("fast", &[BuildQuality::Fast][..]),
                         ("default", &[BuildQuality::Default][..]),
-                        ("all", &[BuildQuality::Fast, BuildQuality::Default][..]),
+                        ("high", &[BuildQuality::High][..]),
+                        ("all", &ALL[..]),
                     ],
                 )?
             }
@@ -128,6 +134,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
                 stats.triangles,
                 match quality {
                     BuildQuality::Fast => "fast",
+                    BuildQuality::High => "high",
                     _ => "default",
                 },
                 stats.bytes_per_triangle,
