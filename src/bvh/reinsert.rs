@@ -251,7 +251,6 @@ pub(crate) fn optimize(binary: Vec<Node>) -> Vec<Node> {
         }
         let now = tree.interior_area();
         let gain = (area - now) / area;
-        eprintln!("PASS gain {gain:.4}");
         area = now;
         if !(gain >= MIN_GAIN) {
             break;
