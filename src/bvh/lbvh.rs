@@ -6,7 +6,8 @@
 //! et al. 2009, "Fast BVH construction on GPUs"; Karras 2012 splits the same way). No
 //! surface-area costs, so it builds several times faster than the SAH builder and makes a
 //! looser tree: for geometry that moves every frame, where the build is paid per frame.
-//! Ranges of one packet or less become leaves, equal codes are split at the middle, and
+//! Ranges of two packets or less become leaves (smaller ranges split at whole packets),
+//! equal codes are split at the middle, and
 //! below the SAH builder's median depth every range is halved, so the tree is no deeper than
 //! the SAH builder's and the walks' stacks hold it.
 
@@ -19,7 +20,7 @@ use crate::Aabb;
 const BITS: u32 = 21;
 
 /// Builds the tree over `boxes` (centroids: the boxes' centres), leaves of at most
-/// `max_leaf` (and at most one packet); returns the nodes, root first with children side by
+/// `max_leaf` (and at most two packets); returns the nodes, root first with children side by
 /// side after their parent, and the primitives in leaf order.
 pub(crate) fn build(
     boxes: &[Aabb],

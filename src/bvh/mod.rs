@@ -70,7 +70,7 @@ pub enum BuildQuality {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BuildOptions {
     /// Which builder runs; the options below are the SAH builder's (`Fast` uses only
-    /// `max_leaf_size`, capped at one packet of four, and the costs for the wide nodes).
+    /// `max_leaf_size`, capped at two packets of four, and the costs for the wide nodes).
     pub quality: BuildQuality,
     /// Bins per axis for the SAH sweep (clamped to 2..=256). More bins find better planes
     /// and cost build time.
