@@ -188,11 +188,28 @@ pub(crate) fn build(
     options: &BuildOptions,
     progress: &Progress,
 ) -> (Vec<Node>, Vec<u32>) {
-    let mut items: Vec<Item> = boxes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| Item::new(b, i as u32))
-        .collect();
+    let items = par::map_indexed(boxes.len(), |i| Item::new(&boxes[i], i as u32));
+    build_items(items, options, progress)
+}
+
+/// [`build`] over triangles given by their corners (each one's box made on the way, not
+/// stored: a build touches that much less fresh memory).
+pub(crate) fn build_triangles(
+    corners: &[[Point3<f32>; 3]],
+    options: &BuildOptions,
+    progress: &Progress,
+) -> (Vec<Node>, Vec<u32>) {
+    let items = par::map_indexed(corners.len(), |i| {
+        Item::new(&Aabb::from_points(&corners[i]), i as u32)
+    });
+    build_items(items, options, progress)
+}
+
+fn build_items(
+    mut items: Vec<Item>,
+    options: &BuildOptions,
+    progress: &Progress,
+) -> (Vec<Node>, Vec<u32>) {
     let bounds = Bounds::of(&items);
     let nodes = build_top(&mut items, &bounds, 0, 0, options, progress);
     (nodes, items.iter().map(Item::index).collect())

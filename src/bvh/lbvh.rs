@@ -15,24 +15,25 @@ use super::Node;
 use super::build::MEDIAN_DEPTH;
 use super::leaf::LANES;
 use crate::Aabb;
+use nalgebra::Point3;
 
 /// Bits per axis in a Morton code.
 const BITS: u32 = 21;
 
-/// Builds the tree over `boxes` (centroids: the boxes' centres), leaves of at most
+/// Builds the tree over triangles given by their corners (centroids: their boxes' centres), leaves of at most
 /// `max_leaf` (and at most two packets); returns the nodes, root first with children side by
-/// side after their parent, and the primitives in leaf order.
+/// side after their parent, the primitives in leaf order, and their corners in that order.
 pub(crate) fn build(
-    boxes: &[Aabb],
+    corners: &[[Point3<f32>; 3]],
     max_leaf: usize,
     progress: &super::build::Progress,
-) -> (Vec<Node>, Vec<u32>) {
-    debug_assert!(!boxes.is_empty(), "meshes have triangles");
+) -> (Vec<Node>, Vec<u32>, Vec<[Point3<f32>; 3]>) {
+    debug_assert!(!corners.is_empty(), "meshes have triangles");
     let leaf_size = max_leaf.clamp(1, 2 * LANES);
-    let (mut codes, mut order) = morton_codes(boxes);
+    let (mut codes, mut order) = morton_codes(corners);
     radix_sort(&mut codes, &mut order);
 
-    let n = boxes.len();
+    let n = corners.len();
     let mut nodes = Vec::with_capacity((2 * n).saturating_sub(1).max(1));
     nodes.push(Node::EMPTY);
     // (node, begin, end, depth)
@@ -59,17 +60,17 @@ pub(crate) fn build(
         tasks.push((left + 1, mid, end, depth + 1));
         tasks.push((left, begin, mid, depth + 1));
     }
-    // Boxes bottom up (children come after their parent), from the boxes in leaf order:
+    // Boxes bottom up (children come after their parent), from the corners in leaf order:
     // gathered in one simple loop, which overlaps its cache misses far better than the
-    // sweep could.
-    let sorted = super::par::map_indexed(order.len(), |i| boxes[order[i] as usize]);
+    // sweep could, and kept for the leaves.
+    let sorted = super::par::map_indexed(order.len(), |i| corners[order[i] as usize]);
     for i in (0..nodes.len()).rev() {
         let node = nodes[i];
         let (first, count) = (node.first as usize, node.count as usize);
         let bounds = if count > 0 {
             sorted[first..first + count]
                 .iter()
-                .fold(Aabb::EMPTY, |b, t| b.union(t))
+                .fold(Aabb::EMPTY, |b, t| b.union(&Aabb::from_points(t)))
         } else {
             nodes[first].bounds().union(&nodes[first + 1].bounds())
         };
@@ -77,7 +78,7 @@ pub(crate) fn build(
         nodes[i].max = bounds.max.coords.into();
     }
     progress(n);
-    (nodes, order)
+    (nodes, order, sorted)
 }
 
 /// Where to split a sorted range of codes (at least two): where its highest differing bit
@@ -93,11 +94,14 @@ fn split(codes: &[u64], depth: u32) -> usize {
 
 /// Each box's centroid's Morton code, over the centroids' bounding cube, and the identity
 /// order.
-fn morton_codes(boxes: &[Aabb]) -> (Vec<u64>, Vec<u32>) {
-    let centroid = |b: &Aabb| (b.min.coords + b.max.coords) * 0.5;
+fn morton_codes(corners: &[[Point3<f32>; 3]]) -> (Vec<u64>, Vec<u32>) {
+    let centroid = |t: &[Point3<f32>; 3]| {
+        let b = Aabb::from_points(t);
+        (b.min.coords + b.max.coords) * 0.5
+    };
     let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
-    for b in boxes {
-        let c = centroid(b);
+    for t in corners {
+        let c = centroid(t);
         for a in 0..3 {
             lo[a] = lo[a].min(c[a]);
             hi[a] = hi[a].max(c[a]);
@@ -106,12 +110,12 @@ fn morton_codes(boxes: &[Aabb]) -> (Vec<u64>, Vec<u32>) {
     let extent = (0..3).map(|a| hi[a] - lo[a]).fold(0.0f32, f32::max);
     let cells = (1u32 << BITS) as f32;
     let scale = if extent > 0.0 { cells / extent } else { 0.0 };
-    let codes = super::par::map_indexed(boxes.len(), |i| {
-        let c = centroid(&boxes[i]);
+    let codes = super::par::map_indexed(corners.len(), |i| {
+        let c = centroid(&corners[i]);
         let cell = |a: usize| (((c[a] - lo[a]) * scale) as u32).min((1 << BITS) - 1) as u64;
         spread(cell(0)) | spread(cell(1)) << 1 | spread(cell(2)) << 2
     });
-    (codes, (0..boxes.len() as u32).collect())
+    (codes, (0..corners.len() as u32).collect())
 }
 
 /// The low 21 bits of `x`, two zero bits between each.
