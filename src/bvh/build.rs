@@ -211,7 +211,7 @@ fn build_items(
     progress: &Progress,
 ) -> (Vec<Node>, Vec<u32>) {
     let bounds = Bounds::of(&items);
-    let nodes = build_top(&mut items, &bounds, 0, 0, options, progress);
+    let nodes = build_top(&mut items, &bounds, 0, 0, options, progress).flatten();
     (nodes, items.iter().map(Item::index).collect())
 }
 
@@ -368,6 +368,54 @@ fn build_serial(
 #[cfg(feature = "parallel")]
 const PARALLEL_MIN: usize = 4096;
 
+/// A subtree built by [`build_top`]: a node array of its own (root at 0), or a root box over
+/// two such parts. Flattened once at the end ([`Part::flatten`]): joining the arrays at every
+/// parallel level copied the upper nodes once per level, into fresh memory each time.
+enum Part {
+    Built(Vec<Node>),
+    #[cfg(feature = "parallel")]
+    Joined(Aabb, Box<Part>, Box<Part>),
+}
+
+impl Part {
+    /// One array, root first, children side by side after their parent: each joined root
+    /// followed by its two parts' roots, then the rest of the left part and of the right
+    /// (the layout the serial builder makes for the same tree, up to where parts begin).
+    fn flatten(self) -> Vec<Node> {
+        let mut out = vec![Node::EMPTY];
+        self.place(0, &mut out);
+        out
+    }
+
+    /// Puts this part's root at `slot` and the rest of it at the end of `out`.
+    fn place(self, slot: usize, out: &mut Vec<Node>) {
+        // A part's node i >= 1 lands at i + shift (children are never at a part's index 0).
+        let moved = |node: &Node, shift: usize| {
+            let mut node = *node;
+            if !node.is_leaf() {
+                node.first += shift as u32;
+            }
+            node
+        };
+        match self {
+            Part::Built(nodes) => {
+                let shift = out.len() - 1;
+                out[slot] = moved(&nodes[0], shift);
+                out.extend(nodes[1..].iter().map(|n| moved(n, shift)));
+            }
+            #[cfg(feature = "parallel")]
+            Part::Joined(bounds, left, right) => {
+                let first = out.len();
+                out.push(Node::EMPTY);
+                out.push(Node::EMPTY);
+                out[slot] = Node::interior(&bounds, first as u32);
+                left.place(first, out);
+                right.place(first + 1, out);
+            }
+        }
+    }
+}
+
 /// Builds the subtree over `items` like [`build_serial`], splitting the top nodes' two
 /// halves across rayon's threads with the `parallel` feature. The same decisions in the same
 /// order, so the same tree.
@@ -378,7 +426,7 @@ fn build_top(
     depth: u32,
     options: &BuildOptions,
     progress: &Progress,
-) -> Vec<Node> {
+) -> Part {
     #[cfg(feature = "parallel")]
     if items.len() >= PARALLEL_MIN {
         let mut scratch = Scratch::new(options);
@@ -399,34 +447,12 @@ fn build_top(
                     )
                 },
             );
-            return join_subtrees(&bounds.boxes.to_aabb(), left, right);
+            return Part::Joined(bounds.boxes.to_aabb(), Box::new(left), Box::new(right));
         }
     }
-    build_serial(items, bounds, offset, depth, options, progress)
-}
-
-/// One array from a root box and its two subtrees (each rooted at its node 0): the root,
-/// the two subtree roots side by side, then the rest of the left and of the right subtree,
-/// every child index moved along.
-#[cfg(feature = "parallel")]
-fn join_subtrees(bounds: &Aabb, left: Vec<Node>, right: Vec<Node>) -> Vec<Node> {
-    // Left node i >= 1 lands at i + 2, right node j >= 1 at j + left.len() + 1 (children
-    // are never at a subtree's index 0, its root).
-    let moved = |node: &Node, shift: usize| {
-        let mut node = *node;
-        if !node.is_leaf() {
-            node.first += shift as u32;
-        }
-        node
-    };
-    let (left_shift, right_shift) = (2, left.len() + 1);
-    let mut nodes = Vec::with_capacity(1 + left.len() + right.len());
-    nodes.push(Node::interior(bounds, 1));
-    nodes.push(moved(&left[0], left_shift));
-    nodes.push(moved(&right[0], right_shift));
-    nodes.extend(left[1..].iter().map(|n| moved(n, left_shift)));
-    nodes.extend(right[1..].iter().map(|n| moved(n, right_shift)));
-    nodes
+    Part::Built(build_serial(
+        items, bounds, offset, depth, options, progress,
+    ))
 }
 
 /// What `n` triangles cost to test, in packet tests: leaves test four triangles at once
@@ -644,8 +670,9 @@ mod tests {
                 .num_threads(2)
                 .build()
                 .unwrap();
-            let parallel =
-                pool.install(|| build_top(&mut parallel_items, &bounds, 0, 0, &options, &|_| {}));
+            let parallel = pool.install(|| {
+                build_top(&mut parallel_items, &bounds, 0, 0, &options, &|_| {}).flatten()
+            });
             let order = |items: &[Item]| items.iter().map(Item::index).collect::<Vec<_>>();
             assert_eq!(order(&serial_items), order(&parallel_items), "n = {n}");
             assert_eq!(serial.len(), parallel.len());
