@@ -28,6 +28,7 @@ pub mod failure;
 pub mod json;
 pub mod memory;
 pub mod mesh;
+pub mod output;
 pub mod picture;
 pub mod progress;
 pub mod rays;

@@ -374,3 +374,32 @@ fn no_command_panics_on_a_mesh_of_any_size_the_library_loads() {
         }
     }
 }
+
+/// A reader that stops early (`meshray bench … | head -1`) ends the command quietly: exit 0,
+/// no panic. `println!` panicked there ("failed printing to stdout: Broken pipe").
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::process::Stdio;
+    for args in [
+        &["bench", "--width", "8", "--random", "100", "--passes", "1"][..],
+        &["--help"][..],
+        &["pick", "--json"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_meshray"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before the command writes anything.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let err = stderr(&output);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            output.status.success(),
+            "{args:?}: {:?} {err}",
+            output.status
+        );
+    }
+}

@@ -275,7 +275,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         (false, false) => "closest",
     };
     if !args.json {
-        println!(
+        crate::say!(
             "{mesh_name}: {triangles} triangles (loaded in {load_ms:.0} ms{}); build {build_ms:.1} ms; {stats}",
             if args.subdivide > 0 {
                 format!(", subdivided {}×", args.subdivide)
@@ -283,7 +283,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
                 String::new()
             }
         );
-        println!(
+        crate::say!(
             "{query} hit, {} thread(s), {}, median of {} passes",
             args.threads,
             if args.watertight {
@@ -334,7 +334,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         };
         if args.json {
             let passes: Vec<String> = rates.iter().map(|r| format!("{r:.4}")).collect();
-            println!(
+            crate::say!(
                 "{{\"mesh\":{},\"triangles\":{triangles},\"set\":\"{}\",\"query\":\"{query}\",\"threads\":{},\"watertight\":{},\"rays\":{},\"hits\":{hits},\"mrays_per_s\":{rate:.4},\"passes\":[{}],\"build_ms\":{build_ms:.2},\"bytes_per_triangle\":{:.2},\"sah_cost\":{:.3}{}}}",
                 json::string(&mesh_name),
                 set.kind.name(),
@@ -349,7 +349,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
                 )),
             );
         } else {
-            println!(
+            crate::say!(
                 "  {name:>17}: {:>9} rays, {hits:>9} hits, {rate:7.2} Mrays/s{}",
                 set.rays.len(),
                 cost.map_or(String::new(), |(b, t)| format!(
@@ -359,7 +359,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         }
     }
     if !args.json {
-        println!(
+        crate::say!(
             "total {:.1} s (load {load_ms:.0} ms, {builds} build(s) of {build_ms:.0} ms, rays and queries the rest)",
             session.elapsed().as_secs_f64()
         );

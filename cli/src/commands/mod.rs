@@ -94,11 +94,11 @@ pub fn run(mut words: Vec<String>) -> ExitCode {
             return ExitCode::from(2);
         }
         Some("-h" | "--help" | "help") => {
-            print!("{}", overview());
+            crate::say_raw!("{}", overview());
             return ExitCode::SUCCESS;
         }
         Some("-V" | "--version") => {
-            println!("meshray {}", env!("CARGO_PKG_VERSION"));
+            crate::say!("meshray {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
         Some(name) => name,
@@ -112,7 +112,7 @@ pub fn run(mut words: Vec<String>) -> ExitCode {
         return ExitCode::from(2);
     };
     if wants_help(&words) {
-        print!("{}", command.usage);
+        crate::say_raw!("{}", command.usage);
         return ExitCode::SUCCESS;
     }
     match (command.run)(words) {

@@ -132,13 +132,13 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     let bvh = Bvh::build(mesh);
     let built = started.elapsed();
     if !options.json {
-        println!(
+        crate::say!(
             "{}: loaded in {:.1} ms, BVH built in {:.1} ms",
             options.mesh.display(),
             loaded.as_secs_f64() * 1e3,
             built.as_secs_f64() * 1e3
         );
-        println!("BVH: {}", bvh.stats());
+        crate::say!("BVH: {}", bvh.stats());
     }
     let camera = options
         .placement
@@ -163,9 +163,9 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         };
         let hit = bvh.closest_hit(&ray, &options.query);
         if options.json {
-            println!("{}", json_line(bvh.mesh(), hit.as_ref()));
+            crate::say!("{}", json_line(bvh.mesh(), hit.as_ref()));
         } else {
-            println!("{}", text(bvh.mesh(), &label, hit.as_ref()));
+            crate::say!("{}", text(bvh.mesh(), &label, hit.as_ref()));
         }
     }
     Ok(())

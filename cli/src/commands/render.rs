@@ -197,7 +197,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     }
     picture.save_png(&options.out)?;
     let e = camera.eye();
-    println!(
+    crate::say!(
         "{}: {} triangles, loaded and built in {load_ms:.0} ms; eye ({}, {}, {}); {w}×{h} in {render_ms:.0} ms ({:.2} Mrays/s on {} threads); picked {}; {}wrote {}",
         options.mesh.display(),
         bvh.mesh().triangle_count(),

@@ -89,15 +89,15 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         .build()
         .map_err(|e| Failure::failed(format!("cannot start a thread: {e}")))?;
     let threads = rayon::current_num_threads();
-    println!(
+    crate::say!(
         "{}, subdivided; {} random rays, 512×512 primary; closest hit, one thread; {threads} threads for the parallel build\n",
         mesh_path.display(),
         random.len(),
     );
-    println!(
+    crate::say!(
         "| triangles | quality | build ms, 1 thread | build ms, {threads} threads | peak build bytes/triangle | bytes/triangle | primary Mrays/s | random Mrays/s | boxes/ray (random) | triangles/ray (random) |"
     );
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    crate::say!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for level in 0..16 {
         if base.triangle_count().saturating_mul(1 << (2 * level)) > max_triangles {
             break;
@@ -129,7 +129,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
                 tris += u64::from(cost.triangles);
             }
             let rays = random.len() as f64;
-            println!(
+            crate::say!(
                 "| {} | {} | {serial_ms:.1} | {parallel_ms:.1} | {peak:.1} | {:.1} | {:.2} | {:.2} | {:.1} | {:.1} |",
                 stats.triangles,
                 match quality {

@@ -128,7 +128,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
             }
         }
     }
-    println!(
+    crate::say!(
         "{} meshes, {} instances; BVHs built in {build_ms:.1} ms, placed in {place_ms:.2} ms",
         options.meshes.len(),
         scene.len()
@@ -139,7 +139,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         let hit = scene.closest_hit(&ray, &SceneOptions::default());
         let us = started.elapsed().as_secs_f64() * 1e6;
         match hit {
-            Some(h) => println!(
+            Some(h) => crate::say!(
                 "pixel ({:.0}, {:.0}): instance {} ({}), triangle {}, t = {:.4}, point ({:.3}, {:.3}, {:.3}), {us:.1} µs",
                 pixel.x,
                 pixel.y,
@@ -151,7 +151,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
                 h.hit.point.y,
                 h.hit.point.z
             ),
-            None => println!("pixel ({:.0}, {:.0}): no hit, {us:.1} µs", pixel.x, pixel.y),
+            None => crate::say!("pixel ({:.0}, {:.0}): no hit, {us:.1} µs", pixel.x, pixel.y),
         }
     }
     Ok(())

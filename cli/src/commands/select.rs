@@ -106,7 +106,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         Point2::new(w / 3.0, h / 3.0),
         Point2::new(2.0 * w / 3.0, 2.0 * h / 3.0),
     ));
-    println!(
+    crate::say!(
         "{}: {} triangles, loaded and built in {load_ms:.0} ms; rectangle ({}, {}) – ({}, {}) of {w}×{h}",
         options.mesh.display(),
         bvh.mesh().triangle_count(),
@@ -119,7 +119,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     let frustum = Frustum::from_screen_rect(view, projection, options.size, a, b)?;
     let all = bvh.triangles_in_frustum(&frustum);
     let all_ms = started.elapsed().as_secs_f64() * 1e3;
-    println!(
+    crate::say!(
         "in the frustum:  {:>9} triangles, {all_ms:.2} ms",
         all.len()
     );
@@ -139,7 +139,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
             &QueryOptions::default(),
         )?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
-        println!(
+        crate::say!(
             "visible ({n}×{n} per pixel): {:>6} triangles, {ms:.2} ms",
             visible.len()
         );
