@@ -254,8 +254,8 @@ fn decide(
     }
     let max_leaf = options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
     // A split costs at least a node visit, so a leaf that costs no more is kept without
-    // looking for a plane: the decision below would make it a leaf anyway. (With the
-    // default costs, every node of one packet; about a third of the binning passes.)
+    // looking for a plane: the decision below would make it a leaf anyway (with the
+    // default costs, every node of one packet).
     let leaf_cost = options.intersection_cost * packets(count as u32);
     if count <= max_leaf && leaf_cost <= options.traversal_cost {
         return Decision::Leaf;
