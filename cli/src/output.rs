@@ -18,14 +18,14 @@ pub fn write(args: fmt::Arguments) {
     }
 }
 
-/// `println!` through [`write`].
+/// `println!` through [`output::write`](fn@crate::output::write).
 #[macro_export]
 macro_rules! say {
     () => { $crate::output::write(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::output::write(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
-/// `print!` through [`write`].
+/// `print!` through [`output::write`](fn@crate::output::write).
 #[macro_export]
 macro_rules! say_raw {
     ($($arg:tt)*) => { $crate::output::write(format_args!($($arg)*)) };
