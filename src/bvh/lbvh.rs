@@ -1,7 +1,9 @@
 //! The fast builder ([`BuildQuality::Fast`](super::BuildQuality::Fast)): a linear BVH.
 //!
 //! Each triangle's centroid gets a 63-bit Morton code (21 bits per axis, interleaved, over
-//! the centroids' bounding cube), the triangles are sorted by code with a radix sort, and
+//! the centroids' bounding cube: scaling each axis to its own extent instead made trees that
+//! test up to 1.4× the boxes per ray, Sponza's 43.6 → 60.4), the triangles are sorted by
+//! code with a radix sort, and
 //! the tree splits each range where the highest bit that differs in it changes (Lauterbach
 //! et al. 2009, "Fast BVH construction on GPUs"; Karras 2012 splits the same way). No
 //! surface-area costs, so it builds 2.3 to 3.2 times faster than the SAH builder and makes a
