@@ -91,31 +91,7 @@ impl Bvh {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn stats(&self) -> Stats {
-        let root_area = f64::from(self.bounds().half_area());
-        let relative = |b: Aabb| {
-            if root_area > 0.0 {
-                f64::from(b.half_area()) / root_area
-            } else {
-                1.0
-            }
-        };
-        let (c_trav, c_isect) = (
-            f64::from(self.options.traversal_cost),
-            f64::from(self.options.intersection_cost),
-        );
-        let mut sweep = StatsVisitor {
-            relative,
-            traversal: c_trav,
-            intersection: c_isect,
-            depth_of: vec![0; self.nodes.len()],
-            leaves: 0,
-            depth: 0,
-            max_leaf: 0,
-            cost: 0.0,
-        };
-        walk(&self.nodes, &mut sweep);
-        let (leaves, depth, max_leaf, cost) =
-            (sweep.leaves, sweep.depth, sweep.max_leaf, sweep.cost);
+        let sweep = self.sweep();
         let n = self.mesh.triangle_count();
         let bytes = std::mem::size_of_val(&self.nodes[..])
             + std::mem::size_of_val(&self.leaf_packets[..])
@@ -132,12 +108,42 @@ impl Bvh {
             triangles_per_ray: per_ray(triangles_tested),
             triangles: n,
             nodes: self.nodes.len(),
-            leaves,
-            depth,
-            max_leaf_size: max_leaf,
-            sah_cost: cost as f32,
+            leaves: sweep.leaves,
+            depth: sweep.depth,
+            max_leaf_size: sweep.max_leaf,
+            sah_cost: sweep.cost as f32,
             bytes_per_triangle: bytes as f32 / n as f32,
         }
+    }
+
+    /// The tree's SAH cost ([`Stats::sah_cost`]) alone: the node sweep without the standard
+    /// rays, for [`validate`](Bvh::validate), which runs after every load.
+    pub(super) fn sah_cost(&self) -> f32 {
+        self.sweep().cost as f32
+    }
+
+    /// One sweep over the nodes: leaves, depth, the largest leaf and the SAH cost.
+    fn sweep(&self) -> StatsVisitor<impl Fn(Aabb) -> f64> {
+        let root_area = f64::from(self.bounds().half_area());
+        let relative = move |b: Aabb| {
+            if root_area > 0.0 {
+                f64::from(b.half_area()) / root_area
+            } else {
+                1.0
+            }
+        };
+        let mut sweep = StatsVisitor {
+            relative,
+            traversal: f64::from(self.options.traversal_cost),
+            intersection: f64::from(self.options.intersection_cost),
+            depth_of: vec![0; self.nodes.len()],
+            leaves: 0,
+            depth: 0,
+            max_leaf: 0,
+            cost: 0.0,
+        };
+        walk(&self.nodes, &mut sweep);
+        sweep
     }
 }
 
