@@ -244,22 +244,21 @@ impl Bvh {
             let so_far = done.fetch_add(placed, std::sync::atomic::Ordering::Relaxed) + placed;
             progress(so_far, total);
         };
-        // The corners in leaf order, gathered in a loop of their own (the fast builder's
-        // comes with its tree): it overlaps its cache misses, where the same gather inside
-        // the packing loop stalled on each (about a third of a fast build's time).
-        let leaf_order =
-            |order: &[u32]| par::map_indexed(order.len(), |i| corners[order[i] as usize]);
         let (binary, order, sorted) = match options.quality {
+            // The fast builder gathers the corners into leaf order for its own boxes.
             BuildQuality::Fast => lbvh::build(&corners, options.max_leaf_size, &report),
-            BuildQuality::Default => {
+            BuildQuality::Default | BuildQuality::High => {
                 let (binary, order) = build::build_triangles(&corners, options, &report);
-                let sorted = leaf_order(&order);
+                let binary = if options.quality == BuildQuality::High {
+                    reinsert::optimize(binary)
+                } else {
+                    binary
+                };
+                // The corners in leaf order, gathered in a loop of their own: it overlaps
+                // its cache misses, where the same gather inside the packing loop stalled on
+                // each (about a third of a fast build's time).
+                let sorted = par::map_indexed(order.len(), |i| corners[order[i] as usize]);
                 (binary, order, sorted)
-            }
-            BuildQuality::High => {
-                let (binary, order) = build::build_triangles(&corners, options, &report);
-                let sorted = leaf_order(&order);
-                (reinsert::optimize(binary), order, sorted)
             }
         };
         drop(corners);
