@@ -3,6 +3,7 @@
 
 use crate::Failure;
 use crate::camera::{Placement, orbit_direction};
+use meshray::BuildQuality;
 use nalgebra::Point3;
 use std::fmt::Display;
 use std::ops::RangeInclusive;
@@ -168,6 +169,21 @@ impl Args {
         }
         Ok(true)
     }
+}
+
+/// The build qualities by the names `--quality` takes.
+pub const QUALITIES: [(&str, BuildQuality); 3] = [
+    ("fast", BuildQuality::Fast),
+    ("default", BuildQuality::Default),
+    ("high", BuildQuality::High),
+];
+
+/// `quality`'s name in [`QUALITIES`].
+pub fn quality_name(quality: BuildQuality) -> &'static str {
+    QUALITIES
+        .iter()
+        .find(|(_, q)| *q == quality)
+        .map_or("?", |(name, _)| name)
 }
 
 #[cfg(test)]

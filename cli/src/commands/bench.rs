@@ -1,11 +1,11 @@
 //! `meshray bench`: ray throughput and build time on a mesh, the numbers behind the README's
 //! speed claims.
 
-use crate::args::{Args, set_mesh, unknown};
+use crate::args::{Args, QUALITIES, set_mesh, unknown};
 use crate::progress::Progress;
 use crate::rays::{self, HitRecord, Kind, RaySet};
 use crate::{Failure, json, mesh, subdivide};
-use meshray::{BuildOptions, BuildQuality, Bvh, LoadOptions, QueryOptions, Ray};
+use meshray::{BuildOptions, Bvh, LoadOptions, QueryOptions, Ray};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -106,16 +106,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             "--width" => options.width = args.whole(flag, 1..=4096)?,
             "--random" => options.random = args.whole(flag, 1..=16_777_216)?,
             "--subdivide" => options.subdivide = args.whole(flag, 0..=6)?,
-            "--quality" => {
-                options.build.quality = args.choice(
-                    flag,
-                    &[
-                        ("fast", BuildQuality::Fast),
-                        ("default", BuildQuality::Default),
-                        ("high", BuildQuality::High),
-                    ],
-                )?
-            }
+            "--quality" => options.build.quality = args.choice(flag, &QUALITIES)?,
             "--bins" => options.build.bins = args.whole(flag, 2..=1024)?,
             "--max-leaf" => options.build.max_leaf_size = args.whole(flag, 1..=1024)?,
             "--traversal-cost" => {

@@ -1,7 +1,7 @@
 //! `meshray scaling`: how build time, memory and query speed grow with the triangle count
 //! (the README's scaling table).
 
-use crate::args::{Args, set_mesh, unknown};
+use crate::args::{Args, QUALITIES, quality_name, set_mesh, unknown};
 use crate::{Failure, memory, mesh, rays, subdivide};
 use meshray::{BuildOptions, BuildQuality, Bvh, QueryOptions, Ray};
 use std::time::Instant;
@@ -56,26 +56,22 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     let mut mesh_path = mesh::default_mesh();
     let mut mesh_given = false;
     let (mut max_triangles, mut ray_count) = (10_000_000usize, 100_000usize);
-    const ALL: [BuildQuality; 3] = [
-        BuildQuality::Fast,
-        BuildQuality::Default,
-        BuildQuality::High,
-    ];
-    let mut qualities: &[BuildQuality] = &ALL;
+    let all: Vec<BuildQuality> = QUALITIES.iter().map(|&(_, q)| q).collect();
+    let mut qualities = all.clone();
     while let Some(arg) = args.next_word() {
         match arg.as_str() {
             "--max-triangles" => max_triangles = args.whole(&arg, 1..=100_000_000)?,
             "--rays" => ray_count = args.whole(&arg, 1..=100_000_000)?,
             "--quality" => {
-                qualities = args.choice(
-                    &arg,
-                    &[
-                        ("fast", &[BuildQuality::Fast][..]),
-                        ("default", &[BuildQuality::Default][..]),
-                        ("high", &[BuildQuality::High][..]),
-                        ("all", &ALL[..]),
-                    ],
-                )?
+                let choices: Vec<(&str, Option<BuildQuality>)> = QUALITIES
+                    .iter()
+                    .map(|&(name, q)| (name, Some(q)))
+                    .chain([("all", None)])
+                    .collect();
+                qualities = match args.choice(&arg, &choices)? {
+                    Some(q) => vec![q],
+                    None => all.clone(),
+                };
             }
             flag if flag.starts_with('-') => return Err(unknown(flag)),
             path => set_mesh(&mut mesh_path, &mut mesh_given, path, "scaling")?,
@@ -103,7 +99,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
             break;
         }
         let mesh = subdivide::subdivide(&base, level);
-        for &quality in qualities {
+        for &quality in &qualities {
             let options = BuildOptions {
                 quality,
                 ..Default::default()
@@ -132,11 +128,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
             crate::say!(
                 "| {} | {} | {serial_ms:.1} | {parallel_ms:.1} | {peak:.1} | {:.1} | {:.2} | {:.2} | {:.1} | {:.1} |",
                 stats.triangles,
-                match quality {
-                    BuildQuality::Fast => "fast",
-                    BuildQuality::High => "high",
-                    _ => "default",
-                },
+                quality_name(quality),
                 stats.bytes_per_triangle,
                 rate(&bvh, &primary),
                 rate(&bvh, &random),
