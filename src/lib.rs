@@ -226,13 +226,17 @@
 //!
 //! A [`Scene`] places meshes as instances with affine transforms: [`Scene::add`] takes an
 //! `Arc<Bvh>` (one BVH shared by any number of instances) and an object-to-world matrix and
-//! returns an [`InstanceId`]; [`Scene::set_transform`], [`Scene::set_enabled`] and
-//! [`Scene::set_mask`] change an instance without touching its BVH. The scene's ray queries
-//! ([`Scene::closest_hit`], [`Scene::any_hit`], [`Scene::all_hits`],
-//! [`Scene::closest_hit_filtered`]) return a [`SceneHit`] in world space, `t` the same as
-//! along the world ray; [`SceneOptions`] adds a mask to the query options.
-//! [`Scene::closest_point`] measures distances in world space, exact under non-uniform
-//! scales too. A mirrored instance keeps its mesh's front faces in front. `Scene::load`
+//! returns an [`InstanceId`]; [`Scene::remove`], [`Scene::set_transform`],
+//! [`Scene::set_mesh`], [`Scene::refit_mesh`], [`Scene::set_enabled`] and
+//! [`Scene::set_mask`] edit it, and the top-level tree catches up once before the next query
+//! (refitted, or rebuilt when that pays; [`Scene::update`]). Every scene query takes
+//! [`SceneOptions`] (the mesh query's options, a mask and a filter): the ray queries
+//! ([`Scene::closest_hit`], [`Scene::any_hit`], [`Scene::all_hits`]) return a [`SceneHit`] in
+//! world space, `t` the same as along the world ray; [`Scene::closest_point`] measures
+//! distances in world space, exact under non-uniform scales too; the selections
+//! ([`Scene::triangles_in_box`], [`Scene::triangles_in_sphere`],
+//! [`Scene::triangles_in_frustum`], [`Scene::visible_triangles`]) return
+//! [`SceneTriangle`]s. A mirrored instance keeps its mesh's front faces in front. `Scene::load`
 //! (feature `gltf`) makes a scene from a glTF file, one BVH per glTF mesh.
 //!
 //! Selection: [`Bvh::triangles_in_box`], [`Bvh::triangles_in_sphere`] and
@@ -366,7 +370,7 @@ pub use io::obj::LoadOptions;
 pub use mesh::Mesh;
 pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
 pub use ray::Ray;
-pub use scene::{InstanceId, Scene, SceneHit, SceneOptions};
+pub use scene::{InstanceId, Scene, SceneClosestPoint, SceneHit, SceneOptions, SceneTriangle};
 pub use select::{Frustum, triangle_overlaps_box, triangle_overlaps_sphere};
 pub use triangle::{Culling, TriangleHit, intersect_triangle};
 pub use watertight::intersect_triangle_watertight;

@@ -514,7 +514,7 @@ impl Mesh {
 }
 
 /// The box around the vertices the triangles use (indices in range).
-fn used_bounds(positions: &[Point3<f32>], triangles: &[[u32; 3]]) -> Aabb {
+pub(crate) fn used_bounds(positions: &[Point3<f32>], triangles: &[[u32; 3]]) -> Aabb {
     Aabb::from_points(triangles.iter().flatten().map(|&v| &positions[v as usize]))
 }
 

@@ -8,7 +8,7 @@
 //! directions. Touching counts as overlapping (both are closed). Everything runs in `f64`
 //! from the `f32` inputs.
 
-use crate::closest_point::nearest_on_triangle;
+use crate::closest_point::{box_distance_squared, nearest_on_triangle, nearest_on_triangle64};
 use crate::{Aabb, Error, Result};
 use nalgebra::{Matrix4, Point2, Point3, Vector2, Vector3, Vector4};
 
@@ -49,14 +49,19 @@ impl Polytope {
 
     /// Whether the triangle overlaps the region (closed sets).
     pub fn overlaps_triangle(&self, tri: &[Point3<f32>; 3]) -> bool {
-        let t = tri.map(|p| p.cast::<f64>());
+        self.overlaps_triangle64(&tri.map(|p| p.cast::<f64>()))
+    }
+
+    /// [`overlaps_triangle`](Polytope::overlaps_triangle) for a triangle in `f64` (a scene's,
+    /// moved to world space).
+    pub fn overlaps_triangle64(&self, t: &[Point3<f64>; 3]) -> bool {
         let e = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
         let separated = |axis: &Vector3<f64>| {
             if axis.norm_squared() == 0.0 {
                 return false;
             }
             let (mut tmin, mut tmax) = (f64::INFINITY, f64::NEG_INFINITY);
-            for p in &t {
+            for p in t {
                 let x = axis.dot(&p.coords);
                 tmin = tmin.min(x);
                 tmax = tmax.max(x);
@@ -244,6 +249,80 @@ impl Frustum {
     /// ```
     pub fn overlaps_triangle(&self, a: &Point3<f32>, b: &Point3<f32>, c: &Point3<f32>) -> bool {
         self.region.overlaps_triangle(&[*a, *b, *c])
+    }
+}
+
+/// A selection region as the tree walks need it, for a mesh and for a scene's instances
+/// alike: whether a box may hold part of it (conservative, for culling) and whether a
+/// triangle, in `f64`, overlaps it (exact).
+pub(crate) trait Region {
+    fn may_hold(&self, min: [f32; 3], max: [f32; 3]) -> bool;
+    fn overlaps(&self, triangle: &[Point3<f64>; 3]) -> bool;
+}
+
+/// A box as a [`Region`].
+pub(crate) struct BoxRegion {
+    aabb: Aabb,
+    polytope: Polytope,
+}
+
+impl BoxRegion {
+    /// `None` for an empty box or one with a NaN, which selects nothing.
+    pub fn new(aabb: &Aabb) -> Option<BoxRegion> {
+        (0..3)
+            .all(|a| aabb.min[a] <= aabb.max[a])
+            .then(|| BoxRegion {
+                aabb: *aabb,
+                polytope: Polytope::from_box(aabb),
+            })
+    }
+}
+
+impl Region for BoxRegion {
+    fn may_hold(&self, min: [f32; 3], max: [f32; 3]) -> bool {
+        (0..3).all(|a| min[a] <= self.aabb.max[a] && self.aabb.min[a] <= max[a])
+    }
+
+    fn overlaps(&self, triangle: &[Point3<f64>; 3]) -> bool {
+        self.polytope.overlaps_triangle64(triangle)
+    }
+}
+
+/// A ball (the points within `radius` of `centre`) as a [`Region`].
+pub(crate) struct Ball {
+    centre: Point3<f64>,
+    radius: f64,
+}
+
+impl Ball {
+    /// `None` for a NaN or infinite centre or a NaN or negative radius, which select nothing.
+    pub fn new(centre: &Point3<f32>, radius: f32) -> Option<Ball> {
+        (centre.iter().all(|c| c.is_finite()) && radius >= 0.0).then(|| Ball {
+            centre: centre.cast(),
+            radius: f64::from(radius),
+        })
+    }
+}
+
+impl Region for Ball {
+    fn may_hold(&self, min: [f32; 3], max: [f32; 3]) -> bool {
+        // A hair of slack, so f64 rounding in the box distance never culls a touching box.
+        let limit = self.radius * self.radius * (1.0 + 1.0 / (1u64 << 40) as f64);
+        box_distance_squared(&self.centre, min, max) <= limit
+    }
+
+    fn overlaps(&self, [a, b, c]: &[Point3<f64>; 3]) -> bool {
+        nearest_on_triangle64(self.centre, *a, *b, *c).distance_squared <= self.radius * self.radius
+    }
+}
+
+impl Region for Frustum {
+    fn may_hold(&self, min: [f32; 3], max: [f32; 3]) -> bool {
+        self.region.may_overlap_box(min, max)
+    }
+
+    fn overlaps(&self, triangle: &[Point3<f64>; 3]) -> bool {
+        self.region.overlaps_triangle64(triangle)
     }
 }
 

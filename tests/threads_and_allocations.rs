@@ -172,6 +172,28 @@ fn scene_queries_allocate_nothing_once_the_tree_is_built() {
         scene.any_hit(r, &options).is_some()
     });
     assert!(hits > 200, "{hits} hits");
+    allocation_free("scene closest_point", &rays, |r| {
+        scene.closest_point(r.origin(), 5.0, &options).is_some()
+    });
+    // A frame of edits: moves refit the top-level tree in place, and `update` does it then,
+    // so the queries after it allocate nothing either (its scratch list is kept).
+    for frame in 0..3 {
+        for id in (frame..50).step_by(7) {
+            let at = Vector3::new(
+                (id % 10) as f32 * 4.0,
+                frame as f32,
+                (id / 10) as f32 * -4.0,
+            );
+            scene
+                .set_transform(id, Matrix4::new_translation(&at))
+                .unwrap();
+        }
+        scene.update();
+        let hits = allocation_free("scene closest_hit after edits", &rays, |r| {
+            scene.closest_hit(r, &options).is_some()
+        });
+        assert!(hits > 200, "{hits} hits");
+    }
 }
 
 #[test]

@@ -19,7 +19,7 @@ mod reinsert;
 #[cfg(feature = "serde")]
 pub use persist::SavedBvh;
 mod refit;
-mod selection;
+pub(crate) mod selection;
 mod simd;
 mod stats;
 mod traverse;

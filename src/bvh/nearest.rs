@@ -172,25 +172,26 @@ pub(crate) fn lanes_near(
     (mask, keys)
 }
 
-/// The box around a box's eight corners moved by `m`, in f32 rounded outwards (a few ulps),
+/// The box around a box moved by the affine `m` (its eight corners' box, from the centre and
+/// half extent as Arvo (1990) bounds a transformed box), in f32 rounded outwards (a few ulps),
 /// so it holds every moved point of the original.
-fn moved_box(m: &Matrix4<f64>, min: [f32; 3], max: [f32; 3]) -> ([f32; 3], [f32; 3]) {
-    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
-    for i in 0..8 {
-        let corner = Point3::new(
-            f64::from(if i & 1 == 0 { min[0] } else { max[0] }),
-            f64::from(if i & 2 == 0 { min[1] } else { max[1] }),
-            f64::from(if i & 4 == 0 { min[2] } else { max[2] }),
-        );
-        let w = m.transform_point(&corner);
-        for a in 0..3 {
-            lo[a] = lo[a].min(w[a]);
-            hi[a] = hi[a].max(w[a]);
+pub(crate) fn moved_box(m: &Matrix4<f64>, min: [f32; 3], max: [f32; 3]) -> ([f32; 3], [f32; 3]) {
+    let (lo, hi) = (min.map(f64::from), max.map(f64::from));
+    let centre = [0, 1, 2].map(|a| 0.5 * (lo[a] + hi[a]));
+    let half = [0, 1, 2].map(|a| 0.5 * (hi[a] - lo[a]));
+    let (mut out_lo, mut out_hi) = ([0.0f32; 3], [0.0f32; 3]);
+    for r in 0..3 {
+        let (mut c, mut h, mut scale) = (m[(r, 3)], 0.0, m[(r, 3)].abs());
+        for k in 0..3 {
+            c += m[(r, k)] * centre[k];
+            h += m[(r, k)].abs() * half[k];
+            scale += (m[(r, k)] * centre[k]).abs();
         }
+        // Rounding in f64 is a few ulps of the terms' sizes (`scale + h`), however they
+        // cancel; the f32 cast rounds by at most 2^-24 of the result.
+        let pad = |x: f64| x.abs() * 1e-6 + (scale + h) * 1e-12 + 1e-30;
+        out_lo[r] = ((c - h) - pad(c - h)) as f32;
+        out_hi[r] = ((c + h) + pad(c + h)) as f32;
     }
-    let pad = |x: f64| x.abs() * 1e-6 + 1e-30;
-    (
-        [0, 1, 2].map(|a| (lo[a] - pad(lo[a])) as f32),
-        [0, 1, 2].map(|a| (hi[a] + pad(hi[a])) as f32),
-    )
+    (out_lo, out_hi)
 }

@@ -3,11 +3,11 @@
 
 use super::Bvh;
 use super::leaf::LANES;
+use super::nearest::moved_box;
 use super::traverse::QueryOptions;
 use super::walk::{Visitor, walk};
 use super::wide::{WIDTH, WideNode};
-use crate::closest_point::box_distance_squared;
-use crate::select::{Frustum, Polytope, triangle_overlaps_sphere};
+use crate::select::{Ball, BoxRegion, Frustum, Region};
 use crate::{Aabb, Error, Result, pixel_ray};
 use nalgebra::{Matrix4, Point2, Point3, Vector2};
 
@@ -28,15 +28,7 @@ impl Bvh {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn triangles_in_box(&self, aabb: &Aabb) -> Vec<u32> {
-        let valid = (0..3).all(|a| aabb.min[a] <= aabb.max[a]);
-        if !valid {
-            return Vec::new();
-        }
-        let region = Polytope::from_box(aabb);
-        self.select(
-            |min, max| (0..3).all(|a| min[a] <= aabb.max[a] && aabb.min[a] <= max[a]),
-            |tri| region.overlaps_triangle(tri),
-        )
+        BoxRegion::new(aabb).map_or_else(Vec::new, |region| self.select(&region, None))
     }
 
     /// Every triangle that comes within `radius` of `centre` (its closest point, compared
@@ -61,15 +53,7 @@ impl Bvh {
         radius: f32,
     ) -> Vec<u32> {
         let centre = Point3::from(centre.into());
-        if !centre.iter().all(|c| c.is_finite()) || !(radius >= 0.0) {
-            return Vec::new();
-        }
-        let (c, r) = (centre.cast::<f64>(), f64::from(radius));
-        let limit = r * r * (1.0 + 1.0 / (1u64 << 40) as f64);
-        self.select(
-            |min, max| box_distance_squared(&c, min, max) <= limit,
-            |[a, b, t]| triangle_overlaps_sphere(a, b, t, &centre, radius),
-        )
+        Ball::new(&centre, radius).map_or_else(Vec::new, |ball| self.select(&ball, None))
     }
 
     /// Every triangle overlapping the frustum (see [`Frustum::from_screen_rect`]), ascending:
@@ -97,11 +81,7 @@ impl Bvh {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn triangles_in_frustum(&self, frustum: &Frustum) -> Vec<u32> {
-        let region = &frustum.region;
-        self.select(
-            |min, max| region.may_overlap_box(min, max),
-            |tri| region.overlaps_triangle(tri),
-        )
+        self.select(frustum, None)
     }
 
     /// The triangles visible through the rectangle with corners `a` and `b` of the viewport
@@ -152,61 +132,25 @@ impl Bvh {
         samples: u32,
         options: &QueryOptions,
     ) -> Result<Vec<u32>> {
-        let (view, projection) = (Matrix4::from(view.into()), Matrix4::from(projection.into()));
-        let viewport = Vector2::from(viewport.into());
-        let (a, b) = (Point2::from(a.into()), Point2::from(b.into()));
-        if !(1..=64).contains(&samples) {
-            return Err(Error::InvalidCamera {
-                reason: "samples per pixel side must be 1 to 64",
-            });
-        }
-        if !a.iter().chain(b.iter()).all(|c| c.is_finite()) {
-            return Err(Error::InvalidCamera {
-                reason: "the rectangle needs finite corners",
-            });
-        }
-        // The camera and viewport, checked once through the ray at the viewport's centre.
-        pixel_ray(view, projection, viewport, Point2::from(viewport / 2.0))?;
-        // Pixels whose sample centres may fall in the rectangle, within the viewport.
-        let (x0, x1) = (a.x.min(b.x).max(0.0), a.x.max(b.x).min(viewport.x));
-        let (y0, y1) = (a.y.min(b.y).max(0.0), a.y.max(b.y).min(viewport.y));
         let mut seen = Vec::new();
-        let step = 1.0 / samples as f32;
-        for j in (y0.floor() as u64)..(y1.ceil().max(0.0) as u64) {
-            for sy in 0..samples {
-                let y = j as f32 + (sy as f32 + 0.5) * step;
-                if !(y >= y0 && y < y1) {
-                    continue;
-                }
-                for i in (x0.floor() as u64)..(x1.ceil().max(0.0) as u64) {
-                    for sx in 0..samples {
-                        let x = i as f32 + (sx as f32 + 0.5) * step;
-                        if !(x >= x0 && x < x1) {
-                            continue;
-                        }
-                        let ray = pixel_ray(view, projection, viewport, Point2::new(x, y))?;
-                        if let Some(hit) = self.closest_triangle(&ray, options) {
-                            seen.push(hit.triangle);
-                        }
-                    }
-                }
+        for_each_sample(view, projection, viewport, a, b, samples, |ray| {
+            if let Some(hit) = self.closest_triangle(ray, options) {
+                seen.push(hit.triangle);
             }
-        }
+        })?;
         seen.sort_unstable();
         seen.dedup();
         Ok(seen)
     }
 
-    /// Walks every box `enter` accepts and keeps the triangles `keep` accepts, ascending.
-    fn select(
-        &self,
-        enter: impl Fn([f32; 3], [f32; 3]) -> bool,
-        keep: impl Fn(&[Point3<f32>; 3]) -> bool,
-    ) -> Vec<u32> {
+    /// The triangles overlapping `region`, ascending, the mesh moved by `to_world` first
+    /// (`None`: as it is): its boxes are moved by their corners (rounded outwards, so
+    /// culling stays conservative) and its triangles in `f64`.
+    pub(crate) fn select(&self, region: &impl Region, to_world: Option<&Matrix4<f64>>) -> Vec<u32> {
         let mut visitor = SelectVisitor {
             bvh: self,
-            enter,
-            keep,
+            region,
+            to_world,
             out: Vec::new(),
         };
         walk(&self.nodes, &mut visitor);
@@ -216,27 +160,77 @@ impl Bvh {
     }
 }
 
-/// A selection: enter every box `enter` accepts, in any order; keep the leaf triangles `keep`
-/// accepts.
-struct SelectVisitor<'a, E, K> {
+/// Casts the sample rays of [`Bvh::visible_triangles`] (checking its arguments first, with
+/// the same errors), calling `sample` with each.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn for_each_sample(
+    view: impl Into<mint::ColumnMatrix4<f32>>,
+    projection: impl Into<mint::ColumnMatrix4<f32>>,
+    viewport: impl Into<mint::Vector2<f32>>,
+    a: impl Into<mint::Point2<f32>>,
+    b: impl Into<mint::Point2<f32>>,
+    samples: u32,
+    mut sample: impl FnMut(&crate::Ray),
+) -> Result<()> {
+    let (view, projection) = (Matrix4::from(view.into()), Matrix4::from(projection.into()));
+    let viewport = Vector2::from(viewport.into());
+    let (a, b) = (Point2::from(a.into()), Point2::from(b.into()));
+    if !(1..=64).contains(&samples) {
+        return Err(Error::InvalidCamera {
+            reason: "samples per pixel side must be 1 to 64",
+        });
+    }
+    if !a.iter().chain(b.iter()).all(|c| c.is_finite()) {
+        return Err(Error::InvalidCamera {
+            reason: "the rectangle needs finite corners",
+        });
+    }
+    // The camera and viewport, checked once through the ray at the viewport's centre.
+    pixel_ray(view, projection, viewport, Point2::from(viewport / 2.0))?;
+    // Pixels whose sample centres may fall in the rectangle, within the viewport.
+    let (x0, x1) = (a.x.min(b.x).max(0.0), a.x.max(b.x).min(viewport.x));
+    let (y0, y1) = (a.y.min(b.y).max(0.0), a.y.max(b.y).min(viewport.y));
+    let step = 1.0 / samples as f32;
+    for j in (y0.floor() as u64)..(y1.ceil().max(0.0) as u64) {
+        for sy in 0..samples {
+            let y = j as f32 + (sy as f32 + 0.5) * step;
+            if !(y >= y0 && y < y1) {
+                continue;
+            }
+            for i in (x0.floor() as u64)..(x1.ceil().max(0.0) as u64) {
+                for sx in 0..samples {
+                    let x = i as f32 + (sx as f32 + 0.5) * step;
+                    if !(x >= x0 && x < x1) {
+                        continue;
+                    }
+                    sample(&pixel_ray(view, projection, viewport, Point2::new(x, y))?);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A selection: enter every box that may hold part of the region, in any order; keep the
+/// leaf triangles that overlap it.
+struct SelectVisitor<'a, R> {
     bvh: &'a Bvh,
-    enter: E,
-    keep: K,
+    region: &'a R,
+    to_world: Option<&'a Matrix4<f64>>,
     out: Vec<u32>,
 }
 
-impl<E, K> Visitor for SelectVisitor<'_, E, K>
-where
-    E: Fn([f32; 3], [f32; 3]) -> bool,
-    K: Fn(&[Point3<f32>; 3]) -> bool,
-{
+impl<R: Region> Visitor for SelectVisitor<'_, R> {
     type Key = ();
     const ORDERED: bool = false;
 
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [(); WIDTH]) {
         let entered = node.lanes().filter(|&k| {
-            let (min, max) = node.lane_corners(k);
-            (self.enter)(min, max)
+            let (mut min, mut max) = node.lane_corners(k);
+            if let Some(m) = self.to_world {
+                (min, max) = moved_box(m, min, max);
+            }
+            self.region.may_hold(min, max)
         });
         (entered.fold(0, |mask, k| mask | 1 << k), [(); WIDTH])
     }
@@ -246,10 +240,14 @@ where
     }
 
     fn leaf(&mut self, first: u32, count: u32, _: ()) -> bool {
+        let place = |q: [f32; 3]| {
+            let q = Point3::from(q).cast::<f64>();
+            self.to_world.map_or(q, |m| m.transform_point(&q))
+        };
         let first = first as usize * LANES;
         for slot in first..first + count as usize {
             let tri = self.bvh.leaf_packets[slot / LANES].get(slot % LANES);
-            if (self.keep)(&[tri.a, tri.b, tri.c].map(Point3::from)) {
+            if self.region.overlaps(&[tri.a, tri.b, tri.c].map(place)) {
                 self.out.push(self.bvh.triangle_index[slot]);
             }
         }

@@ -8,6 +8,28 @@ use meshray::{
 use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
 use std::path::PathBuf;
 
+/// A wavy `n × n` grid of unit cells in the x–z plane (`2·n²` triangles), a small mesh that
+/// is neither flat nor closed, for scenes of many instances.
+pub fn wavy_grid(n: usize) -> Mesh {
+    let mut positions = Vec::new();
+    for j in 0..=n {
+        for i in 0..=n {
+            let (x, z) = (i as f32, j as f32);
+            positions.push(Point3::new(x, (x * 0.7).sin() * (z * 0.4).cos(), z));
+        }
+    }
+    let mut triangles = Vec::new();
+    for j in 0..n {
+        for i in 0..n {
+            let v = (j * (n + 1) + i) as u32;
+            let w = v + n as u32 + 1;
+            triangles.push([v, v + 1, w]);
+            triangles.push([v + 1, w + 1, w]);
+        }
+    }
+    Mesh::from_buffers(positions, triangles).expect("a valid grid")
+}
+
 /// splitmix64: small, seeded, good enough for test inputs.
 pub struct Rng(u64);
 

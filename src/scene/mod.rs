@@ -1,17 +1,26 @@
 //! Scenes: meshes placed as instances with affine transforms, picked through a top-level
 //! BVH over the instances' world boxes, each instance's own BVH below it. The top-level tree
-//! is a wide tree like a mesh's, its leaves naming instances, walked by the same walk.
+//! is a wide tree like a mesh's, its leaves naming instances, walked by the same walk
+//! ([`top`] says how it follows edits); the queries are in [`query`] (rays and the nearest
+//! point) and [`select`] (regions).
 
-use crate::aabb::RaySlabs;
-use crate::bvh::build_binary;
-use crate::bvh::nearest::lanes_near;
-use crate::bvh::walk::{Visitor, walk};
-use crate::bvh::wide::{WIDTH, WideNode, WideRay, collapse, lane_intervals, widened};
-use crate::{Aabb, BuildOptions, Bvh, Error, Hit, QueryOptions, Ray, Result};
-use nalgebra::{Matrix3, Matrix4, Point3, Unit, Vector3};
-use std::sync::{Arc, OnceLock};
+mod query;
+mod select;
+mod top;
 
-/// An instance's number in its [`Scene`], in the order they were added.
+pub use query::SceneClosestPoint;
+pub use select::SceneTriangle;
+
+use crate::bvh::nearest::moved_box;
+use crate::{Aabb, Bvh, Error, Hit, QueryOptions, Result};
+use nalgebra::{Matrix3, Matrix4, Point3};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use top::TopLevel;
+
+/// An instance's number in its [`Scene`]: [`add_all`](Scene::add_all) numbers instances in
+/// the order they come, after every id in use; [`add`](Scene::add) reuses the lowest-cost id
+/// free (the last one [`remove`](Scene::remove) freed), as Embree's geometry ids do, so ids
+/// stay dense in a scene whose objects come and go.
 ///
 /// ```
 /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
@@ -28,22 +37,23 @@ use std::sync::{Arc, OnceLock};
 /// ```
 pub type InstanceId = u32;
 
-/// A mesh placed in a scene.
+/// A mesh placed in a scene (its world box is kept apart, in [`Scene::bounds`]'s array).
 #[derive(Clone, Debug)]
 struct Instance {
     bvh: Arc<Bvh>,
     /// Object → world, and its inverse, both in f64 (rays are moved into object space).
     to_world: Matrix4<f64>,
     to_object: Matrix4<f64>,
-    world_bounds: Aabb,
     enabled: bool,
     mask: u32,
     /// From the file it was loaded from ([`Scene::load`]); empty for one placed by `add`.
     name: String,
 }
 
-/// How a scene query runs: the mesh query's options, and which instances it sees (those
-/// whose mask shares a bit with `mask`).
+/// How a scene query runs: the mesh query's options, and which instances it sees: the
+/// enabled ones whose mask shares a bit with `mask` and that `filter` (if any) accepts.
+/// Every scene query takes them; the nearest point and the selections read only `mask` and
+/// `filter` (culling and the triangle test are about rays).
 ///
 /// ```
 /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
@@ -62,23 +72,49 @@ struct Instance {
 /// // Everything but the props.
 /// let no_props = SceneOptions { mask: !PROPS, ..Default::default() };
 /// assert_eq!(scene.closest_hit(&ray, &no_props).unwrap().instance, floor);
+/// // Pick through the instance being dragged.
+/// let dragged = prop;
+/// let not_dragged = |id| id != dragged;
+/// let under = SceneOptions { filter: Some(&not_dragged), ..Default::default() };
+/// assert_eq!(scene.closest_hit(&ray, &under).unwrap().instance, floor);
 /// # Ok::<(), meshray::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SceneOptions {
+#[derive(Clone, Copy)]
+pub struct SceneOptions<'a> {
     /// Culling and triangle test, as for a mesh. An instance's front faces are the images of
     /// its mesh's front faces, also under a mirror (see [`Scene::add`]).
     pub query: QueryOptions,
     /// Instances whose mask has no bit in common with this one are skipped.
     pub mask: u32,
+    /// Instances for which this returns `false` are skipped (`None`: none is). Called only
+    /// for instances the walk reaches, so it can be a hash-set lookup.
+    pub filter: Option<&'a (dyn Fn(InstanceId) -> bool + Sync)>,
 }
 
-impl Default for SceneOptions {
+impl Default for SceneOptions<'_> {
     fn default() -> Self {
         SceneOptions {
             query: QueryOptions::default(),
             mask: u32::MAX,
+            filter: None,
         }
+    }
+}
+
+impl std::fmt::Debug for SceneOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SceneOptions")
+            .field("query", &self.query)
+            .field("mask", &self.mask)
+            .field("filter", &self.filter.map(|_| "Fn(InstanceId) -> bool"))
+            .finish()
+    }
+}
+
+impl SceneOptions<'_> {
+    /// Whether a query with these options sees `instance` (number `id`).
+    fn sees(&self, id: InstanceId, instance: &Instance) -> bool {
+        instance.enabled && instance.mask & self.mask != 0 && self.filter.is_none_or(|f| f(id))
     }
 }
 
@@ -117,7 +153,8 @@ pub struct SceneHit {
 }
 
 /// Meshes placed with transforms, sharing their BVHs (an `Arc<Bvh>` can be placed many
-/// times without copying), picked together.
+/// times without copying), picked together; instances come, go and move all the time, and
+/// the top-level tree follows them lazily (see [`update`](Scene::update)).
 ///
 /// ```
 /// use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
@@ -133,57 +170,59 @@ pub struct SceneHit {
 /// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, near);
 /// scene.set_enabled(near, false)?;
 /// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, far);
+/// scene.remove(far)?;
+/// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_none());
 /// # Ok::<(), meshray::Error>(())
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Scene {
-    instances: Vec<Instance>,
+    /// Instance `id` at `slots[id]`; `None` for an id [`remove`](Scene::remove) freed.
+    slots: Vec<Option<Instance>>,
+    /// Each id's world box (empty for a freed id): dense, for the top-level refit.
+    bounds: Vec<Aabb>,
+    /// Freed ids, the next `add`'s last.
+    free: Vec<InstanceId>,
     /// What a load reported without failing ([`Scene::load_warnings`]).
     load_warnings: Vec<Error>,
-    /// The top-level tree over the instances' world boxes, built by the first query after a
-    /// change ([`Scene::top`]): `k` edits in a row cost one build, not `k`.
+    /// The top-level trees, up to date, made by the first query after an edit (or
+    /// [`Scene::update`]): `k` edits in a row cost one update, not `k`.
     top: OnceLock<TopLevel>,
+    /// The trees as they were before the last edits, for that update to refit in place.
+    stale: Mutex<Option<TopLevel>>,
 }
 
-/// The top-level tree: a binary SAH tree over the instances' world boxes, one instance per
-/// leaf, collapsed into wide nodes whose leaves index `order`.
-#[derive(Clone, Debug, Default)]
-struct TopLevel {
-    nodes: Vec<WideNode>,
-    order: Vec<u32>,
-}
-
-impl TopLevel {
-    fn build(instances: &[Instance]) -> TopLevel {
-        if instances.is_empty() {
-            return TopLevel::default();
-        }
-        let boxes: Vec<Aabb> = instances.iter().map(|i| i.world_bounds).collect();
-        let options = BuildOptions {
-            max_leaf_size: 1,
-            ..Default::default()
-        };
-        let (binary, order) = build_binary(&boxes, &options, &|_| {});
-        TopLevel {
-            nodes: collapse(&binary, options.traversal_cost, options.intersection_cost),
-            order,
+impl Clone for Scene {
+    fn clone(&self) -> Scene {
+        Scene {
+            slots: self.slots.clone(),
+            bounds: self.bounds.clone(),
+            free: self.free.clone(),
+            load_warnings: self.load_warnings.clone(),
+            top: self.top.clone(),
+            stale: Mutex::new(
+                self.stale
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone(),
+            ),
         }
     }
 }
 
 impl Instance {
-    /// An enabled instance with mask all ones, its world box computed.
-    fn new(bvh: Arc<Bvh>, transform: &Matrix4<f32>) -> Result<Instance> {
+    /// An enabled instance with mask all ones, and its world box.
+    fn new(bvh: Arc<Bvh>, transform: &Matrix4<f32>) -> Result<(Instance, Aabb)> {
         let (to_world, to_object) = affine(transform)?;
-        Ok(Instance {
+        let bounds = placed_bounds(&bvh.bounds(), &to_world)?;
+        let instance = Instance {
             name: String::new(),
-            world_bounds: placed_bounds(&bvh, &to_world)?,
             bvh,
             to_world,
             to_object,
             enabled: true,
             mask: u32::MAX,
-        })
+        };
+        Ok((instance, bounds))
     }
 }
 
@@ -199,25 +238,30 @@ fn affine(transform: &Matrix4<f32>) -> Result<(Matrix4<f64>, Matrix4<f64>)> {
     }
     let linear: Matrix3<f64> = m.fixed_view::<3, 3>(0, 0).into_owned();
     let det = linear.determinant();
-    let Some(inverse) = m.try_inverse().filter(|_| det != 0.0 && det.is_finite()) else {
+    let Some(inverse) = linear
+        .try_inverse()
+        .filter(|i| det != 0.0 && det.is_finite() && i.iter().all(|x| x.is_finite()))
+    else {
         return bad("singular");
     };
-    Ok((m, inverse))
+    // The inverse of an affine map: the linear part inverted, the translation undone.
+    let shift = -(inverse * m.fixed_view::<3, 1>(0, 3));
+    let mut to_object = inverse.to_homogeneous();
+    to_object.fixed_view_mut::<3, 1>(0, 3).copy_from(&shift);
+    Ok((m, to_object))
 }
 
-/// The world box of `bvh` placed by `to_world`, which must stay inside the range where the
-/// queries are exact ([`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)) in world space
-/// too.
-fn placed_bounds(bvh: &Bvh, to_world: &Matrix4<f64>) -> Result<Aabb> {
-    let bounds = world_bounds(bvh, to_world);
+/// The world box of an object box `b` placed by `to_world` (its corners moved, rounded
+/// outwards), which must stay inside the range where the queries are exact
+/// ([`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)) in world space too.
+fn placed_bounds(b: &Aabb, to_world: &Matrix4<f64>) -> Result<Aabb> {
+    if b.is_empty() {
+        return Ok(Aabb::EMPTY);
+    }
+    let (min, max) = moved_box(to_world, b.min.into(), b.max.into());
     let limit = crate::Mesh::MAX_COORDINATE;
-    if bounds
-        .min
-        .iter()
-        .chain(bounds.max.iter())
-        .all(|c| c.abs() <= limit)
-    {
-        Ok(bounds)
+    if min.iter().chain(max.iter()).all(|c| c.abs() <= limit) {
+        Ok(Aabb::new(Point3::from(min), Point3::from(max)))
     } else {
         Err(Error::InvalidTransform {
             reason: "it places the mesh beyond ±2^40 (about 1.1e12), where f32 queries are no longer exact",
@@ -225,8 +269,20 @@ fn placed_bounds(bvh: &Bvh, to_world: &Matrix4<f64>) -> Result<Aabb> {
     }
 }
 
-fn transform_point(m: &Matrix4<f64>, p: &Point3<f64>) -> Point3<f64> {
-    m.transform_point(p)
+/// The ids `start..start + n`, if they are all below `InstanceId::MAX`.
+fn ids_from(start: usize, n: usize) -> Result<std::ops::Range<InstanceId>> {
+    InstanceId::try_from(start + n)
+        .ok()
+        .filter(|&end| end < InstanceId::MAX)
+        .map(|end| start as InstanceId..end)
+        .ok_or(Error::InvalidTransform {
+            reason: "too many instances: ids would overflow",
+        })
+}
+
+/// The error for an id no instance has.
+fn unknown(id: InstanceId, count: usize) -> Error {
+    Error::UnknownInstance { id, count }
 }
 
 impl Scene {
@@ -247,9 +303,10 @@ impl Scene {
 
     /// Places `bvh` with the object-to-world `transform` (affine: rotation, translation,
     /// scale, shear; mirroring allowed; nalgebra's `Matrix4`, or any math crate's matrix that
-    /// converts into `mint`'s column-major one, as glam's `Mat4` does), enabled, mask all ones. Returns its id. O(1): the
-    /// top-level tree is rebuilt by the next query, once for any number of edits (see also
-    /// [`add_all`](Scene::add_all)).
+    /// converts into `mint`'s column-major one, as glam's `Mat4` does), enabled, mask all
+    /// ones. Returns its id: the id [`remove`](Scene::remove) freed last, if any, else the
+    /// next new one. O(1): the top-level trees catch up at the next query (see
+    /// [`update`](Scene::update)), once for any number of edits.
     ///
     /// A mirror (negative determinant) turns the world winding over but keeps the mesh's
     /// front side in front, as glTF, three.js and Unity do: a mirrored closed mesh still
@@ -286,16 +343,18 @@ impl Scene {
         bvh: Arc<Bvh>,
         transform: impl Into<mint::ColumnMatrix4<f32>>,
     ) -> Result<InstanceId> {
-        let id = self.next_id()?;
-        let instance = Instance::new(bvh, &Matrix4::from(transform.into()))?;
-        self.instances.push(instance);
-        self.changed();
+        let (instance, bounds) = Instance::new(bvh, &Matrix4::from(transform.into()))?;
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => ids_from(self.slots.len(), 1)?.start,
+        };
+        self.put(id, instance, bounds);
         Ok(id)
     }
 
     /// Places many instances at once, all or none: if any transform is refused, none is
-    /// added. Returns their ids, consecutive, in order. Like [`add`](Scene::add) it only
-    /// marks the top-level tree stale; the next query builds it once.
+    /// added. Returns their ids, new and consecutive, in order (freed ids are left for
+    /// [`add`](Scene::add)). Like `add` it only marks the top-level trees stale.
     ///
     /// ```
     /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
@@ -320,20 +379,105 @@ impl Scene {
         &mut self,
         items: impl IntoIterator<Item = (Arc<Bvh>, M)>,
     ) -> Result<std::ops::Range<InstanceId>> {
-        let first = self.next_id()?;
-        let new = items
-            .into_iter()
-            .map(|(bvh, transform)| Instance::new(bvh, &Matrix4::from(transform.into())))
-            .collect::<Result<Vec<_>>>()?;
-        let end = InstanceId::try_from(self.instances.len() + new.len())
-            .ok()
-            .filter(|&end| end < InstanceId::MAX)
-            .ok_or(Error::InvalidTransform {
-                reason: "too many instances: ids would overflow",
-            })?;
-        self.instances.extend(new);
+        let start = self.slots.len();
+        // Placed straight into new slots (no list in between), taken back on a refusal.
+        let mut refused = None;
+        for (bvh, transform) in items {
+            match Instance::new(bvh, &Matrix4::from(transform.into())) {
+                Ok((instance, bounds)) => {
+                    self.slots.push(Some(instance));
+                    self.bounds.push(bounds);
+                }
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+        let ids = match refused {
+            Some(e) => Err(e),
+            None => ids_from(start, self.slots.len() - start),
+        };
+        if ids.is_ok() {
+            self.changed();
+        } else {
+            self.slots.truncate(start);
+            self.bounds.truncate(start);
+        }
+        ids
+    }
+
+    /// Takes instance `id` out of the scene and returns its BVH; `id` is free for a later
+    /// [`add`](Scene::add). O(1): the top-level tree keeps an empty leaf for it until the
+    /// next rebuild.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let a = scene.add(triangle.clone(), Matrix4::identity())?;
+    /// let b = scene.add(triangle.clone(), Matrix4::new_translation(&Vector3::new(0.0, 0.0, 1.0)))?;
+    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
+    /// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, b);
+    /// scene.remove(b)?;
+    /// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, a);
+    /// assert_eq!(scene.len(), 1);
+    /// assert!(scene.remove(b).is_err()); // already gone
+    /// assert_eq!(scene.add(triangle, Matrix4::identity())?, b); // its id is reused
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::UnknownInstance`].
+    pub fn remove(&mut self, id: InstanceId) -> Result<Arc<Bvh>> {
+        self.get(id)?;
+        let instance = self.slots[id as usize].take().expect("checked");
+        self.bounds[id as usize] = Aabb::EMPTY;
+        self.free.push(id);
         self.changed();
-        Ok(first..end)
+        // The stale tree's leaf must not stand for whichever instance gets the id next.
+        if let Some(top) = self.stale.get_mut().unwrap_or_else(PoisonError::into_inner) {
+            top.forget(id);
+        }
+        Ok(instance.bvh)
+    }
+
+    /// Removes every instance (and the load's warnings); ids start again from 0.
+    pub fn clear(&mut self) {
+        *self = Scene::new();
+    }
+
+    /// The ids of the instances in the scene, ascending.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Scene};
+    /// # use nalgebra::{Matrix4, Point3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let ids = scene.add_all((0..4).map(|_| (triangle.clone(), Matrix4::identity())))?;
+    /// scene.remove(1)?;
+    /// assert_eq!(scene.ids().collect::<Vec<_>>(), [0, 2, 3]);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn ids(&self) -> impl Iterator<Item = InstanceId> + '_ {
+        (0..self.slots.len() as InstanceId).filter(|&id| self.slots[id as usize].is_some())
+    }
+
+    /// Stores `instance` as `id` (a free id or the next new one).
+    fn put(&mut self, id: InstanceId, instance: Instance, bounds: Aabb) {
+        let i = id as usize;
+        if i == self.slots.len() {
+            self.slots.push(None);
+            self.bounds.push(Aabb::EMPTY);
+        }
+        self.slots[i] = Some(instance);
+        self.bounds[i] = bounds;
+        self.changed();
     }
 
     /// An instance's name: its node's in the glTF file it was loaded from
@@ -352,7 +496,7 @@ impl Scene {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn name(&self, id: InstanceId) -> Option<&str> {
-        self.instances.get(id as usize).map(|i| i.name.as_str())
+        self.get(id).ok().map(|i| i.name.as_str())
     }
 
     /// What loading the scene reported without failing: each glTF node left out for a
@@ -365,32 +509,70 @@ impl Scene {
     /// A loader's names for the instances (in id order) and its warnings.
     #[cfg(feature = "gltf")]
     pub(crate) fn set_loaded(&mut self, names: Vec<String>, warnings: Vec<Error>) {
-        debug_assert_eq!(names.len(), self.instances.len());
-        for (instance, name) in self.instances.iter_mut().zip(names) {
+        debug_assert_eq!(names.len(), self.slots.len());
+        for (instance, name) in self.slots.iter_mut().flatten().zip(names) {
             instance.name = name;
         }
         self.load_warnings = warnings;
     }
 
-    /// The id the next instance gets, if there is one left.
-    fn next_id(&self) -> Result<InstanceId> {
-        InstanceId::try_from(self.instances.len())
-            .ok()
-            .filter(|&id| id < InstanceId::MAX)
-            .ok_or(Error::InvalidTransform {
-                reason: "too many instances: ids would overflow",
-            })
-    }
-
-    /// Marks the top-level tree stale: the next query rebuilds it.
+    /// Marks the top-level trees stale: the next query (or [`update`](Scene::update)) brings
+    /// them up to date, refitting the old ones where it can.
     fn changed(&mut self) {
-        self.top = OnceLock::new();
+        if let Some(top) = self.top.take() {
+            *self.stale.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(top);
+        }
     }
 
-    /// The top-level tree, built now if an edit made it stale. Only the first query after
-    /// an edit pays (and allocates); concurrent queries wait for that one build.
+    /// Marks the top-level trees stale after instance `id`'s box changed: the update refits
+    /// the path above its leaf.
+    fn moved(&mut self, id: InstanceId) {
+        self.changed();
+        if let Some(top) = self.stale.get_mut().unwrap_or_else(PoisonError::into_inner) {
+            top.touch(id);
+        }
+    }
+
+    /// Brings the top-level trees up to date now, so that the next queries neither wait nor
+    /// allocate. Queries do this themselves when an edit made the trees stale (the first
+    /// one pays; concurrent ones wait for it), so calling it is never needed for correct
+    /// answers: an application calls it once per frame after its edits, to keep picking
+    /// latency even. After moves, mesh changes and removals the trees are refitted (O(n),
+    /// no allocation); after additions the added instances get a small tree of their own;
+    /// the whole is rebuilt when refitting has made it much worse (the rules are in
+    /// `src/scene/top.rs`).
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let ids = scene.add_all((0..100).map(|i| (triangle.clone(), Matrix4::new_translation(&Vector3::new(2.0 * i as f32, 0.0, 0.0)))))?;
+    /// // A frame: move a few, update once, then pick.
+    /// for id in ids.clone().step_by(10) {
+    ///     scene.set_transform(id, Matrix4::new_translation(&Vector3::new(2.0 * id as f32, 5.0, 0.0)))?;
+    /// }
+    /// scene.update();
+    /// let ray = Ray::new(Point3::new(20.2, 5.2, 1.0), -Vector3::z());
+    /// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, 10);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn update(&mut self) {
+        self.top();
+    }
+
+    /// The top-level trees, brought up to date now if an edit made them stale.
     fn top(&self) -> &TopLevel {
-        self.top.get_or_init(|| TopLevel::build(&self.instances))
+        self.top.get_or_init(|| {
+            let stale = self
+                .stale
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            TopLevel::update(stale, &self.slots, &self.bounds).0
+        })
     }
 
     #[cfg(feature = "gltf")]
@@ -400,8 +582,8 @@ impl Scene {
     }
 
     /// Moves an instance: a new object-to-world transform. Its mesh BVH is kept; the
-    /// top-level tree over the instances is marked stale and rebuilt by the next query
-    /// (O(k log k) for k instances, once however many instances moved).
+    /// top-level tree is marked stale and refitted by the next query (O(n) for n instances,
+    /// once however many moved; see [`update`](Scene::update)).
     ///
     /// # Errors
     /// [`Error::InvalidTransform`] as for [`add`](Scene::add), or
@@ -431,11 +613,95 @@ impl Scene {
         transform: impl Into<mint::ColumnMatrix4<f32>>,
     ) -> Result<()> {
         let (to_world, to_object) = affine(&Matrix4::from(transform.into()))?;
+        let bounds = placed_bounds(&self.get(id)?.bvh.bounds(), &to_world)?;
         let instance = self.get_mut(id)?;
-        instance.world_bounds = placed_bounds(&instance.bvh, &to_world)?;
         instance.to_world = to_world;
         instance.to_object = to_object;
-        self.changed();
+        self.bounds[id as usize] = bounds;
+        self.moved(id);
+        Ok(())
+    }
+
+    /// Places another BVH as instance `id` (a new version of its model, a level of detail),
+    /// keeping its transform, mask, name and enabled state.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let id = scene.add(triangle.clone(), Matrix4::identity())?;
+    /// let ray = Ray::new(Point3::new(1.5, 0.2, 1.0), -Vector3::z());
+    /// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_none());
+    /// // Twice as big.
+    /// let q = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(2.0, 0.0, 0.0), Point3::new(0.0, 2.0, 0.0)];
+    /// let big = Arc::new(Bvh::build(Mesh::from_buffers(q, vec![[0, 1, 2]])?));
+    /// scene.set_mesh(id, big)?;
+    /// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_some());
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::UnknownInstance`], or [`Error::InvalidTransform`] when the instance's
+    /// transform places the new mesh beyond ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE);
+    /// the scene is then unchanged.
+    pub fn set_mesh(&mut self, id: InstanceId, bvh: Arc<Bvh>) -> Result<()> {
+        let bounds = placed_bounds(&bvh.bounds(), &self.get(id)?.to_world)?;
+        self.get_mut(id)?.bvh = bvh;
+        self.bounds[id as usize] = bounds;
+        self.moved(id);
+        Ok(())
+    }
+
+    /// Moves the vertices of instance `id`'s mesh to `positions` and refits its BVH (see
+    /// [`Bvh::refit`]): a skinned or deforming model. Copy on write: when other instances
+    /// (or the caller) share the BVH, this instance gets its own refitted copy and the others
+    /// keep the old shape; when it is this instance's alone, it is refitted in place.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let a = scene.add(triangle.clone(), Matrix4::identity())?;
+    /// let b = scene.add(triangle, Matrix4::new_translation(&Vector3::new(5.0, 0.0, 0.0)))?;
+    /// // Stretch a's triangle along x; b shares the mesh but keeps its shape.
+    /// let stretched = [Point3::new(0.0, 0.0, 0.0), Point3::new(10.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// scene.refit_mesh(a, &stretched)?;
+    /// let ray = Ray::new(Point3::new(5.5, 0.2, 1.0), -Vector3::z());
+    /// let hits = scene.all_hits(&ray, &SceneOptions::default());
+    /// assert_eq!(hits.iter().map(|h| h.instance).collect::<Vec<_>>(), [a, b]);
+    /// let beside_b = Ray::new(Point3::new(6.5, 0.2, 1.0), -Vector3::z());
+    /// let hits = scene.all_hits(&beside_b, &SceneOptions::default());
+    /// assert_eq!(hits.iter().map(|h| h.instance).collect::<Vec<_>>(), [a]);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::UnknownInstance`]; the errors of [`Bvh::refit`]; [`Error::InvalidTransform`]
+    /// when the transform places the moved mesh beyond
+    /// ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE). The scene is then unchanged.
+    pub fn refit_mesh(&mut self, id: InstanceId, positions: &[Point3<f32>]) -> Result<()> {
+        let instance = self.get(id)?;
+        let mesh = instance.bvh.mesh();
+        let expected = mesh.positions().len();
+        if positions.len() != expected {
+            return Err(Error::VertexCount {
+                expected,
+                found: positions.len(),
+            });
+        }
+        crate::mesh::check_coordinates(positions, mesh.triangles())?;
+        let object = crate::mesh::used_bounds(positions, mesh.triangles());
+        let bounds = placed_bounds(&object, &instance.to_world)?;
+        // Refits in place when the instance holds the only reference, else a copy.
+        Arc::make_mut(&mut self.get_mut(id)?.bvh).refit(positions)?;
+        self.bounds[id as usize] = bounds;
+        self.moved(id);
         Ok(())
     }
 
@@ -509,7 +775,7 @@ impl Scene {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.instances.len()
+        self.slots.len() - self.free.len()
     }
 
     /// Whether the scene holds no instance.
@@ -528,7 +794,7 @@ impl Scene {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.instances.is_empty()
+        self.len() == 0
     }
 
     /// The box around every instance in world space (enabled or not), a little loose: each
@@ -550,9 +816,7 @@ impl Scene {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn bounds(&self) -> Aabb {
-        self.instances
-            .iter()
-            .fold(Aabb::EMPTY, |b, i| b.union(&i.world_bounds))
+        self.bounds.iter().fold(Aabb::EMPTY, |b, i| b.union(i))
     }
 
     /// An instance's box in world space (its mesh box's corners transformed, a little
@@ -574,7 +838,7 @@ impl Scene {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn instance_bounds(&self, id: InstanceId) -> Option<Aabb> {
-        self.instances.get(id as usize).map(|i| i.world_bounds)
+        self.get(id).ok().map(|_| self.bounds[id as usize])
     }
 
     /// An instance's mesh BVH.
@@ -593,402 +857,50 @@ impl Scene {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn bvh(&self, id: InstanceId) -> Option<&Arc<Bvh>> {
-        self.instances.get(id as usize).map(|i| &i.bvh)
+        self.get(id).ok().map(|i| &i.bvh)
+    }
+
+    /// Instance `id`'s object-to-world transform, as it was given (in f32).
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Scene};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// let lift = Matrix4::new_translation(&Vector3::new(0.0, 2.0, 0.0));
+    /// let id = scene.add(triangle, lift)?;
+    /// assert_eq!(scene.transform(id), Some(lift));
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn transform(&self, id: InstanceId) -> Option<Matrix4<f32>> {
+        self.get(id).ok().map(|i| i.to_world.cast::<f32>())
+    }
+
+    /// Instance `id`, or the error that names it unknown.
+    fn get(&self, id: InstanceId) -> Result<&Instance> {
+        let count = self.len();
+        self.slots
+            .get(id as usize)
+            .and_then(Option::as_ref)
+            .ok_or(unknown(id, count))
     }
 
     fn get_mut(&mut self, id: InstanceId) -> Result<&mut Instance> {
-        let count = self.instances.len();
-        self.instances
+        let count = self.len();
+        self.slots
             .get_mut(id as usize)
-            .ok_or(Error::UnknownInstance { id, count })
+            .and_then(Option::as_mut)
+            .ok_or(unknown(id, count))
     }
-
-    /// The first hit along the ray among the enabled instances the options' mask selects.
-    /// `None` for a miss, an invalid ray or an empty scene. Allocates nothing.
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// scene.add(triangle.clone(), Matrix4::identity())?;
-    /// let front = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 1.0)))?;
-    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
-    /// let hit = scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
-    /// assert_eq!((hit.instance, hit.hit.t), (front, 4.0));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_hit(&self, ray: &Ray, options: &SceneOptions) -> Option<SceneHit> {
-        self.closest_hit_filtered(ray, options, |_| true)
-    }
-
-    /// [`closest_hit`](Scene::closest_hit) among the instances `filter` also accepts.
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// let back = scene.add(triangle.clone(), Matrix4::identity())?;
-    /// let front = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 1.0)))?;
-    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
-    /// // Pick through the instance being dragged.
-    /// let dragged = front;
-    /// let under = scene.closest_hit_filtered(&ray, &SceneOptions::default(), |id| id != dragged);
-    /// assert_eq!(under.unwrap().instance, back);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_hit_filtered(
-        &self,
-        ray: &Ray,
-        options: &SceneOptions,
-        filter: impl Fn(InstanceId) -> bool,
-    ) -> Option<SceneHit> {
-        let mut best: Option<(InstanceId, Ray, crate::CompactHit)> = None;
-        self.walk(ray, options, &filter, |id, instance, t_max| {
-            let local = object_ray(instance, ray, *t_max)?;
-            let hit = instance.bvh.closest_triangle(&local, &options.query)?;
-            // Of instances hit at the same `t`, the lowest number wins, in any walk order.
-            if let Some((best_id, _, b)) = &best
-                && b.t == hit.t
-                && *best_id < id
-            {
-                return Some(false);
-            }
-            *t_max = hit.t;
-            best = Some((id, local, hit));
-            Some(false)
-        });
-        best.map(|(id, local, hit)| self.details(id, &local, &hit))
-    }
-
-    /// Some hit along the ray (the first found, not necessarily the closest).
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// scene.add(triangle, Matrix4::identity())?;
-    /// // Is the segment from (0.2, 0.2, 1) to (0.2, 0.2, -1) blocked?
-    /// let sight = Ray::with_range(Point3::new(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -2.0), 0.0, 1.0);
-    /// assert!(scene.any_hit(&sight, &SceneOptions::default()).is_some());
-    /// assert!(scene.any_hit(&sight.with_t_range(0.0, 0.4), &SceneOptions::default()).is_none());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn any_hit(&self, ray: &Ray, options: &SceneOptions) -> Option<SceneHit> {
-        let mut found = None;
-        self.walk(ray, options, &|_| true, |id, instance, t_max| {
-            let local = object_ray(instance, ray, *t_max)?;
-            let hit = instance.bvh.any_triangle(&local, &options.query)?;
-            found = Some((id, local, hit));
-            Some(true)
-        });
-        found.map(|(id, local, hit)| self.details(id, &local, &hit))
-    }
-
-    /// Every hit along the ray, sorted by `t` (then instance, then triangle).
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// for z in [0.0, 1.0, 2.0] {
-    ///     scene.add(triangle.clone(), Matrix4::new_translation(&Vector3::new(0.0, 0.0, z)))?;
-    /// }
-    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
-    /// let hits = scene.all_hits(&ray, &SceneOptions::default());
-    /// let order: Vec<_> = hits.iter().map(|h| (h.instance, h.hit.t)).collect();
-    /// assert_eq!(order, [(2, 3.0), (1, 4.0), (0, 5.0)]);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn all_hits(&self, ray: &Ray, options: &SceneOptions) -> Vec<SceneHit> {
-        let (mut hits, mut local_hits) = (Vec::new(), Vec::new());
-        let t_end = ray.t_max();
-        self.walk(ray, options, &|_| true, |id, instance, _| {
-            let local = object_ray(instance, ray, t_end)?;
-            instance
-                .bvh
-                .all_hits_into(&local, &options.query, &mut local_hits);
-            hits.extend(local_hits.drain(..).map(|hit| self.to_world(id, hit)));
-            Some(false)
-        });
-        hits.sort_by(|a, b| {
-            a.hit
-                .t
-                .total_cmp(&b.hit.t)
-                .then(a.instance.cmp(&b.instance))
-                .then(a.hit.triangle.cmp(&b.hit.triangle))
-        });
-        hits
-    }
-
-    /// Walks the top-level tree near box first; `visit(id, instance, t_max)` queries an
-    /// instance (lowering `t_max` for closest hit) and returns `Some(true)` to stop.
-    fn walk(
-        &self,
-        ray: &Ray,
-        options: &SceneOptions,
-        filter: &dyn Fn(InstanceId) -> bool,
-        visit: impl FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>,
-    ) {
-        if !ray.is_valid() {
-            return;
-        }
-        let top = self.top();
-        let mut visitor = InstanceRays {
-            ray: WideRay::new(&RaySlabs::new(ray)),
-            t_min: ray.t_min(),
-            t_max: ray.t_max(),
-            scene: self,
-            order: &top.order,
-            mask: options.mask,
-            filter,
-            visit,
-        };
-        walk(&top.nodes, &mut visitor);
-    }
-
-    /// The point of the scene nearest to `point` within `max_distance` (inclusive), among
-    /// the enabled instances `mask` selects: the instance and, in world space, the point,
-    /// the triangle, its barycentrics and the distance. Distances are measured in world
-    /// space (exact under any affine transform, non-uniform scales included: each
-    /// instance's triangles and boxes are moved to world space as the search reaches them);
-    /// ties go to the lowest instance, then triangle. `None` as for
-    /// [`Bvh::closest_point`].
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// scene.add(triangle.clone(), Matrix4::identity())?;
-    /// // Stretched 4x along x and moved to z = 10: measured in world space, stretch included.
-    /// let far = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 10.0))
-    ///     * Matrix4::new_nonuniform_scaling(&Vector3::new(4.0, 1.0, 1.0)))?;
-    /// let p = Point3::new(3.0, 0.1, 8.0);
-    /// let (id, near) = scene.closest_point(p, f32::INFINITY, u32::MAX).unwrap();
-    /// assert_eq!(id, far);
-    /// assert!((near.distance - 2.0).abs() < 1e-5);
-    /// assert!((near.point - Point3::new(3.0, 0.1, 10.0)).norm() < 1e-5);
-    /// // Nothing within 1, or with a mask no instance shares.
-    /// assert!(scene.closest_point(p, 1.0, u32::MAX).is_none());
-    /// assert!(scene.closest_point(p, f32::INFINITY, 0).is_none());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_point(
-        &self,
-        point: impl Into<mint::Point3<f32>>,
-        max_distance: f32,
-        mask: u32,
-    ) -> Option<(InstanceId, crate::ClosestPoint)> {
-        let point = Point3::from(point.into());
-        if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
-            return None;
-        }
-        let top = self.top();
-        let mut visitor = NearestInstance {
-            scene: self,
-            order: &top.order,
-            p: point.cast::<f64>(),
-            limit: f64::from(max_distance) * f64::from(max_distance),
-            mask,
-            best: None,
-        };
-        walk(&top.nodes, &mut visitor);
-        let best = visitor.best;
-        best.map(|(id, triangle, n)| {
-            (
-                id,
-                crate::ClosestPoint {
-                    triangle,
-                    point: n.point.cast::<f32>(),
-                    u: n.u as f32,
-                    v: n.v as f32,
-                    distance: n.distance_squared.sqrt() as f32,
-                },
-            )
-        })
-    }
-
-    /// The full hit of instance `id` for a short one found with the object-space ray `local`.
-    fn details(&self, id: InstanceId, local: &Ray, hit: &crate::CompactHit) -> SceneHit {
-        let bvh = &self.instances[id as usize].bvh;
-        self.to_world(id, bvh.own_hit_details(local, hit))
-    }
-
-    /// An object-space hit of instance `id` moved to world space.
-    fn to_world(&self, id: InstanceId, mut h: Hit) -> SceneHit {
-        let instance = &self.instances[id as usize];
-        let m = &instance.to_world;
-        h.point = transform_point(m, &h.point.cast::<f64>()).cast::<f32>();
-        // Normals move by the inverse transpose. Under a mirror this keeps the object's front
-        // side in front (the world winding turns over, the faces do not), as glTF, three.js
-        // and Unity have it: a mirrored closed mesh still faces outwards.
-        let normal_matrix: Matrix3<f64> = instance.to_object.fixed_view::<3, 3>(0, 0).transpose();
-        let to_world_normal =
-            |n: &Vector3<f32>| Unit::try_new((normal_matrix * n.cast::<f64>()).cast::<f32>(), 0.0);
-        if let Some(n) = to_world_normal(&h.normal.into_inner()) {
-            h.normal = n;
-        }
-        h.shading_normal = h
-            .shading_normal
-            .and_then(|n| to_world_normal(&n.into_inner()));
-        // `front_face` stays the mesh's: the world ray meets the moved normal from the same
-        // side (n·M⁻¹ · M·d = n·d), and it is the side the culling used.
-        SceneHit {
-            instance: id,
-            hit: h,
-        }
-    }
-}
-
-/// A ray's walk of the top-level tree: instance boxes by the slab test, and in the leaves
-/// the enabled instances the mask and filter accept, queried by `visit`.
-struct InstanceRays<'a, V> {
-    ray: WideRay,
-    t_min: f32,
-    t_max: f32,
-    scene: &'a Scene,
-    order: &'a [u32],
-    mask: u32,
-    filter: &'a dyn Fn(InstanceId) -> bool,
-    visit: V,
-}
-
-impl<V: FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>> Visitor for InstanceRays<'_, V> {
-    type Key = f32;
-    const ORDERED: bool = true;
-
-    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f32; WIDTH]) {
-        lane_intervals(node, &self.ray, self.t_min, self.t_max)
-    }
-
-    fn worth(&self, entry: f32) -> bool {
-        entry <= widened(self.t_max)
-    }
-
-    fn leaf(&mut self, first: u32, count: u32, _: f32) -> bool {
-        for &i in &self.order[first as usize..(first + count) as usize] {
-            let instance = &self.scene.instances[i as usize];
-            if !instance.enabled || instance.mask & self.mask == 0 || !(self.filter)(i) {
-                continue;
-            }
-            if (self.visit)(i, instance, &mut self.t_max) == Some(true) {
-                return true;
-            }
-        }
-        false
-    }
-}
-
-/// The nearest-point search over instances: nearest world box first, each instance searched
-/// in world space; boxes beyond the best distance are skipped.
-struct NearestInstance<'a> {
-    scene: &'a Scene,
-    order: &'a [u32],
-    p: Point3<f64>,
-    /// The best squared distance so far (the caller's limit at first).
-    limit: f64,
-    mask: u32,
-    best: Option<(u32, u32, crate::closest_point::Nearest)>,
-}
-
-impl Visitor for NearestInstance<'_> {
-    type Key = f64;
-    const ORDERED: bool = true;
-
-    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
-        lanes_near(node, &self.p, None, |d2| self.worth(d2))
-    }
-
-    fn worth(&self, d2: f64) -> bool {
-        d2 <= self.limit * (1.0 + 1e-9)
-    }
-
-    fn leaf(&mut self, first: u32, count: u32, _: f64) -> bool {
-        for &id in &self.order[first as usize..(first + count) as usize] {
-            let instance = &self.scene.instances[id as usize];
-            if !instance.enabled || instance.mask & self.mask == 0 {
-                continue;
-            }
-            let Some((t, n)) =
-                instance
-                    .bvh
-                    .nearest_triangle(&self.p, self.limit, Some(&instance.to_world))
-            else {
-                continue;
-            };
-            let better = match &self.best {
-                None => true,
-                Some((bid, _, bn)) => {
-                    n.distance_squared < bn.distance_squared
-                        || (n.distance_squared == bn.distance_squared && id < *bid)
-                }
-            };
-            if better {
-                self.limit = n.distance_squared;
-                self.best = Some((id, t, n));
-            }
-        }
-        false
-    }
-}
-
-/// The ray in the instance's object space, its range `[t_min, t_max]` kept (the direction is
-/// transformed, not normalized, so `t` means the same point). `None` when it does not fit f32.
-fn object_ray(instance: &Instance, ray: &Ray, t_max: f32) -> Option<Ray> {
-    let m = &instance.to_object;
-    let o = transform_point(m, &ray.origin().cast::<f64>()).cast::<f32>();
-    let d = (m.fixed_view::<3, 3>(0, 0) * ray.direction().cast::<f64>()).cast::<f32>();
-    let local = Ray::with_range(o, d, ray.t_min(), t_max);
-    local.is_valid().then_some(local)
-}
-
-/// The world box around an instance: its mesh box's corners moved to world space, rounded
-/// outwards by a few ulps so rounding never makes it miss its own triangles.
-fn world_bounds(bvh: &Bvh, to_world: &Matrix4<f64>) -> Aabb {
-    let b = bvh.bounds();
-    let mut lo = Vector3::repeat(f64::INFINITY);
-    let mut hi = Vector3::repeat(f64::NEG_INFINITY);
-    for i in 0..8 {
-        let corner = Point3::new(
-            if i & 1 == 0 { b.min.x } else { b.max.x },
-            if i & 2 == 0 { b.min.y } else { b.max.y },
-            if i & 4 == 0 { b.min.z } else { b.max.z },
-        )
-        .cast::<f64>();
-        let w = transform_point(to_world, &corner);
-        lo = lo.inf(&w.coords);
-        hi = hi.sup(&w.coords);
-    }
-    let pad = (hi - lo).norm() * 1e-6 + 1e-30;
-    Aabb::new(
-        Point3::from((lo - Vector3::repeat(pad)).cast::<f32>()),
-        Point3::from((hi + Vector3::repeat(pad)).cast::<f32>()),
-    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Mesh;
+    use crate::{Mesh, Ray};
+    use nalgebra::Vector3;
 
     fn triangle() -> Arc<Bvh> {
         let p = vec![
@@ -1003,6 +915,13 @@ mod tests {
         Matrix4::new_translation(&Vector3::new(x, 0.0, 0.0))
     }
 
+    fn hit(scene: &Scene, x: f32) -> Option<InstanceId> {
+        let ray = Ray::new(Point3::new(x, 0.2, 1.0), -Vector3::z());
+        scene
+            .closest_hit(&ray, &SceneOptions::default())
+            .map(|h| h.instance)
+    }
+
     #[test]
     fn edits_leave_the_top_level_tree_to_the_next_query() {
         // `add` once rebuilt the whole tree per call: 10,000 instances took 16.5 s.
@@ -1011,28 +930,56 @@ mod tests {
             scene.add(triangle.clone(), at(2.0 * i as f32)).unwrap();
             assert!(scene.top.get().is_none(), "add {i} built the tree");
         }
-        let ray = Ray::new(Point3::new(1500.2, 0.2, 1.0), -Vector3::z());
-        let hit = scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
-        assert_eq!(hit.instance, 750);
-        let built = scene.top.get().unwrap().nodes.as_ptr();
-        // Further queries reuse it; a move marks it stale, the next query sees the move.
-        assert!(scene.any_hit(&ray, &SceneOptions::default()).is_some());
-        assert_eq!(scene.top.get().unwrap().nodes.as_ptr(), built);
+        assert_eq!(hit(&scene, 1500.2), Some(750));
+        let built = scene.top.get().unwrap().main.nodes.as_ptr();
+        // Further queries reuse it; a move marks it stale, the next query refits it in place.
+        assert_eq!(hit(&scene, 1500.2), Some(750));
         scene.set_transform(750, at(-10.0)).unwrap();
         assert!(scene.top.get().is_none());
-        assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_none());
+        assert_eq!(hit(&scene, 1500.2), None);
+        assert_eq!(hit(&scene, -9.8), Some(750));
+        assert_eq!(scene.top.get().unwrap().main.nodes.as_ptr(), built, "refit");
+        // A few added instances get a tree of their own; the main one is refitted.
         let ids = scene
             .add_all((0..3).map(|i| (triangle.clone(), at(1500.0 + i as f32 * 0.01))))
             .unwrap();
         assert_eq!(ids, 2000..2003);
-        assert!(scene.top.get().is_none());
-        assert_eq!(
-            scene
-                .closest_hit(&ray, &SceneOptions::default())
-                .unwrap()
-                .instance,
-            2000
-        );
+        assert_eq!(hit(&scene, 1500.2), Some(2000));
+        let top = scene.top.get().unwrap();
+        assert_eq!((top.main.nodes.as_ptr(), top.added.order.len()), (built, 3));
+        // Removing most instances makes the next update rebuild: no empty leaves are kept.
+        for id in 0..1500 {
+            scene.remove(id).unwrap();
+        }
+        scene.update();
+        let top = scene.top.get().unwrap();
+        assert_eq!((top.main.order.len(), top.added.order.len()), (503, 0));
+        assert_eq!(hit(&scene, 1500.2), Some(2000));
+        assert_eq!(hit(&scene, 2.2), None);
+        // A freed id is reused by `add`, and found by the next query.
+        assert_eq!(scene.add(triangle, at(-50.0)).unwrap(), 1499);
+        assert_eq!(hit(&scene, -49.8), Some(1499));
+    }
+
+    #[test]
+    fn moves_that_spoil_the_tree_rebuild_it() {
+        let (triangle, mut scene) = (triangle(), Scene::new());
+        scene
+            .add_all((0..500).map(|i| (triangle.clone(), at(2.0 * i as f32))))
+            .unwrap();
+        scene.update();
+        let built = scene.top.get().unwrap().main.nodes.as_ptr();
+        // Shuffle the row: neighbours in the tree end up far apart, its nodes' boxes span
+        // the row, and the refit tree's cost grows far past the rule's limit.
+        let place = |id: u32| (id * 7919 % 500) as f32 * 2.0;
+        for id in 0..500 {
+            scene.set_transform(id, at(place(id))).unwrap();
+        }
+        scene.update();
+        let top = scene.top.get().unwrap();
+        assert_ne!(top.main.nodes.as_ptr(), built, "rebuilt");
+        let first = (0..500).find(|&id| place(id) == 0.0);
+        assert_eq!(hit(&scene, 0.2), first);
     }
 
     #[test]
@@ -1051,8 +998,34 @@ mod tests {
             scene.instance_bounds(id).unwrap().max.x < 1.001,
             "unchanged"
         );
-        let all = scene.add_all([(triangle.clone(), at(1.0)), (triangle, far)]);
+        let all = scene.add_all([(triangle.clone(), at(1.0)), (triangle.clone(), far)]);
         assert!(all.is_err());
         assert_eq!(scene.len(), 1);
+        // A refit that would carry the mesh beyond the range is refused, nothing changed.
+        scene.set_transform(id, Matrix4::new_scaling(1e11)).unwrap();
+        let grown = [
+            Point3::new(0.0, 0.0, 0.0),
+            Point3::new(100.0, 0.0, 0.0),
+            Point3::new(0.0, 1.0, 0.0),
+        ];
+        assert!(matches!(
+            scene.refit_mesh(id, &grown),
+            Err(Error::InvalidTransform { .. })
+        ));
+        assert!(Arc::ptr_eq(scene.bvh(id).unwrap(), &triangle));
+        assert!(matches!(
+            scene.refit_mesh(id, &grown[..2]),
+            Err(Error::VertexCount { .. })
+        ));
+        let nan = [Point3::new(f32::NAN, 0.0, 0.0), grown[1], grown[2]];
+        assert!(scene.refit_mesh(id, &nan).is_err());
+        assert!(Arc::ptr_eq(scene.bvh(id).unwrap(), &triangle));
+    }
+
+    #[test]
+    fn scenes_are_send_and_sync() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Scene>();
+        shareable::<SceneOptions<'_>>();
     }
 }

@@ -1,0 +1,262 @@
+//! The top-level tree: a wide tree over the instances' world boxes, one instance per leaf, and
+//! how it follows the scene's edits without a rebuild per edit.
+//!
+//! Edits only mark the tree stale; the next query (or [`Scene::update`](super::Scene::update))
+//! brings it up to date once, however many edits came before:
+//! - moves, mesh changes and removals **refit** it: the edits name the leaves they touched
+//!   ([`TopLevel::touch`], [`TopLevel::forget`]), and only the nodes on those leaves' paths
+//!   to the root are recomputed, bottom-up (O(k log n) for k edits; all nodes once k passes
+//!   an eighth of them); the grouping is kept, and a removed instance's leaf entry is
+//!   cleared at once and keeps an empty box, which no query enters;
+//! - instances added since the last build (under new ids or freed ones) go into a second,
+//!   small tree of their own, rebuilt when its set of instances changed and refitted
+//!   otherwise, so adding one instance to a big scene does not rebuild the big tree;
+//! - the whole is **rebuilt** when the refit tree's cost (the sum of its boxes' areas, which
+//!   is what the surface area heuristic charges a random ray) has grown by more than half
+//!   since its build, when over half its leaves are removed instances, or when the added
+//!   instances outnumber an eighth of it (and 64).
+//!
+//! Measured with `cargo bench --bench scene` (100,000 instances): see the README's "Scenes".
+
+use super::{Instance, InstanceId};
+use crate::bvh::build_binary;
+use crate::bvh::wide::{NO_CHILD, WIDTH, WideNode, collapse};
+use crate::{Aabb, BuildOptions};
+
+/// Rebuild once the refit tree's cost exceeds its cost after the build by this factor.
+const REBUILD_COST: f64 = 1.5;
+
+/// The leaf entry of a removed instance, and "none" in the index maps.
+pub(super) const REMOVED: u32 = u32::MAX;
+
+/// A wide tree whose leaves name instances (`order[first..first + count]`, [`REMOVED`] for
+/// one removed since the build), with what a partial refit needs: each node's parent and
+/// the node holding each leaf entry.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Tree {
+    pub nodes: Vec<WideNode>,
+    pub order: Vec<u32>,
+    /// Each node's parent ([`REMOVED`] for the root).
+    parent: Vec<u32>,
+    /// For each entry of `order`, the node whose lane holds it.
+    holder: Vec<u32>,
+    /// The sum of the lanes' half areas: now, and just after the build.
+    cost: f64,
+    built_cost: f64,
+    /// Leaf entries not [`REMOVED`].
+    live: usize,
+}
+
+impl Tree {
+    /// A tree over the instances `ids` (live ones), boxes from `bounds`.
+    fn build(ids: Vec<u32>, bounds: &[Aabb]) -> Tree {
+        if ids.is_empty() {
+            return Tree::default();
+        }
+        let boxes: Vec<Aabb> = ids.iter().map(|&id| bounds[id as usize]).collect();
+        let options = BuildOptions {
+            max_leaf_size: 1,
+            ..Default::default()
+        };
+        let (binary, order) = build_binary(&boxes, &options, &|_| {});
+        let nodes = collapse(&binary, options.traversal_cost, options.intersection_cost);
+        let (mut parent, mut holder) = (vec![REMOVED; nodes.len()], vec![REMOVED; order.len()]);
+        for (i, node) in nodes.iter().enumerate() {
+            for k in node.lanes() {
+                let (child, count) = (node.child[k], node.count[k]);
+                if count == 0 {
+                    parent[child as usize] = i as u32;
+                } else {
+                    holder[child as usize..(child + count) as usize].fill(i as u32);
+                }
+            }
+        }
+        let cost = nodes.iter().map(lanes_cost).sum();
+        Tree {
+            nodes,
+            order: order.iter().map(|&i| ids[i as usize]).collect(),
+            parent,
+            holder,
+            cost,
+            built_cost: cost,
+            live: ids.len(),
+        }
+    }
+
+    /// Recomputes node `i`'s lane boxes from its children (already up to date) and the
+    /// instances' `bounds`, keeping `cost` current.
+    fn refit_node(&mut self, i: usize, bounds: &[Aabb]) {
+        let before = lanes_cost(&self.nodes[i]);
+        for k in 0..WIDTH {
+            let (child, count) = (self.nodes[i].child[k], self.nodes[i].count[k]);
+            if child == NO_CHILD {
+                continue;
+            }
+            let b = if count > 0 {
+                let ids = &self.order[child as usize..(child + count) as usize];
+                ids.iter()
+                    .filter(|&&id| id != REMOVED)
+                    .fold(Aabb::EMPTY, |b, &id| b.union(&bounds[id as usize]))
+            } else {
+                self.nodes[child as usize].bounds()
+            };
+            self.nodes[i].set_lane_bounds(k, &b);
+        }
+        self.cost += lanes_cost(&self.nodes[i]) - before;
+    }
+
+    /// Recomputes every box, bottom-up (children come after their parent).
+    fn refit_all(&mut self, bounds: &[Aabb]) {
+        for i in (0..self.nodes.len()).rev() {
+            self.refit_node(i, bounds);
+        }
+        // Summed afresh, so the running sum's rounding never piles up.
+        self.cost = self.nodes.iter().map(lanes_cost).sum();
+    }
+
+    /// Recomputes the nodes in `dirty` and all their ancestors, children first. `dirty` is
+    /// scratch space: it ends up holding that whole set.
+    fn refit_paths(&mut self, dirty: &mut Vec<u32>, bounds: &[Aabb]) {
+        let touched = dirty.len();
+        for k in 0..touched {
+            let mut node = self.parent[dirty[k] as usize];
+            while node != REMOVED {
+                dirty.push(node);
+                node = self.parent[node as usize];
+            }
+        }
+        // Children come after their parent in the array: highest index first is bottom-up.
+        dirty.sort_unstable_by(|a, b| b.cmp(a));
+        dirty.dedup();
+        for &node in dirty.iter() {
+            self.refit_node(node as usize, bounds);
+        }
+    }
+
+    /// Whether the refit tree has grown worse enough, or emptier enough, to rebuild.
+    fn spoiled(&self) -> bool {
+        self.cost > REBUILD_COST * self.built_cost || 2 * self.live < self.order.len()
+    }
+}
+
+/// The sum of a node's used lanes' half areas (empty lanes count 0).
+fn lanes_cost(node: &WideNode) -> f64 {
+    node.lanes()
+        .map(|k| f64::from(node.lane_bounds(k).half_area()))
+        .sum()
+}
+
+/// The scene's top-level trees: `main` over the instances that were live at its build,
+/// `added` over the live instances it does not hold (added since, possibly under a freed id),
+/// and the edits since the last update.
+#[derive(Clone, Debug, Default)]
+pub(super) struct TopLevel {
+    pub main: Tree,
+    pub added: Tree,
+    /// Where each id is in `main.order` ([`REMOVED`]: not in `main`; ids beyond the end
+    /// neither).
+    in_main: Vec<u32>,
+    /// `added`'s instances, ascending.
+    added_ids: Vec<u32>,
+    /// Nodes of `main` holding leaves edited since the last update (scratch for the refit).
+    dirty: Vec<u32>,
+    /// Whether an instance of `added` was removed since (its id may name another one now).
+    added_changed: bool,
+}
+
+impl TopLevel {
+    /// Both trees over every live instance, from scratch.
+    pub fn build(slots: &[Option<Instance>], bounds: &[Aabb]) -> TopLevel {
+        let live: Vec<u32> = (0..slots.len() as u32)
+            .filter(|&id| slots[id as usize].is_some())
+            .collect();
+        let main = Tree::build(live, bounds);
+        let mut in_main = vec![REMOVED; slots.len()];
+        for (at, &id) in main.order.iter().enumerate() {
+            in_main[id as usize] = at as u32;
+        }
+        TopLevel {
+            main,
+            in_main,
+            ..TopLevel::default()
+        }
+    }
+
+    /// Notes that instance `id`'s box changed (moved, another mesh, refitted).
+    pub fn touch(&mut self, id: InstanceId) {
+        match self.in_main.get(id as usize) {
+            Some(&at) if at != REMOVED => self.dirty.push(self.main.holder[at as usize]),
+            // In `added`: refitted whole at the update.
+            _ => {}
+        }
+    }
+
+    /// Clears instance `id`'s leaf entry (it was removed; a later instance may get its id).
+    pub fn forget(&mut self, id: InstanceId) {
+        match self.in_main.get_mut(id as usize) {
+            Some(at) if *at != REMOVED => {
+                self.main.order[*at as usize] = REMOVED;
+                self.dirty.push(self.main.holder[*at as usize]);
+                self.main.live -= 1;
+                *at = REMOVED;
+            }
+            _ => self.added_changed = true,
+        }
+    }
+
+    /// `stale` (the trees before the edits, if any) brought up to date with the scene:
+    /// refitted or rebuilt as the module's rules say.
+    pub fn update(
+        stale: Option<TopLevel>,
+        slots: &[Option<Instance>],
+        bounds: &[Aabb],
+    ) -> (TopLevel, Update) {
+        let Some(mut top) = stale else {
+            return (TopLevel::build(slots, bounds), Update::Rebuilt);
+        };
+        // Only ids outside `main` are looked up in `slots` (a scan of 4 bytes per id).
+        let outside = |id: usize| top.in_main.get(id).is_none_or(|&at| at == REMOVED);
+        let added: Vec<u32> = (0..slots.len())
+            .filter(|&id| outside(id) && slots[id].is_some())
+            .map(|id| id as u32)
+            .collect();
+        let size = top.main.order.len();
+        if size == 0 || added.len() > size / 8 + 64 {
+            return (TopLevel::build(slots, bounds), Update::Rebuilt);
+        }
+        let mut dirty = std::mem::take(&mut top.dirty);
+        if dirty.len() > top.main.nodes.len() / 8 {
+            top.main.refit_all(bounds);
+        } else {
+            top.main.refit_paths(&mut dirty, bounds);
+        }
+        dirty.clear();
+        top.dirty = dirty;
+        if top.main.spoiled() {
+            return (TopLevel::build(slots, bounds), Update::Rebuilt);
+        }
+        if added == top.added_ids && !top.added_changed {
+            top.added.refit_all(bounds);
+            if top.added.spoiled() {
+                top.added = Tree::build(added.clone(), bounds);
+            }
+        } else {
+            top.added = Tree::build(added.clone(), bounds);
+        }
+        top.added_ids = added;
+        top.added_changed = false;
+        (top, Update::Refitted)
+    }
+
+    /// The trees a query walks.
+    pub fn trees(&self) -> [&Tree; 2] {
+        [&self.main, &self.added]
+    }
+}
+
+/// What an update did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Update {
+    Rebuilt,
+    Refitted,
+}
