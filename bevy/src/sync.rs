@@ -1,0 +1,269 @@
+//! The meshray scene kept in step with the world: one BVH per `Mesh` asset, built on the
+//! async compute pool when the asset is added or changed, and one instance per `Mesh3d`
+//! entity, placed by its `GlobalTransform`, moved when that changes and removed with the
+//! entity (or its `Mesh3d`).
+
+use bevy_asset::{AssetEvent, AssetId, Assets};
+use bevy_ecs::prelude::*;
+use bevy_mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology, VertexAttributeValues};
+use bevy_platform::collections::{HashMap, HashSet};
+use bevy_tasks::{AsyncComputeTaskPool, Task, TaskPool, block_on, poll_once};
+use bevy_transform::components::GlobalTransform;
+use meshray::{Bvh, InstanceId, Scene};
+use std::sync::Arc;
+
+/// The meshray scene behind the picking backend, and which entity each instance is.
+/// Read it to cast rays of your own ([`scene`](MeshrayScene::scene),
+/// [`entity`](MeshrayScene::entity)).
+#[derive(Resource, Default)]
+pub struct MeshrayScene {
+    scene: Scene,
+    /// Each entity's instance, and its mesh asset.
+    instances: HashMap<Entity, (InstanceId, AssetId<Mesh>)>,
+    /// Each instance's entity, by id.
+    entities: Vec<Option<Entity>>,
+    /// The BVH of each mesh asset meshray can use.
+    bvhs: HashMap<AssetId<Mesh>, Arc<Bvh>>,
+    /// Builds under way on the async compute pool (a newer one replaces, and so cancels, an
+    /// older one for the same asset).
+    building: HashMap<AssetId<Mesh>, Task<Option<Bvh>>>,
+    /// Entities whose mesh has no BVH yet (being built, or not loaded).
+    waiting: HashSet<Entity>,
+}
+
+impl MeshrayScene {
+    /// The scene: one instance per pickable `Mesh3d` entity whose BVH is built.
+    pub fn scene(&self) -> &Scene {
+        &self.scene
+    }
+
+    /// The entity an instance stands for.
+    pub fn entity(&self, instance: InstanceId) -> Option<Entity> {
+        self.entities.get(instance as usize).copied().flatten()
+    }
+
+    /// The instance standing for an entity, once its mesh's BVH is built.
+    pub fn instance(&self, entity: Entity) -> Option<InstanceId> {
+        self.instances.get(&entity).map(|&(id, _)| id)
+    }
+
+    /// How many mesh BVHs are still being built.
+    pub fn builds_in_progress(&self) -> usize {
+        self.building.len()
+    }
+
+    /// The BVH built for a mesh asset, if any.
+    pub fn bvh(&self, mesh: impl Into<AssetId<Mesh>>) -> Option<&Arc<Bvh>> {
+        self.bvhs.get(&mesh.into())
+    }
+
+    /// Places `entity` (its mesh asset and world transform), or puts it in the waiting list
+    /// while its mesh has no BVH.
+    fn place(&mut self, entity: Entity, mesh: AssetId<Mesh>, transform: &GlobalTransform) {
+        let Some(bvh) = self.bvhs.get(&mesh).cloned() else {
+            self.take_out(entity);
+            self.waiting.insert(entity);
+            return;
+        };
+        self.waiting.remove(&entity);
+        let matrix = mint::ColumnMatrix4::from(transform.to_matrix().to_cols_array());
+        let placed = match self.instances.get(&entity).copied() {
+            Some((id, old)) => {
+                let moved = self.scene.set_transform(id, matrix);
+                let swapped = if old == mesh {
+                    Ok(())
+                } else {
+                    self.scene.set_mesh(id, bvh)
+                };
+                moved.and(swapped).map(|()| id)
+            }
+            None => self.scene.add(bvh, matrix),
+        };
+        match placed {
+            Ok(id) => {
+                self.instances.insert(entity, (id, mesh));
+                if self.entities.len() <= id as usize {
+                    self.entities.resize(id as usize + 1, None);
+                }
+                self.entities[id as usize] = Some(entity);
+            }
+            // A transform meshray refuses (singular, say a zero scale, or beyond the range
+            // where f32 stays exact): not pickable until it changes.
+            Err(_) => self.take_out(entity),
+        }
+    }
+
+    /// Removes `entity`'s instance, if it has one.
+    fn take_out(&mut self, entity: Entity) {
+        if let Some((id, _)) = self.instances.remove(&entity) {
+            // The id came from this scene, so removing it cannot fail.
+            let _ = self.scene.remove(id);
+            self.entities[id as usize] = None;
+        }
+    }
+}
+
+/// A mesh's vertex positions and index triples.
+type Triangles = (Vec<[f32; 3]>, Vec<[u32; 3]>);
+
+/// `Mesh3d` entities placed anew this frame (a new mesh, or moved).
+type Placed<'w, 's> = Query<
+    'w,
+    's,
+    (Entity, &'static Mesh3d, &'static GlobalTransform),
+    Or<(Changed<Mesh3d>, Changed<GlobalTransform>)>,
+>;
+
+/// A mesh asset's triangles as meshray takes them: positions and index triples. `None` for a
+/// mesh meshray cannot pick: not a triangle list, no `Float32x3` positions, data only in the
+/// render world.
+fn triangles(mesh: &Mesh) -> Option<Triangles> {
+    if mesh.primitive_topology() != PrimitiveTopology::TriangleList {
+        return None;
+    }
+    let Ok(VertexAttributeValues::Float32x3(positions)) =
+        mesh.try_attribute(Mesh::ATTRIBUTE_POSITION)
+    else {
+        return None;
+    };
+    let indices: Vec<u32> = match mesh.try_indices_option().ok()? {
+        Some(Indices::U16(i)) => i.iter().map(|&i| u32::from(i)).collect(),
+        Some(Indices::U32(i)) => i.clone(),
+        None => (0..positions.len() as u32).collect(),
+    };
+    let triangles = indices
+        .chunks_exact(3)
+        .map(|t| [t[0], t[1], t[2]])
+        .collect();
+    Some((positions.clone(), triangles))
+}
+
+/// Builds a mesh's BVH; `None` when meshray refuses the mesh (empty, indices out of range,
+/// NaN coordinates...), which then stays unpickable.
+fn build((positions, triangles): Triangles) -> Option<Bvh> {
+    let positions: Vec<mint::Point3<f32>> = positions.into_iter().map(Into::into).collect();
+    meshray::Mesh::from_buffers(positions, triangles)
+        .ok()
+        .map(Bvh::build)
+}
+
+/// The BVH of a mesh whose vertices moved but whose triangles did not (a deformed or
+/// skinned mesh): `old` refitted in O(n) instead of built anew; `None` as for [`build`].
+fn refit(old: &Bvh, positions: Vec<[f32; 3]>) -> Option<Bvh> {
+    let positions: Vec<_> = positions.into_iter().map(nalgebra::Point3::from).collect();
+    let mut bvh = old.clone();
+    bvh.refit(&positions).ok().map(|()| bvh)
+}
+
+/// Starts a BVH build for each mesh asset added or changed; forgets removed ones.
+pub(crate) fn start_builds(
+    mut state: ResMut<MeshrayScene>,
+    mut events: MessageReader<AssetEvent<Mesh>>,
+    meshes: Res<Assets<Mesh>>,
+) {
+    for event in events.read() {
+        match *event {
+            AssetEvent::Added { id } | AssetEvent::Modified { id } => {
+                let Some(data) = meshes.get(id).and_then(triangles) else {
+                    forget(&mut state, id);
+                    continue;
+                };
+                // Same triangles as the BVH it has: only the vertices moved, so refit it.
+                let same = state.bvhs.get(&id).filter(|old| {
+                    old.mesh().triangles() == data.1 && old.mesh().positions().len() == data.0.len()
+                });
+                // A bare App without `TaskPoolPlugin` gets a default pool.
+                let pool = AsyncComputeTaskPool::get_or_init(TaskPool::default);
+                let task = match same.cloned() {
+                    Some(old) => pool.spawn(async move { refit(&old, data.0) }),
+                    None => pool.spawn(async move { build(data) }),
+                };
+                state.building.insert(id, task);
+            }
+            AssetEvent::Removed { id } => forget(&mut state, id),
+            AssetEvent::Unused { .. } | AssetEvent::LoadedWithDependencies { .. } => {}
+        }
+    }
+}
+
+/// Drops a mesh asset's BVH; its entities wait for a new one.
+fn forget(state: &mut MeshrayScene, mesh: AssetId<Mesh>) {
+    state.bvhs.remove(&mesh);
+    state.building.remove(&mesh);
+    let users: Vec<Entity> = state
+        .instances
+        .iter()
+        .filter(|(_, (_, m))| *m == mesh)
+        .map(|(&e, _)| e)
+        .collect();
+    for entity in users {
+        state.take_out(entity);
+        state.waiting.insert(entity);
+    }
+}
+
+/// Takes the finished builds: their BVHs replace the old ones in every instance.
+pub(crate) fn finish_builds(mut state: ResMut<MeshrayScene>) {
+    let mut done = Vec::new();
+    for (&id, task) in state.building.iter_mut() {
+        if let Some(bvh) = block_on(poll_once(task)) {
+            done.push((id, bvh));
+        }
+    }
+    for (mesh, bvh) in done {
+        state.building.remove(&mesh);
+        let Some(bvh) = bvh else {
+            forget(&mut state, mesh);
+            continue;
+        };
+        let bvh = Arc::new(bvh);
+        state.bvhs.insert(mesh, bvh.clone());
+        let users: Vec<InstanceId> = state
+            .instances
+            .values()
+            .filter(|(_, m)| *m == mesh)
+            .map(|&(id, _)| id)
+            .collect();
+        for id in users {
+            // Same transform, same bounds check as before but for the new mesh: on a
+            // refusal the entity waits for its next move.
+            if state.scene.set_mesh(id, bvh.clone()).is_err()
+                && let Some(entity) = state.entity(id)
+            {
+                state.take_out(entity);
+            }
+        }
+    }
+}
+
+/// Adds, moves and removes instances as `Mesh3d` entities appear, move and go.
+pub(crate) fn place_entities(
+    mut state: ResMut<MeshrayScene>,
+    changed: Placed,
+    all: Query<(&Mesh3d, &GlobalTransform)>,
+    mut removed: RemovedComponents<Mesh3d>,
+) {
+    for entity in removed.read() {
+        state.take_out(entity);
+        state.waiting.remove(&entity);
+    }
+    for (entity, mesh, transform) in &changed {
+        state.place(entity, mesh.id(), transform);
+    }
+    if !state.waiting.is_empty() {
+        let waiting: Vec<Entity> = state.waiting.iter().copied().collect();
+        for entity in waiting {
+            match all.get(entity) {
+                Ok((mesh, transform)) if state.bvhs.contains_key(&mesh.id()) => {
+                    state.place(entity, mesh.id(), transform);
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    state.waiting.remove(&entity);
+                }
+            }
+        }
+    }
+    // One update per frame, here, so the backend's queries neither wait nor allocate.
+    state.scene.update();
+}
