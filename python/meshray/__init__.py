@@ -1,0 +1,16 @@
+"""meshray: exact, fast ray casting against triangle meshes (a BVH written in Rust).
+
+    >>> import numpy as np, meshray
+    >>> vertices = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=np.float32)
+    >>> bvh = meshray.BVH(meshray.Mesh(vertices, np.array([[0, 1, 2]])))
+    >>> hits = bvh.cast(np.array([[0.2, 0.2, 1.0]]), np.array([[0.0, 0.0, -1.0]]))
+    >>> float(hits["t"][0]), int(hits["triangle"][0])
+    (1.0, 0)
+
+Every batch runs on all cores with the GIL released. Answers are those of testing every
+triangle (in float32, the nearest hit's ties going to the lowest triangle number).
+"""
+
+from ._meshray import BVH, Mesh, MeshrayError
+
+__all__ = ["BVH", "Mesh", "MeshrayError"]

@@ -1,0 +1,65 @@
+"""Type stubs for meshray (the native module `meshray._meshray`)."""
+
+from os import PathLike
+from typing import Dict, Literal, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+_Array = npt.ArrayLike
+_Vec3 = Sequence[float]
+
+class MeshrayError(Exception):
+    """An error meshray reports: a malformed file, a mesh it refuses, a bad saved BVH."""
+
+class Mesh:
+    """A triangle mesh: vertex positions and index triples."""
+
+    def __init__(self, vertices: _Array, faces: _Array) -> None:
+        """From an (n, 3) array of positions and an (m, 3) array of vertex indices."""
+    @staticmethod
+    def load(path: Union[str, PathLike]) -> "Mesh":
+        """Reads OBJ, STL, PLY or glTF/GLB (by extension)."""
+    @property
+    def vertices(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def faces(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def triangle_count(self) -> int: ...
+
+class BVH:
+    """A bounding volume hierarchy over a mesh: build once, cast many rays."""
+
+    def __init__(self, mesh: Mesh, quality: Literal["fast", "default", "high"] = "default") -> None: ...
+    @property
+    def mesh(self) -> Mesh: ...
+    def cast(
+        self,
+        origins: _Array,
+        directions: _Array,
+        t_min: float = 0.0,
+        t_max: float = float("inf"),
+        any_hit: bool = False,
+        watertight: bool = False,
+        cull: Literal["none", "back", "front"] = "none",
+    ) -> Dict[str, np.ndarray]:
+        """One ray per row; returns t (inf on a miss), triangle (-1), u, v, point, normal."""
+    def all_hits(
+        self,
+        origin: _Vec3,
+        direction: _Vec3,
+        t_min: float = 0.0,
+        t_max: float = float("inf"),
+        watertight: bool = False,
+        cull: Literal["none", "back", "front"] = "none",
+    ) -> Dict[str, np.ndarray]:
+        """Every hit of one ray, nearest first: t, triangle, u, v."""
+    def closest_points(self, points: _Array, max_distance: float = float("inf")) -> Dict[str, np.ndarray]:
+        """Per point: point (NaN if none near), triangle (-1), distance (inf), u, v."""
+    def contains(self, points: _Array) -> npt.NDArray[np.bool_]:
+        """Inside a closed mesh (crossing parity, watertight test, three directions)."""
+    def select_box(self, lo: _Vec3, hi: _Vec3) -> npt.NDArray[np.int64]: ...
+    def select_sphere(self, centre: _Vec3, radius: float) -> npt.NDArray[np.int64]: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> "BVH": ...

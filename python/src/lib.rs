@@ -1,0 +1,543 @@
+//! `meshray._meshray`: the Rust side of the Python package. numpy arrays in and out; batches
+//! run on all cores (rayon) with the GIL released; every error the crate types becomes a
+//! Python exception (never a panic across the boundary: inputs are checked here first).
+
+use meshray::{BuildOptions, BuildQuality, Bvh, Culling, QueryOptions, Ray, SavedBvh};
+use nalgebra::{Point3, Vector3};
+use numpy::ndarray::{Array1, Array2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+create_exception!(
+    _meshray,
+    MeshrayError,
+    PyException,
+    "An error meshray reports: a malformed file, a mesh it refuses, a bad saved BVH."
+);
+
+/// A meshray error as a Python exception: a missing file is `FileNotFoundError`, other
+/// reading failures `OSError`, the rest `MeshrayError`; the message names the file and line
+/// when the crate does.
+fn to_py(e: meshray::Error) -> PyErr {
+    match &e {
+        meshray::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            PyFileNotFoundError::new_err(e.to_string())
+        }
+        meshray::Error::Io { .. } | meshray::Error::ReferencedFile { .. } => {
+            PyOSError::new_err(e.to_string())
+        }
+        _ => MeshrayError::new_err(e.to_string()),
+    }
+}
+
+/// `numpy.asarray(object, dtype)`: arrays, lists and tuples alike, copied only when the
+/// dtype differs.
+fn as_array<'py>(object: &Bound<'py, PyAny>, dtype: &str) -> PyResult<Bound<'py, PyAny>> {
+    let numpy = object.py().import("numpy")?;
+    let array = numpy.call_method1("asarray", (object, dtype))?;
+    if array.getattr("ndim")?.extract::<usize>()? == 2 {
+        Ok(array)
+    } else {
+        // A single row or an empty list: as (n, 3) rows if it can be.
+        array.call_method1("reshape", ((-1i64, 3i64),))
+    }
+}
+
+/// An `(n, 3)` array of finite-or-not floats as rows, checked for shape; any float dtype
+/// numpy can cast safely to `float32`/`float64` is taken.
+fn rows3<'py>(array: &Bound<'py, PyAny>, what: &str) -> PyResult<Vec<[f64; 3]>> {
+    let array: PyReadonlyArray2<'py, f64> = as_array(array, "float64")
+        .and_then(|a| a.extract())
+        .map_err(|_| {
+            PyValueError::new_err(format!("{what}: expected an (n, 3) array of numbers"))
+        })?;
+    let view = array.as_array();
+    if view.ncols() != 3 {
+        return Err(PyValueError::new_err(format!(
+            "{what}: expected shape (n, 3), got {:?}",
+            array.shape()
+        )));
+    }
+    Ok(view
+        .rows()
+        .into_iter()
+        .map(|r| [r[0], r[1], r[2]])
+        .collect())
+}
+
+/// A triangle mesh: vertex positions and index triples.
+#[pyclass(module = "meshray", frozen)]
+struct Mesh {
+    inner: Arc<meshray::Mesh>,
+}
+
+#[pymethods]
+impl Mesh {
+    /// A mesh from an `(n, 3)` array of vertex positions and an `(m, 3)` array of vertex
+    /// indices (any integer dtype).
+    #[new]
+    fn new(vertices: &Bound<'_, PyAny>, faces: &Bound<'_, PyAny>) -> PyResult<Mesh> {
+        let positions: Vec<Point3<f32>> = rows3(vertices, "vertices")?
+            .into_iter()
+            .map(|[x, y, z]| Point3::new(x as f32, y as f32, z as f32))
+            .collect();
+        let faces: PyReadonlyArray2<'_, i64> = as_array(faces, "int64")
+            .and_then(|a| a.extract())
+            .map_err(|_| {
+            PyValueError::new_err("faces: expected an (m, 3) array of integers")
+        })?;
+        let view = faces.as_array();
+        if view.ncols() != 3 {
+            return Err(PyValueError::new_err(format!(
+                "faces: expected shape (m, 3), got {:?}",
+                faces.shape()
+            )));
+        }
+        let mut triangles = Vec::with_capacity(view.nrows());
+        for (row, face) in view.rows().into_iter().enumerate() {
+            let mut t = [0u32; 3];
+            for k in 0..3 {
+                t[k] = u32::try_from(face[k])
+                    .ok()
+                    .filter(|&i| (i as usize) < positions.len())
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "faces[{row}, {k}] = {} is not a vertex index (0 to {})",
+                            face[k],
+                            positions.len() as i64 - 1
+                        ))
+                    })?;
+            }
+            triangles.push(t);
+        }
+        let inner = meshray::Mesh::from_buffers(positions, triangles).map_err(to_py)?;
+        Ok(Mesh {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Reads a mesh from a file: OBJ, STL, PLY, glTF/GLB (by extension).
+    #[staticmethod]
+    fn load(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Mesh> {
+        let inner = py.detach(|| meshray::Mesh::load(&path)).map_err(to_py)?;
+        Ok(Mesh {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The vertex positions, `(n, 3)` float32 (a copy).
+    #[getter]
+    fn vertices<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        let p = self.inner.positions();
+        Array2::from_shape_fn((p.len(), 3), |(i, k)| p[i][k]).into_pyarray(py)
+    }
+
+    /// The triangles' vertex indices, `(m, 3)` int64 (a copy).
+    #[getter]
+    fn faces<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<i64>> {
+        let t = self.inner.triangles();
+        Array2::from_shape_fn((t.len(), 3), |(i, k)| i64::from(t[i][k])).into_pyarray(py)
+    }
+
+    /// How many triangles the mesh has.
+    #[getter]
+    fn triangle_count(&self) -> usize {
+        self.inner.triangle_count()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "meshray.Mesh({} vertices, {} triangles)",
+            self.inner.positions().len(),
+            self.inner.triangle_count()
+        )
+    }
+}
+
+/// The culling setting by name.
+fn culling(cull: &str) -> PyResult<Culling> {
+    match cull {
+        "none" => Ok(Culling::None),
+        "back" => Ok(Culling::Back),
+        "front" => Ok(Culling::Front),
+        _ => Err(PyValueError::new_err(format!(
+            "cull: expected \"none\", \"back\" or \"front\", got {cull:?}"
+        ))),
+    }
+}
+
+/// One query's rays: origins and directions row by row, `t` range shared.
+fn rays(
+    origins: &[[f64; 3]],
+    directions: &[[f64; 3]],
+    t_min: f32,
+    t_max: f32,
+) -> PyResult<Vec<Ray>> {
+    if origins.len() != directions.len() {
+        return Err(PyValueError::new_err(format!(
+            "origins and directions differ in length: {} and {}",
+            origins.len(),
+            directions.len()
+        )));
+    }
+    if t_min.is_nan() || t_min < 0.0 || t_max.is_nan() {
+        return Err(PyValueError::new_err(
+            "t_min must be >= 0 and t_max not NaN",
+        ));
+    }
+    let f = |v: &[f64; 3]| v.map(|x| x as f32);
+    Ok(origins
+        .iter()
+        .zip(directions)
+        .map(|(o, d)| Ray::with_range(f(o), f(d), t_min, t_max))
+        .collect())
+}
+
+/// A bounding volume hierarchy over a mesh: build it once, cast many rays. (`PyBvh` in
+/// Rust; `meshray.BVH` in Python, as trimesh and Open3D users spell it.)
+#[pyclass(module = "meshray", name = "BVH", frozen)]
+struct PyBvh {
+    inner: Arc<Bvh>,
+}
+
+#[pymethods]
+impl PyBvh {
+    /// Builds the BVH of `mesh` (`quality`: "fast", "default" or "high"), with the GIL
+    /// released and on all cores.
+    #[new]
+    #[pyo3(signature = (mesh, quality = "default"))]
+    fn new(py: Python<'_>, mesh: &Mesh, quality: &str) -> PyResult<PyBvh> {
+        let quality = match quality {
+            "fast" => BuildQuality::Fast,
+            "default" => BuildQuality::Default,
+            "high" => BuildQuality::High,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "quality: expected \"fast\", \"default\" or \"high\", got {quality:?}"
+                )));
+            }
+        };
+        let options = BuildOptions {
+            quality,
+            ..Default::default()
+        };
+        let mesh = (*mesh.inner).clone();
+        let bvh = py.detach(|| Bvh::build_with(mesh, &options));
+        Ok(PyBvh {
+            inner: Arc::new(bvh),
+        })
+    }
+
+    /// The mesh the BVH was built over.
+    #[getter]
+    fn mesh(&self) -> Mesh {
+        Mesh {
+            inner: Arc::new(self.inner.mesh().clone()),
+        }
+    }
+
+    /// Casts one ray per row of `origins` and `directions` (`(n, 3)` arrays; directions need
+    /// not be unit length: `t` is in their units). Returns a dict of arrays, one entry per
+    /// ray: `t` (inf on a miss), `triangle` (-1 on a miss), `u`, `v` (barycentrics of the
+    /// second and third corner), `point` and `normal` (the unit geometric normal, NaN on a
+    /// miss). `any_hit=True` returns some hit rather than the nearest (faster, for
+    /// visibility); `watertight=True` uses the watertight triangle test; `cull` is "none",
+    /// "back" or "front". A ray with a zero, NaN or infinite direction hits nothing.
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, any_hit = false, watertight = false, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn cast<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        any_hit: bool,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let options = QueryOptions {
+            culling: culling(cull)?,
+            watertight,
+        };
+        let rays = rays(
+            &rows3(origins, "origins")?,
+            &rows3(directions, "directions")?,
+            t_min,
+            t_max,
+        )?;
+        let bvh = self.inner.clone();
+        let hits: Vec<Option<meshray::CompactHit>> = py.detach(|| {
+            rays.par_iter()
+                .with_min_len(1024)
+                .map(|ray| {
+                    if any_hit {
+                        bvh.any_triangle(ray, &options)
+                    } else {
+                        bvh.closest_triangle(ray, &options)
+                    }
+                })
+                .collect()
+        });
+        let n = rays.len();
+        let (mut t, mut triangle) = (
+            Array1::from_elem(n, f32::INFINITY),
+            Array1::from_elem(n, -1i64),
+        );
+        let (mut u, mut v) = (
+            Array1::from_elem(n, f32::NAN),
+            Array1::from_elem(n, f32::NAN),
+        );
+        let (mut point, mut normal) = (
+            Array2::from_elem((n, 3), f32::NAN),
+            Array2::from_elem((n, 3), f32::NAN),
+        );
+        let mesh = bvh.mesh();
+        for (i, (hit, ray)) in hits.iter().zip(&rays).enumerate() {
+            let Some(h) = hit else { continue };
+            t[i] = h.t;
+            triangle[i] = i64::from(h.triangle);
+            u[i] = h.u;
+            v[i] = h.v;
+            let p = ray.at(h.t);
+            let [a, b, c] = mesh.triangle(h.triangle as usize);
+            let n = (b - a)
+                .cross(&(c - a))
+                .try_normalize(0.0)
+                .unwrap_or_else(Vector3::zeros);
+            for k in 0..3 {
+                point[(i, k)] = p[k];
+                normal[(i, k)] = n[k];
+            }
+        }
+        let out = PyDict::new(py);
+        out.set_item("t", t.into_pyarray(py))?;
+        out.set_item("triangle", triangle.into_pyarray(py))?;
+        out.set_item("u", u.into_pyarray(py))?;
+        out.set_item("v", v.into_pyarray(py))?;
+        out.set_item("point", point.into_pyarray(py))?;
+        out.set_item("normal", normal.into_pyarray(py))?;
+        Ok(out)
+    }
+
+    /// Every hit of one ray, nearest first: a dict of arrays `t`, `triangle`, `u`, `v`.
+    #[pyo3(signature = (origin, direction, t_min = 0.0, t_max = f32::INFINITY, watertight = false, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn all_hits<'py>(
+        &self,
+        py: Python<'py>,
+        origin: [f64; 3],
+        direction: [f64; 3],
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let options = QueryOptions {
+            culling: culling(cull)?,
+            watertight,
+        };
+        let ray = rays(&[origin], &[direction], t_min, t_max)?.remove(0);
+        let hits = self.inner.all_hits(&ray, &options);
+        let out = PyDict::new(py);
+        out.set_item(
+            "t",
+            hits.iter()
+                .map(|h| h.t)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "triangle",
+            hits.iter()
+                .map(|h| i64::from(h.triangle))
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "u",
+            hits.iter()
+                .map(|h| h.u)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "v",
+            hits.iter()
+                .map(|h| h.v)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        Ok(out)
+    }
+
+    /// The nearest point of the mesh to each row of `points` (`(n, 3)`), within
+    /// `max_distance`: a dict of arrays `point` (NaN where nothing is that near), `triangle`
+    /// (-1), `distance` (inf), `u`, `v`. Distances are compared in float64.
+    #[pyo3(signature = (points, max_distance = f32::INFINITY))]
+    fn closest_points<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+        max_distance: f32,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if max_distance.is_nan() || max_distance < 0.0 {
+            return Err(PyValueError::new_err("max_distance must be >= 0"));
+        }
+        let queries = rows3(points, "points")?;
+        let bvh = self.inner.clone();
+        let found: Vec<Option<meshray::ClosestPoint>> = py.detach(|| {
+            queries
+                .par_iter()
+                .with_min_len(256)
+                .map(|q| bvh.closest_point(q.map(|x| x as f32), max_distance))
+                .collect()
+        });
+        let n = found.len();
+        let mut point = Array2::from_elem((n, 3), f32::NAN);
+        let (mut triangle, mut distance) = (
+            Array1::from_elem(n, -1i64),
+            Array1::from_elem(n, f32::INFINITY),
+        );
+        let (mut u, mut v) = (
+            Array1::from_elem(n, f32::NAN),
+            Array1::from_elem(n, f32::NAN),
+        );
+        for (i, c) in found.iter().enumerate() {
+            let Some(c) = c else { continue };
+            for k in 0..3 {
+                point[(i, k)] = c.point[k];
+            }
+            triangle[i] = i64::from(c.triangle);
+            distance[i] = c.distance;
+            u[i] = c.u;
+            v[i] = c.v;
+        }
+        let out = PyDict::new(py);
+        out.set_item("point", point.into_pyarray(py))?;
+        out.set_item("triangle", triangle.into_pyarray(py))?;
+        out.set_item("distance", distance.into_pyarray(py))?;
+        out.set_item("u", u.into_pyarray(py))?;
+        out.set_item("v", v.into_pyarray(py))?;
+        Ok(out)
+    }
+
+    /// Whether each row of `points` is inside the mesh, for a closed mesh: the parity of
+    /// the crossings of a ray from the point (watertight test, so a ray through an edge or
+    /// vertex counts once), the same answer along three fixed directions taken by majority.
+    /// A bool array.
+    fn contains<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let queries = rows3(points, "points")?;
+        let bvh = self.inner.clone();
+        let options = QueryOptions {
+            culling: Culling::None,
+            watertight: true,
+        };
+        // Three directions in general position, so a ray grazing a face in one is rare in all.
+        let directions = [
+            [0.5773, 0.5774, 0.5773],
+            [-0.6001, 0.2673, 0.7539],
+            [0.1411, -0.8632, -0.4848],
+        ];
+        let inside: Vec<bool> = py.detach(|| {
+            queries
+                .par_iter()
+                .with_min_len(256)
+                .map(|q| {
+                    let votes = directions
+                        .iter()
+                        .filter(|d| {
+                            let ray = Ray::new(q.map(|x| x as f32), **d);
+                            bvh.all_hits(&ray, &options).len() % 2 == 1
+                        })
+                        .count();
+                    votes >= 2
+                })
+                .collect()
+        });
+        Ok(inside.into_pyarray(py))
+    }
+
+    /// The triangles overlapping the box `[lo, hi]` (touching counts), ascending.
+    fn select_box<'py>(
+        &self,
+        py: Python<'py>,
+        lo: [f32; 3],
+        hi: [f32; 3],
+    ) -> Bound<'py, PyArray1<i64>> {
+        let b = meshray::Aabb::new(Point3::from(lo), Point3::from(hi));
+        let found = self.inner.triangles_in_box(&b);
+        found
+            .into_iter()
+            .map(i64::from)
+            .collect::<Vec<_>>()
+            .into_pyarray(py)
+    }
+
+    /// The triangles within `radius` of `centre`, ascending.
+    fn select_sphere<'py>(
+        &self,
+        py: Python<'py>,
+        centre: [f32; 3],
+        radius: f32,
+    ) -> Bound<'py, PyArray1<i64>> {
+        let found = self.inner.triangles_in_sphere(centre, radius);
+        found
+            .into_iter()
+            .map(i64::from)
+            .collect::<Vec<_>>()
+            .into_pyarray(py)
+    }
+
+    /// The BVH as bytes (the mesh and the tree's shape), for `BVH.from_bytes` and pickling.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = postcard::to_allocvec(&SavedBvh::from(&*self.inner))
+            .map_err(|e| MeshrayError::new_err(format!("could not save the BVH: {e}")))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// A BVH from `to_bytes`'s bytes, checked (a damaged or foreign buffer is refused with
+    /// the reason).
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyBvh> {
+        let saved: SavedBvh = postcard::from_bytes(data)
+            .map_err(|e| MeshrayError::new_err(format!("not a saved meshray BVH: {e}")))?;
+        let bvh = py.detach(|| Bvh::try_from(saved)).map_err(to_py)?;
+        Ok(PyBvh {
+            inner: Arc::new(bvh),
+        })
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let py = slf.py();
+        let from_bytes = py.get_type::<PyBvh>().getattr("from_bytes")?;
+        Ok((from_bytes, (slf.get().to_bytes(py)?,)))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "meshray.BVH({} triangles)",
+            self.inner.mesh().triangle_count()
+        )
+    }
+}
+
+/// The native module; `meshray/__init__.py` re-exports it.
+#[pymodule]
+fn _meshray(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Mesh>()?;
+    m.add_class::<PyBvh>()?;
+    m.add("MeshrayError", m.py().get_type::<MeshrayError>())?;
+    Ok(())
+}
