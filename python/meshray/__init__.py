@@ -13,4 +13,20 @@ triangle (in float32, the nearest hit's ties going to the lowest triangle number
 
 from ._meshray import BVH, Mesh, MeshrayError
 
-__all__ = ["BVH", "Mesh", "MeshrayError"]
+__all__ = ["BVH", "Mesh", "MeshrayError", "from_trimesh", "from_open3d"]
+
+
+def from_trimesh(mesh):
+    """A `Mesh` from a `trimesh.Trimesh` (its vertices and faces, as they are)."""
+    return Mesh(mesh.vertices, mesh.faces)
+
+
+def from_open3d(mesh):
+    """A `Mesh` from an Open3D triangle mesh: the tensor `open3d.t.geometry.TriangleMesh`
+    (its `vertex.positions` and `triangle.indices`) or the legacy
+    `open3d.geometry.TriangleMesh` (`vertices` and `triangles`)."""
+    if hasattr(mesh, "vertex"):
+        return Mesh(mesh.vertex.positions.numpy(), mesh.triangle.indices.numpy())
+    import numpy as np
+
+    return Mesh(np.asarray(mesh.vertices), np.asarray(mesh.triangles))

@@ -54,6 +54,16 @@ class BVH:
         cull: Literal["none", "back", "front"] = "none",
     ) -> Dict[str, np.ndarray]:
         """Every hit of one ray, nearest first: t, triangle, u, v."""
+    def cast_all(
+        self,
+        origins: _Array,
+        directions: _Array,
+        t_min: float = 0.0,
+        t_max: float = float("inf"),
+        watertight: bool = False,
+        cull: Literal["none", "back", "front"] = "none",
+    ) -> Dict[str, np.ndarray]:
+        """Every hit of every ray, flattened: ray, t, triangle, u, v (by ray, then t)."""
     def closest_points(self, points: _Array, max_distance: float = float("inf")) -> Dict[str, np.ndarray]:
         """Per point: point (NaN if none near), triangle (-1), distance (inf), u, v."""
     def contains(self, points: _Array) -> npt.NDArray[np.bool_]:
@@ -63,3 +73,9 @@ class BVH:
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(data: bytes) -> "BVH": ...
+
+def from_trimesh(mesh: object) -> Mesh:
+    """A Mesh from a trimesh.Trimesh."""
+
+def from_open3d(mesh: object) -> Mesh:
+    """A Mesh from an Open3D TriangleMesh (tensor or legacy)."""

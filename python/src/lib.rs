@@ -376,6 +376,62 @@ impl PyBvh {
         Ok(out)
     }
 
+    /// Every hit of every ray, flattened: a dict of arrays `ray` (the row each hit belongs
+    /// to), `t`, `triangle`, `u`, `v`, sorted by ray, then `t`. Options as for `cast`.
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = false, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn cast_all<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let options = QueryOptions {
+            culling: culling(cull)?,
+            watertight,
+        };
+        let rays = rays(
+            &rows3(origins, "origins")?,
+            &rows3(directions, "directions")?,
+            t_min,
+            t_max,
+        )?;
+        let bvh = self.inner.clone();
+        let per_ray: Vec<Vec<meshray::Hit>> = py.detach(|| {
+            rays.par_iter()
+                .with_min_len(256)
+                .map(|ray| bvh.all_hits(ray, &options))
+                .collect()
+        });
+        let count: usize = per_ray.iter().map(Vec::len).sum();
+        let (mut ray, mut t, mut triangle) = (
+            Vec::with_capacity(count),
+            Vec::with_capacity(count),
+            Vec::with_capacity(count),
+        );
+        let (mut u, mut v) = (Vec::with_capacity(count), Vec::with_capacity(count));
+        for (i, hits) in per_ray.iter().enumerate() {
+            for h in hits {
+                ray.push(i as i64);
+                t.push(h.t);
+                triangle.push(i64::from(h.triangle));
+                u.push(h.u);
+                v.push(h.v);
+            }
+        }
+        let out = PyDict::new(py);
+        out.set_item("ray", ray.into_pyarray(py))?;
+        out.set_item("t", t.into_pyarray(py))?;
+        out.set_item("triangle", triangle.into_pyarray(py))?;
+        out.set_item("u", u.into_pyarray(py))?;
+        out.set_item("v", v.into_pyarray(py))?;
+        Ok(out)
+    }
+
     /// The nearest point of the mesh to each row of `points` (`(n, 3)`), within
     /// `max_distance`: a dict of arrays `point` (NaN where nothing is that near), `triangle`
     /// (-1), `distance` (inf), `u`, `v`. Distances are compared in float64.
