@@ -171,6 +171,45 @@ fn culling(cull: &str) -> PyResult<Culling> {
     }
 }
 
+/// An `(n, 3)` array as contiguous, aligned float32 rows (a copy only when its dtype or
+/// layout differs): the rays' own precision, read without a float64 detour.
+fn rows3_f32<'py>(array: &Bound<'py, PyAny>, what: &str) -> PyResult<PyReadonlyArray2<'py, f32>> {
+    let numpy = array.py().import("numpy")?;
+    let array = numpy
+        // C order and aligned: arrays unpickled from a buffer (Dask) may be misaligned.
+        .call_method1("require", (array, "float32", "CA"))
+        .and_then(|a| a.call_method1("reshape", ((-1i64, 3i64),)).map(|r| (a, r)))
+        .map_err(|_| {
+            PyValueError::new_err(format!("{what}: expected an (n, 3) array of numbers"))
+        })?;
+    let (original, reshaped) = array;
+    let shape: Vec<usize> = original.getattr("shape")?.extract()?;
+    if !(shape.len() == 2 && shape[1] == 3 || shape.len() == 1 && shape[0] == 3 || shape == [0]) {
+        return Err(PyValueError::new_err(format!(
+            "{what}: expected shape (n, 3), got {shape:?}"
+        )));
+    }
+    reshaped
+        .extract()
+        .map_err(|_| PyValueError::new_err(format!("{what}: expected an (n, 3) array of numbers")))
+}
+
+/// A flat `3n` vector as an `(n, 3)` array, without a copy.
+fn rows(flat: Vec<f32>) -> PyResult<Array2<f32>> {
+    Array2::from_shape_vec((flat.len() / 3, 3), flat)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Refuses a NaN or negative `t_min` and a NaN `t_max`.
+fn check_range(t_min: f32, t_max: f32) -> PyResult<()> {
+    if t_min.is_nan() || t_min < 0.0 || t_max.is_nan() {
+        return Err(PyValueError::new_err(
+            "t_min must be >= 0 and t_max not NaN",
+        ));
+    }
+    Ok(())
+}
+
 /// One query's rays: origins and directions row by row, `t` range shared.
 fn rays(
     origins: &[[f64; 3]],
@@ -265,63 +304,67 @@ impl PyBvh {
             culling: culling(cull)?,
             watertight,
         };
-        let rays = rays(
-            &rows3(origins, "origins")?,
-            &rows3(directions, "directions")?,
-            t_min,
-            t_max,
-        )?;
-        let bvh = self.inner.clone();
-        let hits: Vec<Option<meshray::CompactHit>> = py.detach(|| {
-            rays.par_iter()
-                .with_min_len(1024)
-                .map(|ray| {
-                    if any_hit {
-                        bvh.any_triangle(ray, &options)
-                    } else {
-                        bvh.closest_triangle(ray, &options)
-                    }
-                })
-                .collect()
-        });
-        let n = rays.len();
-        let (mut t, mut triangle) = (
-            Array1::from_elem(n, f32::INFINITY),
-            Array1::from_elem(n, -1i64),
-        );
-        let (mut u, mut v) = (
-            Array1::from_elem(n, f32::NAN),
-            Array1::from_elem(n, f32::NAN),
-        );
-        let (mut point, mut normal) = (
-            Array2::from_elem((n, 3), f32::NAN),
-            Array2::from_elem((n, 3), f32::NAN),
-        );
-        let mesh = bvh.mesh();
-        for (i, (hit, ray)) in hits.iter().zip(&rays).enumerate() {
-            let Some(h) = hit else { continue };
-            t[i] = h.t;
-            triangle[i] = i64::from(h.triangle);
-            u[i] = h.u;
-            v[i] = h.v;
-            let p = ray.at(h.t);
-            let [a, b, c] = mesh.triangle(h.triangle as usize);
-            let n = (b - a)
-                .cross(&(c - a))
-                .try_normalize(0.0)
-                .unwrap_or_else(Vector3::zeros);
-            for k in 0..3 {
-                point[(i, k)] = p[k];
-                normal[(i, k)] = n[k];
-            }
+        check_range(t_min, t_max)?;
+        let origins = rows3_f32(origins, "origins")?;
+        let directions = rows3_f32(directions, "directions")?;
+        let (o, d) = (origins.as_slice()?, directions.as_slice()?);
+        if o.len() != d.len() {
+            return Err(PyValueError::new_err(format!(
+                "origins and directions differ in length: {} and {}",
+                o.len() / 3,
+                d.len() / 3
+            )));
         }
+        let n = o.len() / 3;
+        let bvh = self.inner.clone();
+        // One parallel pass: each ray made, cast and written straight into the answers.
+        let (mut t, mut triangle) = (vec![f32::INFINITY; n], vec![-1i64; n]);
+        let (mut u, mut v) = (vec![f32::NAN; n], vec![f32::NAN; n]);
+        let (mut point, mut normal) = (vec![f32::NAN; 3 * n], vec![f32::NAN; 3 * n]);
+        py.detach(|| {
+            let mesh = bvh.mesh();
+            (
+                t.par_iter_mut(),
+                triangle.par_iter_mut(),
+                u.par_iter_mut(),
+                v.par_iter_mut(),
+                point.par_chunks_mut(3),
+                normal.par_chunks_mut(3),
+            )
+                .into_par_iter()
+                .enumerate()
+                .with_min_len(1024)
+                .for_each(|(i, (t, tri, u, v, p, nrm))| {
+                    let ray = Ray::with_range(
+                        [o[3 * i], o[3 * i + 1], o[3 * i + 2]],
+                        [d[3 * i], d[3 * i + 1], d[3 * i + 2]],
+                        t_min,
+                        t_max,
+                    );
+                    let hit = if any_hit {
+                        bvh.any_triangle(&ray, &options)
+                    } else {
+                        bvh.closest_triangle(&ray, &options)
+                    };
+                    let Some(h) = hit else { return };
+                    (*t, *tri, *u, *v) = (h.t, i64::from(h.triangle), h.u, h.v);
+                    let at = ray.at(h.t);
+                    let [a, b, c] = mesh.triangle(h.triangle as usize);
+                    let n = (b - a)
+                        .cross(&(c - a))
+                        .try_normalize(0.0)
+                        .unwrap_or_else(Vector3::zeros);
+                    p.copy_from_slice(&[at.x, at.y, at.z]);
+                    nrm.copy_from_slice(&[n.x, n.y, n.z]);
+                });
+        });
         let out = PyDict::new(py);
         out.set_item("t", t.into_pyarray(py))?;
         out.set_item("triangle", triangle.into_pyarray(py))?;
         out.set_item("u", u.into_pyarray(py))?;
         out.set_item("v", v.into_pyarray(py))?;
-        out.set_item("point", point.into_pyarray(py))?;
-        out.set_item("normal", normal.into_pyarray(py))?;
+        out.set_item("point", rows(point)?.into_pyarray(py))?;
+        out.set_item("normal", rows(normal)?.into_pyarray(py))?;
         Ok(out)
     }
 
@@ -508,15 +551,14 @@ impl PyBvh {
             queries
                 .par_iter()
                 .with_min_len(256)
-                .map(|q| {
-                    let votes = directions
-                        .iter()
-                        .filter(|d| {
-                            let ray = Ray::new(q.map(|x| x as f32), **d);
-                            bvh.all_hits(&ray, &options).len() % 2 == 1
-                        })
-                        .count();
-                    votes >= 2
+                .map_init(Vec::new, |hits, q| {
+                    let mut odd = |d: &[f32; 3]| {
+                        bvh.all_hits_into(&Ray::new(q.map(|x| x as f32), *d), &options, hits);
+                        hits.len() % 2 == 1
+                    };
+                    // The third direction only breaks a disagreement.
+                    let (a, b) = (odd(&directions[0]), odd(&directions[1]));
+                    if a == b { a } else { odd(&directions[2]) }
                 })
                 .collect()
         });

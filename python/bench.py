@@ -1,0 +1,157 @@
+"""meshray against Open3D's RaycastingScene (Embree 4 inside; the `open3d-cpu` package) and
+trimesh (with embreex, and its pure-numpy intersector), in one Python process:
+
+    python python/bench.py [--rays 1000000] [--points 100000] [--threads 1 2] [MESH ...]
+
+Meshes: the given files, else the shared meshes ($MESHRAY_MESHES or ../shared/meshes) that
+are present. Rays: from a sphere around the mesh towards random points of its box (the Rust
+bench's random set). Each figure is the best of three runs, in million queries per second;
+an engine that is not installed is left out. Threads: meshray's (rayon) and Open3D's
+`nthreads`; trimesh's are its own (one). Prints a markdown table.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import meshray
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = [
+    "stanford-bunny/stanford-bunny.obj",
+    "armadillo/armadillo.obj",
+    "crytek-sponza/sponza.obj",
+    "conference/conference.obj",
+    "lost-empire/lost_empire.obj",
+]
+
+
+def best(f, runs=3):
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def rays(vertices, n, rng):
+    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
+    centre, radius = (lo + hi) / 2, np.linalg.norm(hi - lo)
+    normal = rng.normal(size=(n, 3))
+    origins = centre + radius * normal / np.linalg.norm(normal, axis=1, keepdims=True)
+    targets = lo + (hi - lo) * rng.random((n, 3))
+    d = targets - origins
+    return origins.astype(np.float32), (d / np.linalg.norm(d, axis=1, keepdims=True)).astype(np.float32)
+
+
+def engines(mesh, threads):
+    """name -> {query: function(origins, directions, points) -> None} for what is installed."""
+    v, f = mesh.vertices, mesh.faces
+    out = {}
+    bvh = meshray.BVH(mesh)
+    out["meshray"] = {
+        "closest": lambda o, d, p: bvh.cast(o, d),
+        "any": lambda o, d, p: bvh.cast(o, d, any_hit=True),
+        "closest point": lambda o, d, p: bvh.closest_points(p),
+        "contains": lambda o, d, p: bvh.contains(p),
+    }
+    try:
+        import open3d as o3d
+
+        scene = o3d.t.geometry.RaycastingScene(nthreads=threads)
+        scene.add_triangles(o3d.core.Tensor(v), o3d.core.Tensor(f.astype(np.uint32)))
+        as_rays = lambda o, d: o3d.core.Tensor(np.hstack([o, d]))  # noqa: E731
+        out["Open3D"] = {
+            "closest": lambda o, d, p: scene.cast_rays(as_rays(o, d), nthreads=threads),
+            "any": lambda o, d, p: scene.test_occlusions(as_rays(o, d), nthreads=threads),
+            "closest point": lambda o, d, p: scene.compute_closest_points(o3d.core.Tensor(p), nthreads=threads),
+            "contains": lambda o, d, p: scene.compute_occupancy(o3d.core.Tensor(p), nthreads=threads),
+        }
+    except ImportError:
+        pass
+    if threads == 1:
+        try:
+            import trimesh
+
+            tm = trimesh.Trimesh(v, f, process=False)
+            try:
+                from trimesh.ray.ray_pyembree import RayMeshIntersector
+
+                embree = RayMeshIntersector(tm)
+                out["trimesh + embreex"] = {
+                    "closest": lambda o, d, p: embree.intersects_first(o, d),
+                    "any": lambda o, d, p: embree.intersects_any(o, d),
+                    "contains": lambda o, d, p: embree.contains_points(p),
+                }
+            except ImportError:
+                pass
+        except ImportError:
+            pass
+    return out
+
+
+def run(paths, n_rays, n_points, threads):
+    rng = np.random.default_rng(1)
+    rows = []
+    for path in paths:
+        mesh = meshray.Mesh.load(path)
+        o, d = rays(mesh.vertices, n_rays, rng)
+        lo, hi = mesh.vertices.min(axis=0), mesh.vertices.max(axis=0)
+        p = (lo + (hi - lo) * rng.random((n_points, 3))).astype(np.float32)
+        for engine, queries in engines(mesh, threads).items():
+            for query, f in queries.items():
+                n = n_rays if query in ("closest", "any") else n_points
+                seconds = best(lambda: f(o, d, p))
+                rows.append((Path(path).stem, engine, query, threads, n / seconds / 1e6))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("meshes", nargs="*")
+    parser.add_argument("--rays", type=int, default=1_000_000)
+    parser.add_argument("--points", type=int, default=100_000)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    root = Path(os.environ.get("MESHRAY_MESHES", REPO.parent / "shared" / "meshes"))
+    paths = args.meshes or [str(root / m) for m in SHARED if (root / m).exists()]
+    if args.child is not None:
+        for row in run(paths, args.rays, args.points, args.child):
+            print("\t".join(map(str, row)))
+        return
+    # One child process per thread count: rayon's pool is sized once per process.
+    rows = []
+    for threads in args.threads:
+        env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", str(threads), "--rays", str(args.rays),
+             "--points", str(args.points), *paths],
+            env=env, check=True, capture_output=True, text=True,
+        ).stdout
+        rows += [line.split("\t") for line in out.splitlines()]
+    meshes = list(dict.fromkeys(r[0] for r in rows))
+    columns = list(dict.fromkeys((r[1], r[3]) for r in rows))
+    for query in ["closest", "any", "closest point", "contains"]:
+        print(f"\n{query} (M/s)\n")
+        print("| mesh | " + " | ".join(f"{e}, {t} thr" for e, t in columns) + " | meshray / Open3D |")
+        print("|---" * (len(columns) + 2) + "|")
+        for m in meshes:
+            value = {(r[1], r[3]): float(r[4]) for r in rows if r[0] == m and r[2] == query}
+            cells = [f"{value[c]:.2f}" if c in value else "—" for c in columns]
+            ratios = [
+                f"{value[('meshray', t)] / value[('Open3D', t)]:.2f}×"
+                for t in map(str, args.threads)
+                if ("meshray", t) in value and ("Open3D", t) in value
+            ]
+            print(f"| {m} | " + " | ".join(cells) + " | " + " / ".join(ratios) + " |")
+
+
+if __name__ == "__main__":
+    main()
