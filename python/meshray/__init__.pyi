@@ -1,7 +1,7 @@
 """Type stubs for meshray (the native module `meshray._meshray`)."""
 
 from os import PathLike
-from typing import Dict, Literal, Sequence, Union
+from typing import Callable, Dict, Literal, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -42,8 +42,33 @@ class BVH:
         any_hit: bool = False,
         watertight: bool = False,
         cull: Literal["none", "back", "front"] = "none",
+        progress: Optional[Callable[[int, int], object]] = None,
     ) -> Dict[str, np.ndarray]:
         """One ray per row; returns t (inf on a miss), triangle (-1), u, v, point, normal."""
+    def pick(
+        self,
+        view: _Array,
+        projection: _Array,
+        viewport: Sequence[float],
+        pixels: _Array,
+        watertight: bool = False,
+        cull: Literal["none", "back", "front"] = "none",
+    ) -> Dict[str, np.ndarray]:
+        """Casts the camera rays through pixels (x, y); the same dict as cast."""
+    def select_frustum(
+        self, view: _Array, projection: _Array, viewport: Sequence[float], a: Sequence[float], b: Sequence[float]
+    ) -> npt.NDArray[np.int64]:
+        """Triangles in the frustum under a screen rectangle, hidden ones included."""
+    def visible(
+        self,
+        view: _Array,
+        projection: _Array,
+        viewport: Sequence[float],
+        a: Sequence[float],
+        b: Sequence[float],
+        samples: int = 1,
+    ) -> npt.NDArray[np.int64]:
+        """Triangles seen through a screen rectangle (samples x samples rays per pixel)."""
     def all_hits(
         self,
         origin: _Vec3,

@@ -200,6 +200,102 @@ fn rows(flat: Vec<f32>) -> PyResult<Array2<f32>> {
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// A 4 × 4 matrix written row by row (numpy's `M[i][j]`), as mint's column-major one.
+fn matrix(rows: &[[f32; 4]; 4]) -> mint::ColumnMatrix4<f32> {
+    let mut columns = [0.0f32; 16];
+    for (i, row) in rows.iter().enumerate() {
+        for (j, &x) in row.iter().enumerate() {
+            columns[4 * j + i] = x;
+        }
+    }
+    mint::ColumnMatrix4::from(columns)
+}
+
+/// What `cast` answers, one entry per ray, filled in parallel.
+struct Answers {
+    t: Vec<f32>,
+    triangle: Vec<i64>,
+    u: Vec<f32>,
+    v: Vec<f32>,
+    point: Vec<f32>,
+    normal: Vec<f32>,
+}
+
+impl Answers {
+    /// Casts `ray(i)` for `i` in `0..n` in blocks of 65,536, the GIL released for each
+    /// block and `progress(done, n)` called between them.
+    fn cast(
+        py: Python<'_>,
+        bvh: &Bvh,
+        n: usize,
+        ray: impl Fn(usize) -> Ray + Sync,
+        any_hit: bool,
+        options: &QueryOptions,
+        progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Answers> {
+        const BLOCK: usize = 1 << 16;
+        let mut out = Answers {
+            t: vec![f32::INFINITY; n],
+            triangle: vec![-1; n],
+            u: vec![f32::NAN; n],
+            v: vec![f32::NAN; n],
+            point: vec![f32::NAN; 3 * n],
+            normal: vec![f32::NAN; 3 * n],
+        };
+        let mesh = bvh.mesh();
+        for start in (0..n).step_by(BLOCK) {
+            let end = (start + BLOCK).min(n);
+            let out = &mut out;
+            py.detach(|| {
+                (
+                    out.t[start..end].par_iter_mut(),
+                    out.triangle[start..end].par_iter_mut(),
+                    out.u[start..end].par_iter_mut(),
+                    out.v[start..end].par_iter_mut(),
+                    out.point[3 * start..3 * end].par_chunks_mut(3),
+                    out.normal[3 * start..3 * end].par_chunks_mut(3),
+                )
+                    .into_par_iter()
+                    .enumerate()
+                    .with_min_len(1024)
+                    .for_each(|(k, (t, tri, u, v, p, nrm))| {
+                        let ray = ray(start + k);
+                        let hit = if any_hit {
+                            bvh.any_triangle(&ray, options)
+                        } else {
+                            bvh.closest_triangle(&ray, options)
+                        };
+                        let Some(h) = hit else { return };
+                        (*t, *tri, *u, *v) = (h.t, i64::from(h.triangle), h.u, h.v);
+                        let at = ray.at(h.t);
+                        let [a, b, c] = mesh.triangle(h.triangle as usize);
+                        let n = (b - a)
+                            .cross(&(c - a))
+                            .try_normalize(0.0)
+                            .unwrap_or_else(Vector3::zeros);
+                        p.copy_from_slice(&[at.x, at.y, at.z]);
+                        nrm.copy_from_slice(&[n.x, n.y, n.z]);
+                    });
+            });
+            if let Some(progress) = progress {
+                progress.call1((end, n))?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn into_dict(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let out = PyDict::new(py);
+        out.set_item("t", self.t.into_pyarray(py))?;
+        out.set_item("triangle", self.triangle.into_pyarray(py))?;
+        out.set_item("u", self.u.into_pyarray(py))?;
+        out.set_item("v", self.v.into_pyarray(py))?;
+        out.set_item("point", rows(self.point)?.into_pyarray(py))?;
+        out.set_item("normal", rows(self.normal)?.into_pyarray(py))?;
+        Ok(out)
+    }
+}
+
 /// Refuses a NaN or negative `t_min` and a NaN `t_max`.
 fn check_range(t_min: f32, t_max: f32) -> PyResult<()> {
     if t_min.is_nan() || t_min < 0.0 || t_max.is_nan() {
@@ -287,7 +383,9 @@ impl PyBvh {
     /// miss). `any_hit=True` returns some hit rather than the nearest (faster, for
     /// visibility); `watertight=True` uses the watertight triangle test; `cull` is "none",
     /// "back" or "front". A ray with a zero, NaN or infinite direction hits nothing.
-    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, any_hit = false, watertight = false, cull = "none"))]
+    /// `progress(done, total)`, if given, is called after each block of 65,536 rays (with the
+    /// GIL held; an exception it raises stops the batch and is raised here).
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, any_hit = false, watertight = false, cull = "none", progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn cast<'py>(
         &self,
@@ -299,6 +397,7 @@ impl PyBvh {
         any_hit: bool,
         watertight: bool,
         cull: &str,
+        progress: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let options = QueryOptions {
             culling: culling(cull)?,
@@ -315,57 +414,126 @@ impl PyBvh {
                 d.len() / 3
             )));
         }
-        let n = o.len() / 3;
-        let bvh = self.inner.clone();
-        // One parallel pass: each ray made, cast and written straight into the answers.
-        let (mut t, mut triangle) = (vec![f32::INFINITY; n], vec![-1i64; n]);
-        let (mut u, mut v) = (vec![f32::NAN; n], vec![f32::NAN; n]);
-        let (mut point, mut normal) = (vec![f32::NAN; 3 * n], vec![f32::NAN; 3 * n]);
-        py.detach(|| {
-            let mesh = bvh.mesh();
-            (
-                t.par_iter_mut(),
-                triangle.par_iter_mut(),
-                u.par_iter_mut(),
-                v.par_iter_mut(),
-                point.par_chunks_mut(3),
-                normal.par_chunks_mut(3),
+        let ray = |i: usize| {
+            Ray::with_range(
+                [o[3 * i], o[3 * i + 1], o[3 * i + 2]],
+                [d[3 * i], d[3 * i + 1], d[3 * i + 2]],
+                t_min,
+                t_max,
             )
-                .into_par_iter()
-                .enumerate()
-                .with_min_len(1024)
-                .for_each(|(i, (t, tri, u, v, p, nrm))| {
-                    let ray = Ray::with_range(
-                        [o[3 * i], o[3 * i + 1], o[3 * i + 2]],
-                        [d[3 * i], d[3 * i + 1], d[3 * i + 2]],
-                        t_min,
-                        t_max,
-                    );
-                    let hit = if any_hit {
-                        bvh.any_triangle(&ray, &options)
-                    } else {
-                        bvh.closest_triangle(&ray, &options)
-                    };
-                    let Some(h) = hit else { return };
-                    (*t, *tri, *u, *v) = (h.t, i64::from(h.triangle), h.u, h.v);
-                    let at = ray.at(h.t);
-                    let [a, b, c] = mesh.triangle(h.triangle as usize);
-                    let n = (b - a)
-                        .cross(&(c - a))
-                        .try_normalize(0.0)
-                        .unwrap_or_else(Vector3::zeros);
-                    p.copy_from_slice(&[at.x, at.y, at.z]);
-                    nrm.copy_from_slice(&[n.x, n.y, n.z]);
-                });
-        });
-        let out = PyDict::new(py);
-        out.set_item("t", t.into_pyarray(py))?;
-        out.set_item("triangle", triangle.into_pyarray(py))?;
-        out.set_item("u", u.into_pyarray(py))?;
-        out.set_item("v", v.into_pyarray(py))?;
-        out.set_item("point", rows(point)?.into_pyarray(py))?;
-        out.set_item("normal", rows(normal)?.into_pyarray(py))?;
-        Ok(out)
+        };
+        Answers::cast(
+            py,
+            &self.inner,
+            o.len() / 3,
+            ray,
+            any_hit,
+            &options,
+            progress,
+        )?
+        .into_dict(py)
+    }
+
+    /// Picks through pixels: for each `(x, y)` row of `pixels` (pixel coordinates, origin top
+    /// left, `y` down), the camera ray of `view` and `projection` (4 × 4 arrays, row-major as
+    /// written on paper: `projection @ view @ point`) in a viewport of `viewport = (width,
+    /// height)` pixels, cast as `cast` does. The same dict as `cast`.
+    #[pyo3(signature = (view, projection, viewport, pixels, watertight = false, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn pick<'py>(
+        &self,
+        py: Python<'py>,
+        view: [[f32; 4]; 4],
+        projection: [[f32; 4]; 4],
+        viewport: [f32; 2],
+        pixels: &Bound<'py, PyAny>,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let options = QueryOptions {
+            culling: culling(cull)?,
+            watertight,
+        };
+        let pixels: PyReadonlyArray2<'py, f32> = as_array(pixels, "float32")
+            .and_then(|a| a.call_method1("reshape", ((-1i64, 2i64),)))
+            .and_then(|a| a.extract())
+            .map_err(|_| PyValueError::new_err("pixels: expected an (n, 2) array of numbers"))?;
+        let (view, projection) = (matrix(&view), matrix(&projection));
+        let rays = pixels
+            .as_array()
+            .rows()
+            .into_iter()
+            .map(|p| meshray::pixel_ray(view, projection, viewport, [p[0], p[1]]))
+            .collect::<Result<Vec<Ray>, _>>()
+            .map_err(to_py)?;
+        Answers::cast(
+            py,
+            &self.inner,
+            rays.len(),
+            |i| rays[i],
+            false,
+            &options,
+            None,
+        )?
+        .into_dict(py)
+    }
+
+    /// The triangles overlapping the view frustum under the screen rectangle with corners
+    /// `a` and `b` (pixels), hidden ones included, ascending: box select. Camera as for
+    /// `pick`.
+    fn select_frustum<'py>(
+        &self,
+        py: Python<'py>,
+        view: [[f32; 4]; 4],
+        projection: [[f32; 4]; 4],
+        viewport: [f32; 2],
+        a: [f32; 2],
+        b: [f32; 2],
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let frustum =
+            meshray::Frustum::from_screen_rect(matrix(&view), matrix(&projection), viewport, a, b)
+                .map_err(to_py)?;
+        let found = py.detach(|| self.inner.triangles_in_frustum(&frustum));
+        Ok(found
+            .into_iter()
+            .map(i64::from)
+            .collect::<Vec<_>>()
+            .into_pyarray(py))
+    }
+
+    /// The triangles visible through the screen rectangle with corners `a` and `b`: the
+    /// nearest hits of `samples × samples` rays per pixel, ascending. Camera as for `pick`.
+    #[pyo3(signature = (view, projection, viewport, a, b, samples = 1))]
+    #[allow(clippy::too_many_arguments)]
+    fn visible<'py>(
+        &self,
+        py: Python<'py>,
+        view: [[f32; 4]; 4],
+        projection: [[f32; 4]; 4],
+        viewport: [f32; 2],
+        a: [f32; 2],
+        b: [f32; 2],
+        samples: u32,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let (view, projection) = (matrix(&view), matrix(&projection));
+        let found = py
+            .detach(|| {
+                self.inner.visible_triangles(
+                    view,
+                    projection,
+                    viewport,
+                    a,
+                    b,
+                    samples,
+                    &QueryOptions::default(),
+                )
+            })
+            .map_err(to_py)?;
+        Ok(found
+            .into_iter()
+            .map(i64::from)
+            .collect::<Vec<_>>()
+            .into_pyarray(py))
     }
 
     /// Every hit of one ray, nearest first: a dict of arrays `t`, `triangle`, `u`, `v`.

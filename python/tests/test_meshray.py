@@ -275,3 +275,70 @@ def test_bad_input_gives_clear_exceptions(tmp_path):
     np.testing.assert_array_equal(bvh.cast(origins, directions)["triangle"], [0, 0])
     empty = bvh.cast(np.zeros((0, 3)), np.zeros((0, 3)))
     assert empty["t"].shape == (0,) and empty["point"].shape == (0, 3)
+
+
+def look_at(eye, target, up=(0.0, 1.0, 0.0)):
+    """A right-handed view matrix, row-major (as written on paper)."""
+    eye, target, up = (np.asarray(x, dtype=np.float64) for x in (eye, target, up))
+    f = (target - eye) / np.linalg.norm(target - eye)
+    s = np.cross(f, up)
+    s /= np.linalg.norm(s)
+    u = np.cross(s, f)
+    return np.array(
+        [[*s, -s @ eye], [*u, -u @ eye], [*-f, f @ eye], [0, 0, 0, 1]], dtype=np.float32
+    )
+
+
+def perspective(aspect, fovy, near, far):
+    """OpenGL's perspective projection, row-major."""
+    f = 1 / np.tan(fovy / 2)
+    return np.array(
+        [
+            [f / aspect, 0, 0, 0],
+            [0, f, 0, 0],
+            [0, 0, (far + near) / (near - far), 2 * far * near / (near - far)],
+            [0, 0, -1, 0],
+        ],
+        dtype=np.float32,
+    )
+
+
+def test_pick_frustum_and_visible_selection():
+    bvh = meshray.BVH(meshray.Mesh.load(ASSET))
+    eye, target = np.array([0.0, 1.0, 6.0]), np.array([0.0, 1.0, 0.0])
+    view, projection, viewport = look_at(eye, target), perspective(800 / 600, 0.8, 0.1, 100.0), (800, 600)
+    # The centre pixel looks straight at the target.
+    centre = bvh.pick(view, projection, viewport, [[400, 300]])
+    straight = bvh.cast([eye], [target - eye])
+    assert centre["triangle"][0] == straight["triangle"][0] >= 0
+    np.testing.assert_allclose(centre["point"][0], straight["point"][0], atol=1e-4)
+    # Picks over a grid of pixel centres: every hit is in the frustum of the whole rectangle
+    # and among the visible triangles there.
+    xs, ys = np.meshgrid(np.arange(300, 500) + 0.5, np.arange(200, 400) + 0.5)
+    picks = bvh.pick(view, projection, viewport, np.column_stack([xs.ravel(), ys.ravel()]))
+    hit = np.unique(picks["triangle"][picks["triangle"] >= 0])
+    assert len(hit) > 50
+    inside = bvh.select_frustum(view, projection, viewport, (300, 200), (500, 400))
+    visible = bvh.visible(view, projection, viewport, (300, 200), (500, 400))
+    np.testing.assert_array_equal(visible, hit)
+    assert np.all(np.isin(visible, inside)) and len(inside) > len(visible)
+    # Nothing to the far left of the scene.
+    assert len(bvh.select_frustum(view, projection, viewport, (0, 0), (5, 5))) == 0
+    with pytest.raises(meshray.MeshrayError, match="camera"):
+        bvh.pick(np.zeros((4, 4)), projection, viewport, [[1, 1]])
+
+
+def test_progress_is_reported_and_can_stop_a_batch():
+    mesh = meshray.Mesh.load(ASSET)
+    bvh = meshray.BVH(mesh)
+    origins, directions = random_rays(mesh.vertices, 200_000, np.random.default_rng(10))
+    calls = []
+    with_progress = bvh.cast(origins, directions, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(65536, 200000), (131072, 200000), (196608, 200000), (200000, 200000)]
+    np.testing.assert_array_equal(with_progress["t"], bvh.cast(origins, directions)["t"])
+
+    def stop(done, total):
+        raise KeyboardInterrupt("stop")
+
+    with pytest.raises(KeyboardInterrupt):
+        bvh.cast(origins, directions, progress=stop)
