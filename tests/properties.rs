@@ -93,6 +93,7 @@ proptest! {
             }
             prop_assert_eq!(bvh.any_hit(ray, &options).is_some(), closest.is_some());
             let all: Vec<_> = bvh.all_hits(ray, &options).iter().map(|h| (h.t, h.triangle)).collect();
+            prop_assert_eq!(bvh.count_hits(ray, &options), brute.len());
             prop_assert_eq!(all, brute);
         }
     }

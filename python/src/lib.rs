@@ -719,10 +719,10 @@ impl PyBvh {
             queries
                 .par_iter()
                 .with_min_len(256)
-                .map_init(Vec::new, |hits, q| {
-                    let mut odd = |d: &[f32; 3]| {
-                        bvh.all_hits_into(&Ray::new(q.map(|x| x as f32), *d), &options, hits);
-                        hits.len() % 2 == 1
+                .map(|q| {
+                    let odd = |d: &[f32; 3]| {
+                        let ray = Ray::new(q.map(|x| x as f32), *d);
+                        bvh.count_hits(&ray, &options) % 2 == 1
                     };
                     // The third direction only breaks a disagreement.
                     let (a, b) = (odd(&directions[0]), odd(&directions[1]));

@@ -521,6 +521,39 @@ impl Bvh {
         hits.sort_by(|a, b| a.t.total_cmp(&b.t).then(a.triangle.cmp(&b.triangle)));
     }
 
+    /// How many triangles the ray hits in its range: [`all_hits`](Bvh::all_hits)`.len()`
+    /// without building the hits, and without allocating. With the watertight test on a
+    /// closed mesh, an odd count from a point means the point is inside (crossing parity),
+    /// unless the ray passes exactly through an edge or vertex, which both neighbours count.
+    ///
+    /// ```
+    /// use meshray::{QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// // From the sphere's centre: out through its shell once, then the ground.
+    /// let ray = Ray::new(Point3::new(0.1, 1.05, 0.05), -Vector3::y());
+    /// let options = QueryOptions { watertight: true, ..Default::default() };
+    /// assert_eq!(bvh.count_hits(&ray, &options), bvh.all_hits(&ray, &options).len());
+    /// assert_eq!(bvh.count_hits(&ray, &options), 2);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn count_hits(&self, ray: &Ray, options: &QueryOptions) -> usize {
+        if !ray.is_valid() {
+            return 0;
+        }
+        let test = LeafTest::new(ray, options);
+        let t_max = ray.t_max();
+        let mut count = 0;
+        self.walk_ray::<false, _, _>(ray, &mut (), |first, n, range_end| {
+            test.run(&self.leaf_packets, first, n, range_end, |_, _| {
+                count += 1;
+                Some(t_max)
+            })
+        });
+        count
+    }
+
     /// Walks the tree nearest child first, calling `leaf` with each reached leaf's first
     /// packet, triangle count and the current `t_max` (which it may lower); `leaf` returns
     /// `true` to stop.
