@@ -253,7 +253,7 @@ pub(crate) fn raise(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
     }
     #[cfg(not(target_feature = "sse"))]
     {
-        t.simd_gt(bound).blend(t, bound)
+        raise_portable(bound, t)
     }
 }
 
@@ -266,8 +266,23 @@ pub(crate) fn lower(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
     }
     #[cfg(not(target_feature = "sse"))]
     {
-        t.simd_lt(bound).blend(t, bound)
+        lower_portable(bound, t)
     }
+}
+
+/// [`raise`] without x86's `maxps` (WebAssembly, ARM): a compare and a select. Compiled in
+/// tests everywhere, so x86 checks it against `maxps` too.
+#[cfg(any(test, not(target_feature = "sse")))]
+#[inline(always)]
+fn raise_portable(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
+    t.simd_gt(bound).bitselect(t, bound)
+}
+
+/// [`lower`] without x86's `minps`.
+#[cfg(any(test, not(target_feature = "sse")))]
+#[inline(always)]
+fn lower_portable(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
+    t.simd_lt(bound).bitselect(t, bound)
 }
 
 /// The slab test of a ray against all of a wide node's boxes at once: a bit per lane whose box
@@ -319,4 +334,47 @@ pub(crate) fn slab_axis(
 pub(crate) fn entered(near: BoxLanes, far: BoxLanes) -> u32 {
     let far = far + far.abs() * BoxLanes::splat(EXIT_SLACK);
     near.simd_le(far).to_bitmask()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The portable min and max (what WebAssembly and ARM run) give the same bits as x86's,
+    /// NaN lanes and signed zeros included: a NaN `t` keeps the bound, ties keep the bound.
+    #[test]
+    fn portable_raise_and_lower_equal_the_x86_ones() {
+        let special = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            3.5e-39,
+            1e30,
+        ];
+        let mut checked = 0;
+        for (i, &a) in special.iter().enumerate() {
+            for &b in &special {
+                let bound = BoxLanes::from([a, b, a, b, -a, -b, b, a]);
+                let t = BoxLanes::from([b, a, special[(i + 3) % 10], b, a, -b, -a, b]);
+                let bits = |x: BoxLanes| x.to_array().map(f32::to_bits);
+                assert_eq!(
+                    bits(raise(bound, t)),
+                    bits(raise_portable(bound, t)),
+                    "{a} {b}"
+                );
+                assert_eq!(
+                    bits(lower(bound, t)),
+                    bits(lower_portable(bound, t)),
+                    "{a} {b}"
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 100);
+    }
 }
