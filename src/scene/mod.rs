@@ -571,7 +571,7 @@ impl Scene {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .take();
-            TopLevel::update(stale, &self.slots, &self.bounds).0
+            TopLevel::update(stale, &self.slots, &self.bounds)
         })
     }
 

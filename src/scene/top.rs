@@ -210,9 +210,9 @@ impl TopLevel {
         stale: Option<TopLevel>,
         slots: &[Option<Instance>],
         bounds: &[Aabb],
-    ) -> (TopLevel, Update) {
+    ) -> TopLevel {
         let Some(mut top) = stale else {
-            return (TopLevel::build(slots, bounds), Update::Rebuilt);
+            return TopLevel::build(slots, bounds);
         };
         // Only ids outside `main` are looked up in `slots` (a scan of 4 bytes per id).
         let outside = |id: usize| top.in_main.get(id).is_none_or(|&at| at == REMOVED);
@@ -222,7 +222,7 @@ impl TopLevel {
             .collect();
         let size = top.main.order.len();
         if size == 0 || added.len() > size / 8 + 64 {
-            return (TopLevel::build(slots, bounds), Update::Rebuilt);
+            return TopLevel::build(slots, bounds);
         }
         let mut dirty = std::mem::take(&mut top.dirty);
         if dirty.len() > top.main.nodes.len() / 8 {
@@ -233,7 +233,7 @@ impl TopLevel {
         dirty.clear();
         top.dirty = dirty;
         if top.main.spoiled() {
-            return (TopLevel::build(slots, bounds), Update::Rebuilt);
+            return TopLevel::build(slots, bounds);
         }
         if added == top.added_ids && !top.added_changed {
             top.added.refit_all(bounds);
@@ -245,18 +245,11 @@ impl TopLevel {
         }
         top.added_ids = added;
         top.added_changed = false;
-        (top, Update::Refitted)
+        top
     }
 
     /// The trees a query walks.
     pub fn trees(&self) -> [&Tree; 2] {
         [&self.main, &self.added]
     }
-}
-
-/// What an update did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Update {
-    Rebuilt,
-    Refitted,
 }
