@@ -48,28 +48,6 @@ fn as_array<'py>(object: &Bound<'py, PyAny>, dtype: &str) -> PyResult<Bound<'py,
     }
 }
 
-/// An `(n, 3)` array of finite-or-not floats as rows, checked for shape; any float dtype
-/// numpy can cast safely to `float32`/`float64` is taken.
-fn rows3<'py>(array: &Bound<'py, PyAny>, what: &str) -> PyResult<Vec<[f64; 3]>> {
-    let array: PyReadonlyArray2<'py, f64> = as_array(array, "float64")
-        .and_then(|a| a.extract())
-        .map_err(|_| {
-            PyValueError::new_err(format!("{what}: expected an (n, 3) array of numbers"))
-        })?;
-    let view = array.as_array();
-    if view.ncols() != 3 {
-        return Err(PyValueError::new_err(format!(
-            "{what}: expected shape (n, 3), got {:?}",
-            array.shape()
-        )));
-    }
-    Ok(view
-        .rows()
-        .into_iter()
-        .map(|r| [r[0], r[1], r[2]])
-        .collect())
-}
-
 /// A triangle mesh: vertex positions and index triples.
 #[pyclass(module = "meshray", frozen)]
 struct Mesh {
@@ -82,9 +60,9 @@ impl Mesh {
     /// indices (any integer dtype).
     #[new]
     fn new(vertices: &Bound<'_, PyAny>, faces: &Bound<'_, PyAny>) -> PyResult<Mesh> {
-        let positions: Vec<Point3<f32>> = rows3(vertices, "vertices")?
+        let positions: Vec<Point3<f32>> = float_rows(&rows3(vertices, "vertices")?)?
             .into_iter()
-            .map(|[x, y, z]| Point3::new(x as f32, y as f32, z as f32))
+            .map(Point3::from)
             .collect();
         let faces: PyReadonlyArray2<'_, i64> = as_array(faces, "int64")
             .and_then(|a| a.extract())
@@ -173,7 +151,7 @@ fn culling(cull: &str) -> PyResult<Culling> {
 
 /// An `(n, 3)` array as contiguous, aligned float32 rows (a copy only when its dtype or
 /// layout differs): the rays' own precision, read without a float64 detour.
-fn rows3_f32<'py>(array: &Bound<'py, PyAny>, what: &str) -> PyResult<PyReadonlyArray2<'py, f32>> {
+fn rows3<'py>(array: &Bound<'py, PyAny>, what: &str) -> PyResult<PyReadonlyArray2<'py, f32>> {
     let numpy = array.py().import("numpy")?;
     let array = numpy
         // C order and aligned: arrays unpickled from a buffer (Dask) may be misaligned.
@@ -306,31 +284,56 @@ fn check_range(t_min: f32, t_max: f32) -> PyResult<()> {
     Ok(())
 }
 
-/// One query's rays: origins and directions row by row, `t` range shared.
+/// Reads `origins` and `directions` as float32 rows of the same length, and checks the
+/// shared `t` range: what every ray query starts from.
+fn ray_rows<'py>(
+    origins: &Bound<'py, PyAny>,
+    directions: &Bound<'py, PyAny>,
+    t_min: f32,
+    t_max: f32,
+) -> PyResult<(PyReadonlyArray2<'py, f32>, PyReadonlyArray2<'py, f32>)> {
+    check_range(t_min, t_max)?;
+    let (o, d) = (rows3(origins, "origins")?, rows3(directions, "directions")?);
+    if o.len() != d.len() {
+        return Err(PyValueError::new_err(format!(
+            "origins and directions differ in length: {} and {}",
+            o.len() / 3,
+            d.len() / 3
+        )));
+    }
+    Ok((o, d))
+}
+
+/// The rays of `ray_rows`, made.
 fn rays(
-    origins: &[[f64; 3]],
-    directions: &[[f64; 3]],
+    origins: &Bound<'_, PyAny>,
+    directions: &Bound<'_, PyAny>,
     t_min: f32,
     t_max: f32,
 ) -> PyResult<Vec<Ray>> {
-    if origins.len() != directions.len() {
-        return Err(PyValueError::new_err(format!(
-            "origins and directions differ in length: {} and {}",
-            origins.len(),
-            directions.len()
-        )));
-    }
-    if t_min.is_nan() || t_min < 0.0 || t_max.is_nan() {
-        return Err(PyValueError::new_err(
-            "t_min must be >= 0 and t_max not NaN",
-        ));
-    }
-    let f = |v: &[f64; 3]| v.map(|x| x as f32);
-    Ok(origins
-        .iter()
-        .zip(directions)
-        .map(|(o, d)| Ray::with_range(f(o), f(d), t_min, t_max))
+    let (o, d) = ray_rows(origins, directions, t_min, t_max)?;
+    Ok(float_rows(&o)?
+        .into_iter()
+        .zip(float_rows(&d)?)
+        .map(|(o, d)| Ray::with_range(o, d, t_min, t_max))
         .collect())
+}
+
+/// The rows of an `(n, 3)` float32 array.
+fn float_rows(array: &PyReadonlyArray2<'_, f32>) -> PyResult<Vec<[f32; 3]>> {
+    Ok(array
+        .as_slice()?
+        .chunks_exact(3)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect())
+}
+
+/// The query options by name (`cull`: "none", "back" or "front").
+fn query(cull: &str, watertight: bool) -> PyResult<QueryOptions> {
+    Ok(QueryOptions {
+        culling: culling(cull)?,
+        watertight,
+    })
 }
 
 /// A bounding volume hierarchy over a mesh: build it once, cast many rays. (`PyBvh` in
@@ -399,21 +402,9 @@ impl PyBvh {
         cull: &str,
         progress: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let options = QueryOptions {
-            culling: culling(cull)?,
-            watertight,
-        };
-        check_range(t_min, t_max)?;
-        let origins = rows3_f32(origins, "origins")?;
-        let directions = rows3_f32(directions, "directions")?;
+        let options = query(cull, watertight)?;
+        let (origins, directions) = ray_rows(origins, directions, t_min, t_max)?;
         let (o, d) = (origins.as_slice()?, directions.as_slice()?);
-        if o.len() != d.len() {
-            return Err(PyValueError::new_err(format!(
-                "origins and directions differ in length: {} and {}",
-                o.len() / 3,
-                d.len() / 3
-            )));
-        }
         let ray = |i: usize| {
             Ray::with_range(
                 [o[3 * i], o[3 * i + 1], o[3 * i + 2]],
@@ -450,10 +441,7 @@ impl PyBvh {
         watertight: bool,
         cull: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let options = QueryOptions {
-            culling: culling(cull)?,
-            watertight,
-        };
+        let options = query(cull, watertight)?;
         let pixels: PyReadonlyArray2<'py, f32> = as_array(pixels, "float32")
             .and_then(|a| a.call_method1("reshape", ((-1i64, 2i64),)))
             .and_then(|a| a.extract())
@@ -542,18 +530,19 @@ impl PyBvh {
     fn all_hits<'py>(
         &self,
         py: Python<'py>,
-        origin: [f64; 3],
-        direction: [f64; 3],
+        origin: &Bound<'py, PyAny>,
+        direction: &Bound<'py, PyAny>,
         t_min: f32,
         t_max: f32,
         watertight: bool,
         cull: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let options = QueryOptions {
-            culling: culling(cull)?,
-            watertight,
+        let options = query(cull, watertight)?;
+        let Some(&ray) = rays(origin, direction, t_min, t_max)?.first() else {
+            return Err(PyValueError::new_err(
+                "expected one origin and one direction",
+            ));
         };
-        let ray = rays(&[origin], &[direction], t_min, t_max)?.remove(0);
         let hits = self.inner.all_hits(&ray, &options);
         let out = PyDict::new(py);
         out.set_item(
@@ -601,16 +590,8 @@ impl PyBvh {
         watertight: bool,
         cull: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let options = QueryOptions {
-            culling: culling(cull)?,
-            watertight,
-        };
-        let rays = rays(
-            &rows3(origins, "origins")?,
-            &rows3(directions, "directions")?,
-            t_min,
-            t_max,
-        )?;
+        let options = query(cull, watertight)?;
+        let rays = rays(origins, directions, t_min, t_max)?;
         let bvh = self.inner.clone();
         let per_ray: Vec<Vec<meshray::Hit>> = py.detach(|| {
             rays.par_iter()
@@ -656,13 +637,13 @@ impl PyBvh {
         if max_distance.is_nan() || max_distance < 0.0 {
             return Err(PyValueError::new_err("max_distance must be >= 0"));
         }
-        let queries = rows3(points, "points")?;
+        let queries = float_rows(&rows3(points, "points")?)?;
         let bvh = self.inner.clone();
         let found: Vec<Option<meshray::ClosestPoint>> = py.detach(|| {
             queries
                 .par_iter()
                 .with_min_len(256)
-                .map(|q| bvh.closest_point(q.map(|x| x as f32), max_distance))
+                .map(|&q| bvh.closest_point(q, max_distance))
                 .collect()
         });
         let n = found.len();
@@ -703,7 +684,7 @@ impl PyBvh {
         py: Python<'py>,
         points: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let queries = rows3(points, "points")?;
+        let queries = float_rows(&rows3(points, "points")?)?;
         let bvh = self.inner.clone();
         let options = QueryOptions {
             culling: Culling::None,
@@ -721,7 +702,7 @@ impl PyBvh {
                 .with_min_len(256)
                 .map(|q| {
                     let odd = |d: &[f32; 3]| {
-                        let ray = Ray::new(q.map(|x| x as f32), *d);
+                        let ray = Ray::new(*q, *d);
                         bvh.count_hits(&ray, &options) % 2 == 1
                     };
                     // The third direction only breaks a disagreement.
