@@ -7,39 +7,21 @@
 //!   wavy 708 × 708 grid (1.00M), rays from the camera through random points of its box;
 //! - **10,000 entities**: instances of the asset scene (1,079 triangles) and a 12-triangle
 //!   box in a 22 × 22 × 21 lattice, rays from one side through random points of the lattice.
-use bevy_app::{App, TaskPoolPlugin};
-use bevy_asset::{AssetApp, AssetPlugin, Assets, RenderAssetUsages};
-use bevy_camera::Camera;
+use bevy_app::App;
+use bevy_asset::{Assets, RenderAssetUsages};
 use bevy_camera::primitives::Aabb;
 use bevy_camera::visibility::Visibility;
-use bevy_ecs::message::Messages;
-use bevy_ecs::prelude::*;
 use bevy_math::{Dir3, Quat, Vec3};
 use bevy_mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology};
-use bevy_picking::backend::PointerHits;
-use bevy_picking::backend::ray::{RayId, RayMap};
-use bevy_picking::mesh_picking::ray_cast::RayCastVisibility;
-use bevy_picking::mesh_picking::{MeshPickingPlugin, MeshPickingSettings};
-use bevy_picking::pointer::PointerId;
 use bevy_shape::Ray3d;
-use bevy_transform::TransformPlugin;
 use bevy_transform::components::{GlobalTransform, Transform};
 use criterion::{Criterion, criterion_group, criterion_main};
-use meshray_bevy::{MeshrayPickingPlugin, MeshrayPickingSettings, MeshrayScene};
+use meshray_bevy::MeshrayScene;
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::{Rng, frame, headless_app};
 use std::path::PathBuf;
-
-/// splitmix64, for repeatable rays.
-struct Rng(u64);
-
-impl Rng {
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        lo + (hi - lo) * (((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32)
-    }
-}
 
 fn bevy_mesh(positions: Vec<[f32; 3]>, triangles: Vec<[u32; 3]>) -> (Mesh, Aabb) {
     let (lo, hi) = positions
@@ -114,38 +96,6 @@ fn million() -> (String, Vec<[f32; 3]>, Vec<[u32; 3]>) {
     (format!("wavy grid ({} triangles)", t.len()), p, t)
 }
 
-/// A headless app with one backend (meshray's or Bevy's), every entity hoverable and
-/// blocking as Bevy's defaults have it, and visibility not consulted (no renderer).
-fn app(meshray: bool) -> (App, Entity) {
-    let mut app = App::new();
-    app.add_plugins((
-        TaskPoolPlugin::default(),
-        AssetPlugin::default(),
-        TransformPlugin,
-    ))
-    .init_asset::<Mesh>()
-    .init_resource::<RayMap>()
-    .add_message::<PointerHits>();
-    if meshray {
-        app.add_plugins(MeshrayPickingPlugin)
-            .insert_resource(MeshrayPickingSettings {
-                ray_cast_visibility: RayCastVisibility::Any,
-                ..Default::default()
-            });
-    } else {
-        app.add_plugins(MeshPickingPlugin)
-            .insert_resource(MeshPickingSettings {
-                require_markers: false,
-                ray_cast_visibility: RayCastVisibility::Any,
-            });
-    }
-    let camera = app
-        .world_mut()
-        .spawn((Camera::default(), GlobalTransform::IDENTITY))
-        .id();
-    (app, camera)
-}
-
 fn spawn(app: &mut App, mesh: &(Mesh, Aabb), transforms: &[Transform]) {
     let world = app.world_mut();
     let handle = world.resource_mut::<Assets<Mesh>>().add(mesh.0.clone());
@@ -176,25 +126,11 @@ fn settle(app: &mut App, entities: usize) {
     panic!("the BVHs were not built");
 }
 
-/// One frame picking `ray`; returns how many entities were hit.
-fn frame(app: &mut App, camera: Entity, ray: Option<Ray3d>) -> usize {
-    let world = app.world_mut();
-    world.resource_mut::<Messages<PointerHits>>().clear();
-    let mut map = world.resource_mut::<RayMap>();
-    map.map.clear();
-    if let Some(ray) = ray {
-        map.map.insert(RayId::new(camera, PointerId::Mouse), ray);
-    }
-    app.update();
-    let mut messages = app.world_mut().resource_mut::<Messages<PointerHits>>();
-    messages.drain().map(|h| h.picks.len()).sum()
-}
-
 fn compare(c: &mut Criterion, name: &str, setup: &dyn Fn(&mut App) -> usize, rays: &[Ray3d]) {
     let mut group = c.benchmark_group(name);
     group.sample_size(10);
     for meshray in [true, false] {
-        let (mut app, camera) = app(meshray);
+        let (mut app, camera) = headless_app(meshray);
         let entities = setup(&mut app);
         settle(&mut app, entities);
         let backend = if meshray { "meshray" } else { "bevy" };
@@ -202,11 +138,11 @@ fn compare(c: &mut Criterion, name: &str, setup: &dyn Fn(&mut App) -> usize, ray
         group.bench_function(format!("{backend}: frame with one pick"), |b| {
             b.iter(|| {
                 k += 1;
-                frame(&mut app, camera, Some(rays[k % rays.len()]))
+                frame(&mut app, camera, Some(rays[k % rays.len()])).len()
             })
         });
         group.bench_function(format!("{backend}: frame without picks"), |b| {
-            b.iter(|| frame(&mut app, camera, None))
+            b.iter(|| frame(&mut app, camera, None).len())
         });
     }
     group.finish();

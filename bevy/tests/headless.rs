@@ -8,42 +8,22 @@
 //! Then the world changes (entities move, one is despawned, one spawned, a mesh asset is
 //! edited) and the hits follow.
 
-use bevy_app::{App, TaskPoolPlugin};
-use bevy_asset::{AssetApp, AssetPlugin, Assets, Handle, RenderAssetUsages};
-use bevy_camera::Camera;
+use bevy_app::App;
+use bevy_asset::{Assets, Handle, RenderAssetUsages};
 use bevy_camera::primitives::Aabb;
 use bevy_camera::visibility::{RenderLayers, Visibility};
-use bevy_ecs::message::Messages;
 use bevy_ecs::prelude::*;
 use bevy_math::{Dir3, Quat, Vec3};
 use bevy_mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology};
 use bevy_picking::Pickable;
-use bevy_picking::backend::ray::{RayId, RayMap};
-use bevy_picking::backend::{HitData, PointerHits};
-use bevy_picking::mesh_picking::ray_cast::{RayCastBackfaces, RayCastVisibility};
-use bevy_picking::mesh_picking::{MeshPickingPlugin, MeshPickingSettings};
-use bevy_picking::pointer::PointerId;
+use bevy_picking::backend::HitData;
+use bevy_picking::mesh_picking::ray_cast::RayCastBackfaces;
 use bevy_shape::Ray3d;
-use bevy_transform::TransformPlugin;
 use bevy_transform::components::{GlobalTransform, Transform};
-use meshray_bevy::{MeshrayHit, MeshrayPickingPlugin, MeshrayPickingSettings, MeshrayScene};
+use meshray_bevy::{MeshrayHit, MeshrayScene};
 
-/// splitmix64, for repeatable scenes and rays.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.next()
-    }
-}
+mod common;
+use common::{Rng, frame, headless_app};
 
 /// The asset scene as a Bevy mesh.
 fn asset_mesh() -> Mesh {
@@ -116,32 +96,8 @@ type TestApp = (App, Entity, Vec<(Entity, Kind)>, [Handle<Mesh>; 2]);
 /// An app with the asset and transform plugins, a camera at the origin, and the entities;
 /// `meshray` chooses the backend.
 fn app(meshray: bool, seed: u64) -> TestApp {
-    let mut app = App::new();
-    app.add_plugins((
-        TaskPoolPlugin::default(),
-        AssetPlugin::default(),
-        TransformPlugin,
-    ))
-    .init_asset::<Mesh>()
-    .init_resource::<RayMap>()
-    .add_message::<PointerHits>();
-    if meshray {
-        app.add_plugins(MeshrayPickingPlugin)
-            .insert_resource(MeshrayPickingSettings {
-                ray_cast_visibility: RayCastVisibility::Any,
-                ..Default::default()
-            });
-    } else {
-        app.add_plugins(MeshPickingPlugin)
-            .insert_resource(MeshPickingSettings {
-                require_markers: false,
-                ray_cast_visibility: RayCastVisibility::Any,
-            });
-    }
+    let (mut app, camera) = headless_app(meshray);
     let world = app.world_mut();
-    let camera = world
-        .spawn((Camera::default(), GlobalTransform::IDENTITY))
-        .id();
     let (scene_mesh, cube_mesh) = (asset_mesh(), cube());
     let boxes = [local_box(&scene_mesh), local_box(&cube_mesh)];
     let mut meshes = world.resource_mut::<Assets<Mesh>>();
@@ -232,17 +188,7 @@ fn app(meshray: bool, seed: u64) -> TestApp {
 
 /// Casts one pointer ray in `app` and returns the hits it sent.
 fn pick(app: &mut App, camera: Entity, ray: Ray3d) -> Vec<(Entity, HitData)> {
-    app.world_mut()
-        .resource_mut::<Messages<PointerHits>>()
-        .clear();
-    let mut map = app.world_mut().resource_mut::<RayMap>();
-    map.map.insert(RayId::new(camera, PointerId::Mouse), ray);
-    app.update();
-    app.world_mut().resource_mut::<RayMap>().map.clear();
-    let mut messages = app.world_mut().resource_mut::<Messages<PointerHits>>();
-    let sent: Vec<PointerHits> = messages.drain().collect();
-    assert!(sent.len() <= 1, "one message per ray");
-    sent.into_iter().flat_map(|h| h.picks).collect()
+    frame(app, camera, Some(ray))
 }
 
 /// A ray from the camera through a random point of the scene's region.
