@@ -2,12 +2,18 @@
 trimesh (with embreex, and its pure-numpy intersector), in one Python process:
 
     python python/bench.py [--rays 1000000] [--points 100000] [--threads 1 2] [MESH ...]
+    python python/bench.py --binding [--rays 1000000] [MESH ...]
 
 Meshes: the given files, else the shared meshes ($MESHRAY_MESHES or ../shared/meshes) that
 are present. Rays: from a sphere around the mesh towards random points of its box (the Rust
 bench's random set). Each figure is the best of three runs, in million queries per second;
 an engine that is not installed is left out. Threads: meshray's (rayon) and Open3D's
 `nthreads`; trimesh's are its own (one). Prints a markdown table.
+
+--binding measures the binding's own cost instead: the same rays, on one thread, through
+`BVH.cast` and through the Rust command `meshray bench --rays FILE --details` (closest_hit,
+which computes the point and normal as `cast` does; the command is `$MESHRAY_BIN`, else
+`cargo run --release -p meshray-cli`), alternated, five times each; the median of each.
 """
 
 import argparse
@@ -112,16 +118,65 @@ def run(paths, n_rays, n_points, threads):
     return rows
 
 
+def write_rays(path, origins, directions):
+    """The rays in the BVHRAYS1 format of ../shared/DESIGN.md (kind 1, random), t in [0, inf)."""
+    n = len(origins)
+    header = b"BVHRAYS1" + np.array([n, 1], "<u8").tobytes() + np.array([1, 0], "<u4").tobytes()
+    body = np.zeros((n, 8), "<f4")
+    body[:, 0:3], body[:, 3:6], body[:, 7] = origins, directions, np.inf
+    Path(path).write_bytes(header + body.tobytes())
+
+
+def binding(paths, n_rays):
+    """Per mesh: Python's cast and Rust's closest_hit on the same rays, one thread, in Mrays/s."""
+    import json
+    import statistics
+    import tempfile
+
+    command = os.environ.get("MESHRAY_BIN", "").split() or [
+        "cargo", "run", "-q", "--release", "-p", "meshray-cli", "--"]
+    rng = np.random.default_rng(1)
+    print("| mesh | Python cast (Mrays/s) | Rust closest_hit (Mrays/s) | Python time / Rust time |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in paths:
+            mesh = meshray.Mesh.load(path)
+            bvh = meshray.BVH(mesh)
+            o, d = rays(mesh.vertices, n_rays, rng)
+            file = os.path.join(tmp, "rays")
+            write_rays(file, o, d)
+            python, rust = [], []
+            for _ in range(5):
+                python.append(n_rays / best(lambda: bvh.cast(o, d), runs=1) / 1e6)
+                out = subprocess.run(
+                    command + ["bench", path, "--rays", file, "--details", "--json", "--passes", "1"],
+                    check=True, capture_output=True, text=True,
+                    env=dict(os.environ, RAYON_NUM_THREADS="1"),
+                ).stdout
+                rust.append(json.loads(out.splitlines()[-1])["mrays_per_s"])
+            p, r = statistics.median(python), statistics.median(rust)
+            print(f"| {Path(path).stem} | {p:.2f} | {r:.2f} | {r / p:.2f}× |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("meshes", nargs="*")
     parser.add_argument("--rays", type=int, default=1_000_000)
     parser.add_argument("--points", type=int, default=100_000)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--binding", action="store_true", help="the binding's cost against Rust")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     root = Path(os.environ.get("MESHRAY_MESHES", REPO.parent / "shared" / "meshes"))
     paths = args.meshes or [str(root / m) for m in SHARED if (root / m).exists()]
+    if args.binding:
+        if os.environ.get("RAYON_NUM_THREADS") != "1":
+            # rayon's pool is sized once per process: the measurement runs in a child.
+            env = dict(os.environ, RAYON_NUM_THREADS="1")
+            subprocess.run([sys.executable, *sys.argv], env=env, check=True)
+        else:
+            binding(paths, args.rays)
+        return
     if args.child is not None:
         for row in run(paths, args.rays, args.points, args.child):
             print("\t".join(map(str, row)))

@@ -282,7 +282,7 @@ fn check_bench_hits(mesh_path: &Path, mode: &str) {
 
 #[test]
 fn bench_hits_equal_brute_force_on_the_scene() {
-    for mode in ["", "--any", "--batch"] {
+    for mode in ["", "--any", "--batch", "--details"] {
         check_bench_hits(&common::asset("scene.obj"), mode);
     }
 }

@@ -16,6 +16,7 @@ usage: meshray bench [MESH] [--rays FILE]... [--hits-out FILE]... [--any] [--thr
                      [--json] [--watertight] [--passes N] [--width N] [--random N]
                      [--subdivide K] [--write-rays DIR] [--quality fast|default|high]
                      [--bins N] [--max-leaf N] [--traversal-cost X] [--cost] [--batch]
+                     [--details]
 
 Builds the BVH of MESH (default: the repository's assets/scene.obj) and times queries.
 Without --rays it makes the three standard sets: primary (a 1024×1024 pinhole image),
@@ -46,6 +47,8 @@ load and build of big meshes on a terminal.
   --cost               add the boxes and triangles tested per ray (an extra untimed pass)
   --batch              closest hit through the batch query (closest_triangles_into), where
                        eight neighbouring rays of a set walk the tree together
+  --details            closest hit with its details (closest_hit: the point, normals, uv),
+                       what the Python and JavaScript bindings report per ray
 ";
 
 struct Options {
@@ -54,6 +57,7 @@ struct Options {
     hits_out: Vec<PathBuf>,
     any: bool,
     batch: bool,
+    details: bool,
     threads: usize,
     json: bool,
     watertight: bool,
@@ -74,6 +78,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
         hits_out: Vec::new(),
         any: false,
         batch: false,
+        details: false,
         threads: 1,
         json: false,
         watertight: false,
@@ -100,6 +105,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             "--json" => options.json = true,
             "--watertight" => options.watertight = true,
             "--batch" => options.batch = true,
+            "--details" => options.details = true,
             "--cost" => options.cost = true,
             "--threads" => options.threads = args.whole(flag, 1..=1024)?,
             "--passes" => options.passes = args.whole(flag, 1..=1000)?,
@@ -122,9 +128,15 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             path => set_mesh(&mut options.mesh, &mut mesh_given, path, "bench")?,
         }
     }
-    if options.any && options.batch {
+    if [options.any, options.batch, options.details]
+        .iter()
+        .filter(|&&on| on)
+        .count()
+        > 1
+    {
         return Err(Failure::usage(
-            "--batch times the closest-hit batch query; leave out --any or --batch".to_string(),
+            "--any, --batch and --details each choose the query timed; give one of them"
+                .to_string(),
         ));
     }
     Ok(options)
@@ -136,6 +148,7 @@ enum Mode {
     Closest,
     Any,
     Batch,
+    Details,
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -164,10 +177,15 @@ fn cast(bvh: &Bvh, rays: &[Ray], options: &QueryOptions, mode: Mode, out: &mut [
             return;
         }
         for (slot, ray) in slots.iter_mut().zip(rays) {
-            *slot = record(if mode == Mode::Any {
-                bvh.any_triangle(ray, options)
-            } else {
-                bvh.closest_triangle(ray, options)
+            *slot = record(match mode {
+                Mode::Any => bvh.any_triangle(ray, options),
+                Mode::Details => bvh.closest_hit(ray, options).map(|h| meshray::CompactHit {
+                    t: h.t,
+                    triangle: h.triangle,
+                    u: h.u,
+                    v: h.v,
+                }),
+                _ => bvh.closest_triangle(ray, options),
             });
         }
     };
@@ -260,10 +278,17 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         }
     }
 
-    let query = match (args.any, args.batch) {
-        (true, _) => "any",
-        (false, true) => "closest-batch",
-        (false, false) => "closest",
+    let mode = match (args.any, args.batch, args.details) {
+        (true, ..) => Mode::Any,
+        (_, true, _) => Mode::Batch,
+        (.., true) => Mode::Details,
+        _ => Mode::Closest,
+    };
+    let query = match mode {
+        Mode::Any => "any",
+        Mode::Batch => "closest-batch",
+        Mode::Details => "closest-details",
+        Mode::Closest => "closest",
     };
     if !args.json {
         crate::say!(
@@ -288,11 +313,6 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     let options = QueryOptions {
         watertight: args.watertight,
         ..Default::default()
-    };
-    let mode = match (args.any, args.batch) {
-        (true, _) => Mode::Any,
-        (false, true) => Mode::Batch,
-        (false, false) => Mode::Closest,
     };
     for (k, set) in sets.iter().enumerate() {
         let mut records = vec![HitRecord::MISS; set.rays.len()];
