@@ -16,7 +16,7 @@ use nalgebra::{Matrix4, Point3, Quaternion, Translation3, UnitQuaternion, Vector
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("meshray-formats-{}", std::process::id()));
+    let dir = common::scratch_dir("meshray-formats");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

@@ -369,7 +369,7 @@ f 2/2 4/1 3/2
 f 1/1/1 2/2 3//2 4/1/1
 f 1/2/2 2/1/1 4/2/1
 ";
-    let dir = std::env::temp_dir().join(format!("meshray-loading-{}", std::process::id()));
+    let dir = common::scratch_dir("meshray-loading");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("attributes.obj");
     std::fs::write(&path, text).unwrap();

@@ -9,7 +9,7 @@ use meshray::{Bvh, Error, Format, LoadOptions, Mesh, QueryOptions};
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("meshray-stl-{}", std::process::id()));
+    let dir = common::scratch_dir("meshray-stl");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

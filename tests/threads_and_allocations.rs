@@ -206,6 +206,7 @@ fn built_structures_are_send_and_sync() {
 }
 
 #[test]
+#[cfg_attr(target_os = "wasi", ignore = "no threads on wasm32-wasip1")]
 fn many_threads_answer_like_one() {
     let bvh = scene();
     let mut rng = common::Rng::new(11);

@@ -5,11 +5,13 @@
 //! directory".
 #![cfg(all(feature = "stl", feature = "ply", feature = "gltf"))]
 
+mod common;
+
 use meshray::{Error, Format, LoadOptions, Mesh};
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("meshray-wrong-format-{}", std::process::id()));
+    let dir = common::scratch_dir("meshray-wrong-format");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

@@ -472,3 +472,15 @@ pub fn point_triangle_distance(p: [f64; 3], a: [f64; 3], b: [f64; 3], c: [f64; 3
         edges
     }
 }
+
+/// A fresh directory for a test's files, `name` and this process's id under cargo's scratch
+/// directory for integration tests (`CARGO_TARGET_TMPDIR`). A host path, so it also works
+/// under WASI, where `std::env::temp_dir` and the process id are unsupported (the WASI
+/// runner, js/wasi-run.mjs, preopens the host's root; there the id is left out).
+pub fn scratch_dir(name: &str) -> PathBuf {
+    #[cfg(not(target_os = "wasi"))]
+    let name = format!("{name}-{}", std::process::id());
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}

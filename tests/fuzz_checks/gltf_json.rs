@@ -63,8 +63,12 @@ fn check_document(document: &[u8], data: &[u8]) {
 fn load_scene(document: &[u8]) -> meshray::Result<Scene> {
     let thread =
         format!("{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_digit(), "");
-    let dir =
-        std::env::temp_dir().join(format!("meshray-fuzz-gltf-{}-{thread}", std::process::id()));
+    // Cargo's scratch directory under `cargo test` (a host path, which also works under
+    // WASI, where `temp_dir` and the process id are unsupported), the system's otherwise.
+    let root = option_env!("CARGO_TARGET_TMPDIR").map_or_else(std::env::temp_dir, Into::into);
+    #[cfg(not(target_os = "wasi"))]
+    let thread = format!("{}-{thread}", std::process::id());
+    let dir = root.join(format!("meshray-fuzz-gltf-{thread}"));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("document.gltf");
     std::fs::write(&path, document).unwrap();
