@@ -1,0 +1,116 @@
+/** A point or vector: `[x, y, z]` or anything with `x`, `y`, `z` (a three.js `Vector3`). */
+export type Vec3 = ArrayLike<number> | { x: number; y: number; z: number };
+
+/** Options of every ray query. */
+export interface QueryOptions {
+  /** Hits with `t < near` are ignored (default 0; must be >= 0). */
+  near?: number;
+  /** Hits with `t > far` are ignored (default Infinity). */
+  far?: number;
+  /** Which faces can be hit: "both" (default), "front" (back faces culled) or "back". */
+  side?: "both" | "front" | "back";
+  /** The watertight triangle test: no ray slips between two triangles sharing an edge. */
+  watertight?: boolean;
+}
+
+/** One ray's hit. */
+export interface Hit {
+  /** The ray parameter `t` of the hit: the distance when the direction is unit length. */
+  distance: number;
+  /** The triangle's number (its position in the index buffer / 3). */
+  triangle: number;
+  /** Barycentrics: the point is `(1-u-v)·a + u·b + v·c`. */
+  u: number;
+  v: number;
+  /** The hit point. */
+  point: [number, number, number];
+  /** The triangle's unit normal: its corners turn counter-clockwise seen from this side. */
+  normal: [number, number, number];
+  /** Whether the ray meets the side the normal points to. */
+  frontFace: boolean;
+}
+
+/** One hit of `allHits`. */
+export interface ShortHit {
+  distance: number;
+  triangle: number;
+  u: number;
+  v: number;
+}
+
+/** Per-ray answers of a batch: misses have distance Infinity, triangle -1, u and v NaN. */
+export interface BatchHits {
+  distance: Float32Array;
+  triangle: Int32Array;
+  u: Float32Array;
+  v: Float32Array;
+}
+
+/** Every hit of a batch, flattened, nearest first per ray. */
+export interface AllHits extends BatchHits {
+  /** Which ray (its number in the batch) each hit belongs to. */
+  ray: Uint32Array;
+}
+
+/** The mesh's nearest point to a query point. */
+export interface ClosestPoint {
+  point: [number, number, number];
+  distance: number;
+  triangle: number;
+  u: number;
+  v: number;
+}
+
+/** Nearest points of a batch: `point` holds three numbers per query (NaN when none). */
+export interface ClosestPoints extends BatchHits {
+  point: Float32Array;
+}
+
+/** Loads the WebAssembly module (once). See meshray.js for `source`. */
+export function init(
+  source?: string | URL | ArrayBuffer | ArrayBufferView | WebAssembly.Module | Response,
+): Promise<void>;
+/** Whether this engine runs WebAssembly's 128-bit SIMD. */
+export function hasSimd(): boolean;
+/** Which module `init` loaded: "simd128" or "scalar", null before `init`. */
+export function build(): "simd128" | "scalar" | null;
+
+/** A bounding volume hierarchy over a triangle mesh, in WebAssembly memory. */
+export class BVH {
+  /**
+   * Builds the tree of `positions` (x y z per vertex) and `indices` (three per triangle;
+   * without them every three vertices are a triangle). Throws for indices out of range, NaN
+   * or infinite coordinates, an empty mesh or arrays of the wrong length.
+   */
+  constructor(
+    positions: Float32Array | Float64Array | number[],
+    indices?: Uint32Array | Uint16Array | Uint8Array | number[] | null,
+    options?: { quality?: "fast" | "default" | "high" },
+  );
+  readonly triangleCount: number;
+  readonly bounds: { min: [number, number, number]; max: [number, number, number] };
+  /** Frees the memory now; later calls throw. A forgotten tree is freed by the GC. */
+  free(): void;
+  closestHit(origin: Vec3, direction: Vec3, options?: QueryOptions): Hit | null;
+  anyHit(origin: Vec3, direction: Vec3, options?: QueryOptions): Hit | null;
+  allHits(origin: Vec3, direction: Vec3, options?: QueryOptions): ShortHit[];
+  /** `rays`: ox oy oz dx dy dz per ray. */
+  closestHits(rays: Float32Array | Float64Array | number[], options?: QueryOptions): BatchHits;
+  anyHits(rays: Float32Array | Float64Array | number[], options?: QueryOptions): BatchHits;
+  allHitsBatch(rays: Float32Array | Float64Array | number[], options?: QueryOptions): AllHits;
+  closestPoint(point: Vec3, maxDistance?: number): ClosestPoint | null;
+  closestPoints(points: Float32Array | Float64Array | number[], maxDistance?: number): ClosestPoints;
+  selectBox(min: Vec3, max: Vec3): Uint32Array;
+  selectSphere(centre: Vec3, radius: number): Uint32Array;
+  /**
+   * Box select: the triangles in the frustum under the screen rectangle `a`–`b` (pixels,
+   * origin top left). `view`, `projection`: column-major 4×4 (three.js `elements`).
+   */
+  selectFrustum(
+    view: ArrayLike<number>,
+    projection: ArrayLike<number>,
+    viewport: [number, number],
+    a: [number, number],
+    b: [number, number],
+  ): Uint32Array;
+}

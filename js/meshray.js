@@ -1,0 +1,412 @@
+// meshray for JavaScript: exact ray casting against triangle meshes, a BVH in WebAssembly.
+//
+//   import { init, BVH } from "meshray";
+//   await init();                                   // once: loads the wasm module
+//   const bvh = new BVH(positions, indices);        // Float32Array, Uint32Array (or none)
+//   const hit = bvh.closestHit([0, 0, 10], [0, 0, -1]);
+//   bvh.free();                                     // or let the garbage collector do it
+//
+// The module (dist/meshray-simd.wasm, or dist/meshray.wasm where the engine lacks simd128)
+// speaks a plain C ABI (js/src/lib.rs): buffers belong to the wasm side, this file writes
+// inputs into them and reads answers out through typed-array views of its memory. Every
+// input is checked here or there, so bad input throws an Error that says what is wrong;
+// the module never traps.
+
+/** @type {WebAssembly.Exports | null} */
+let wasm = null;
+let simd = false;
+let views = { buffer: null, f32: null, u32: null, i32: null, u8: null };
+
+// The smallest module that uses a simd128 instruction (i8x16.splat): valid where the
+// engine has SIMD.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0,
+  253, 15, 253, 98, 11,
+]);
+
+/** Whether this engine runs WebAssembly's 128-bit SIMD. */
+export function hasSimd() {
+  return WebAssembly.validate(SIMD_PROBE);
+}
+
+/**
+ * Loads the WebAssembly module, once; later calls return at once. `source` overrides where
+ * the module comes from: a URL or path, bytes (`ArrayBuffer`, typed array), a
+ * `WebAssembly.Module` or a `Response`. By default the simd128 build when the engine
+ * has SIMD, else the scalar one, from dist/ beside this file (a file read in Node, a
+ * fetch in a browser).
+ */
+export async function init(source) {
+  if (wasm) return;
+  simd = hasSimd();
+  const name = simd ? "meshray-simd.wasm" : "meshray.wasm";
+  let module;
+  if (source instanceof WebAssembly.Module) {
+    module = source;
+  } else if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
+    module = await WebAssembly.compile(source);
+  } else if (typeof Response !== "undefined" && source instanceof Response) {
+    module = await WebAssembly.compile(await source.arrayBuffer());
+  } else {
+    const url = source ?? new URL(`./dist/${name}`, import.meta.url);
+    const isFile =
+      typeof process !== "undefined" && process.versions?.node &&
+      (String(url).startsWith("file:") || !/^[a-z]+:/i.test(String(url)));
+    if (isFile) {
+      const { readFile } = await import("node:fs/promises");
+      module = await WebAssembly.compile(await readFile(url instanceof URL ? url : new URL(url, `file://${process.cwd()}/`)));
+    } else {
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`meshray: could not load ${url}: HTTP ${response.status}`);
+      module = await WebAssembly.compile(await response.arrayBuffer());
+    }
+  }
+  wasm = (await WebAssembly.instantiate(module, {})).exports;
+}
+
+/** Which build `init` loaded: "simd128" or "scalar" (null before `init`). */
+export function build() {
+  return wasm ? (simd ? "simd128" : "scalar") : null;
+}
+
+function exports() {
+  if (!wasm) throw new Error("meshray: call `await init()` before using it");
+  return wasm;
+}
+
+// Typed-array views of the wasm memory, made again when the memory has grown (growth
+// detaches the old buffer).
+function heap() {
+  const buffer = wasm.memory.buffer;
+  if (views.buffer !== buffer) {
+    views = {
+      buffer,
+      f32: new Float32Array(buffer),
+      u32: new Uint32Array(buffer),
+      i32: new Int32Array(buffer),
+      u8: new Uint8Array(buffer),
+    };
+  }
+  return views;
+}
+
+function lastError() {
+  const { u8 } = heap();
+  const at = wasm.mr_error();
+  return new TextDecoder().decode(u8.subarray(at, at + wasm.mr_error_len()));
+}
+
+// Throws the module's message for a negative status.
+function check(status) {
+  if (status < 0) throw new Error(`meshray: ${lastError()}`);
+  return status;
+}
+
+const QUALITIES = { fast: 0, default: 1, high: 2 };
+const SIDES = { both: 0, front: 2, back: 4 };
+
+// Query flags from options: side ("both", "front": back faces culled, "back": front faces
+// culled) and watertight.
+function flagsOf(options) {
+  const side = options?.side ?? "both";
+  if (!(side in SIDES)) throw new Error(`meshray: side must be "both", "front" or "back", not ${JSON.stringify(side)}`);
+  return SIDES[side] | (options?.watertight ? 1 : 0);
+}
+
+function rangeOf(options) {
+  const near = options?.near ?? 0;
+  const far = options?.far ?? Infinity;
+  if (typeof near !== "number" || typeof far !== "number" || !(near >= 0) || Number.isNaN(far)) {
+    throw new Error(`meshray: near must be a number >= 0 and far a number, not NaN (near ${near}, far ${far})`);
+  }
+  return [near, far];
+}
+
+function vector3(v, what) {
+  if (v == null || typeof v.length !== "number" && !("x" in v)) {
+    throw new Error(`meshray: ${what} must be [x, y, z] or {x, y, z}`);
+  }
+  const [x, y, z] = "x" in v ? [v.x, v.y, v.z] : [v[0], v[1], v[2]];
+  if (![x, y, z].every((c) => typeof c === "number")) {
+    throw new Error(`meshray: ${what} must hold three numbers`);
+  }
+  return [x, y, z];
+}
+
+function floats(array, stride, what) {
+  if (!(array instanceof Float32Array || array instanceof Float64Array || Array.isArray(array))) {
+    throw new Error(`meshray: ${what} must be a Float32Array (or Float64Array, or an array of numbers)`);
+  }
+  if (array.length % stride !== 0) {
+    throw new Error(`meshray: ${what} has ${array.length} numbers, not a multiple of ${stride}`);
+  }
+  return array.length / stride;
+}
+
+const registry = new FinalizationRegistry((handle) => {
+  if (wasm) wasm.mr_free(handle);
+});
+
+/**
+ * A bounding volume hierarchy over a triangle mesh, in WebAssembly memory. Answers are
+ * exact: what testing every triangle would answer.
+ */
+export class BVH {
+  #handle = 0;
+  #triangles = 0;
+
+  /**
+   * Builds the tree of a mesh: `positions` (x y z per vertex) and `indices` (three vertex
+   * numbers per triangle; without them, every three vertices are a triangle). `quality`:
+   * "fast" (a linear BVH, for per-frame rebuilds), "default" (SAH) or "high" (SAH and
+   * reinsertion, for static meshes). Throws for indices out of range, NaN or infinite
+   * coordinates, an empty mesh, and arrays of the wrong length.
+   */
+  constructor(positions, indices, { quality = "default" } = {}) {
+    const w = exports();
+    const vertices = floats(positions, 3, "positions");
+    let triangles;
+    if (indices == null) {
+      if (vertices % 3 !== 0) throw new Error(`meshray: without indices the vertex count must be a multiple of 3, not ${vertices}`);
+      triangles = vertices / 3;
+    } else {
+      if (!(indices instanceof Uint32Array || indices instanceof Uint16Array || indices instanceof Uint8Array || Array.isArray(indices))) {
+        throw new Error("meshray: indices must be a Uint32Array (or Uint16Array, or an array of numbers)");
+      }
+      if (indices.length % 3 !== 0) throw new Error(`meshray: indices has ${indices.length} numbers, not a multiple of 3`);
+      triangles = indices.length / 3;
+    }
+    if (!(quality in QUALITIES)) throw new Error(`meshray: quality must be "fast", "default" or "high", not ${JSON.stringify(quality)}`);
+    check(w.mr_stage_mesh(vertices, triangles));
+    const { f32, u32 } = heap();
+    f32.set(positions, w.mr_staged_positions() / 4);
+    const at = w.mr_staged_triangles() / 4;
+    if (indices == null) {
+      for (let i = 0; i < 3 * triangles; i++) u32[at + i] = i;
+    } else {
+      if (Array.isArray(indices) && !indices.every((i) => Number.isInteger(i) && i >= 0 && i < 2 ** 32)) {
+        throw new Error("meshray: indices must be whole numbers from 0 to 2^32 - 1");
+      }
+      u32.set(indices, at);
+    }
+    this.#handle = check(w.mr_build(QUALITIES[quality]));
+    this.#triangles = triangles;
+    registry.register(this, this.#handle, this);
+  }
+
+  #live() {
+    if (this.#handle === 0) throw new Error("meshray: this BVH was freed");
+    return this.#handle;
+  }
+
+  /** The mesh's triangle count. */
+  get triangleCount() {
+    this.#live();
+    return this.#triangles;
+  }
+
+  /** The mesh's bounds: `{ min: [x, y, z], max: [x, y, z] }`. */
+  get bounds() {
+    check(wasm.mr_bounds(this.#live()));
+    const { f32 } = heap();
+    const at = wasm.mr_hit() / 4;
+    return { min: Array.from(f32.subarray(at, at + 3)), max: Array.from(f32.subarray(at + 3, at + 6)) };
+  }
+
+  /** Frees the tree's memory now (else the garbage collector does, some time). */
+  free() {
+    if (this.#handle === 0) return;
+    registry.unregister(this);
+    check(wasm.mr_free(this.#handle));
+    this.#handle = 0;
+  }
+
+  #cast(origin, direction, options, any) {
+    const handle = this.#live();
+    const [ox, oy, oz] = vector3(origin, "origin");
+    const [dx, dy, dz] = vector3(direction, "direction");
+    const [near, far] = rangeOf(options);
+    const triangle = wasm.mr_cast(handle, ox, oy, oz, dx, dy, dz, near, far, flagsOf(options), any);
+    if (triangle === -1) return null;
+    if (triangle < -1) check(triangle + 1);
+    const { f32 } = heap();
+    const at = wasm.mr_hit() / 4;
+    return {
+      distance: f32[at],
+      triangle,
+      u: f32[at + 1],
+      v: f32[at + 2],
+      point: [f32[at + 3], f32[at + 4], f32[at + 5]],
+      normal: [f32[at + 6], f32[at + 7], f32[at + 8]],
+      frontFace: f32[at + 9] === 1,
+    };
+  }
+
+  /**
+   * The nearest hit of the ray `origin + t·direction`, `near <= t <= far`, or null.
+   * `distance` is `t` (the distance when `direction` is unit length), `u`, `v` the
+   * barycentrics (the point is `(1-u-v)·a + u·b + v·c`), `normal` the triangle's unit
+   * normal (counter-clockwise corners face it), `frontFace` whether the ray meets that side.
+   * A zero, NaN or infinite direction hits nothing.
+   */
+  closestHit(origin, direction, options) {
+    return this.#cast(origin, direction, options, 0);
+  }
+
+  /** Some hit in range (not always the nearest), or null: the fastest occlusion test. */
+  anyHit(origin, direction, options) {
+    return this.#cast(origin, direction, options, 1);
+  }
+
+  /** Every hit of one ray in range, nearest first: `{ distance, triangle, u, v }` each. */
+  allHits(origin, direction, options) {
+    const [ox, oy, oz] = vector3(origin, "origin");
+    const [dx, dy, dz] = vector3(direction, "direction");
+    const all = this.allHitsBatch(new Float32Array([ox, oy, oz, dx, dy, dz]), options);
+    return Array.from(all.distance, (distance, k) => ({
+      distance,
+      triangle: all.triangle[k],
+      u: all.u[k],
+      v: all.v[k],
+    }));
+  }
+
+  #rays(rays) {
+    const n = floats(rays, 6, "rays (ox oy oz dx dy dz per ray)");
+    check(wasm.mr_rays(n));
+    heap().f32.set(rays, wasm.mr_input() / 4);
+    return n;
+  }
+
+  #answers(n, keys) {
+    const { f32, i32, u32 } = heap();
+    const out = {};
+    const arrays = {
+      distance: [f32, 0, Float32Array],
+      triangle: [i32, 1, Int32Array],
+      u: [f32, 2, Float32Array],
+      v: [f32, 3, Float32Array],
+      ray: [u32, 4, Uint32Array],
+    };
+    for (const key of keys) {
+      const [view, k] = arrays[key];
+      const at = wasm.mr_out(k) / 4;
+      out[key] = view.slice(at, at + n);
+    }
+    return out;
+  }
+
+  /**
+   * The nearest hit of each ray of `rays` (`ox oy oz dx dy dz` per ray, a Float32Array):
+   * typed arrays `distance` (Infinity on a miss), `triangle` (-1), `u`, `v`.
+   */
+  closestHits(rays, options) {
+    const handle = this.#live();
+    const [near, far] = rangeOf(options);
+    const flags = flagsOf(options);
+    const n = this.#rays(rays);
+    check(wasm.mr_cast_batch(handle, n, near, far, flags, 0));
+    return this.#answers(n, ["distance", "triangle", "u", "v"]);
+  }
+
+  /** Any hit of each ray of `rays`, as `closestHits` reports them. */
+  anyHits(rays, options) {
+    const handle = this.#live();
+    const [near, far] = rangeOf(options);
+    const flags = flagsOf(options);
+    const n = this.#rays(rays);
+    check(wasm.mr_cast_batch(handle, n, near, far, flags, 1));
+    return this.#answers(n, ["distance", "triangle", "u", "v"]);
+  }
+
+  /**
+   * Every hit of each ray of `rays`, flattened, nearest first per ray: typed arrays `ray`
+   * (which ray), `distance`, `triangle`, `u`, `v`.
+   */
+  allHitsBatch(rays, options) {
+    const handle = this.#live();
+    const [near, far] = rangeOf(options);
+    const flags = flagsOf(options);
+    const n = this.#rays(rays);
+    const count = check(Number(wasm.mr_all_hits(handle, n, near, far, flags)));
+    return this.#answers(count, ["ray", "distance", "triangle", "u", "v"]);
+  }
+
+  /**
+   * The mesh's nearest point to `point` within `maxDistance`, or null: `{ point, distance,
+   * triangle, u, v }`.
+   */
+  closestPoint(point, maxDistance = Infinity) {
+    const out = this.closestPoints(new Float32Array(vector3(point, "point")), maxDistance);
+    if (out.triangle[0] < 0) return null;
+    return {
+      point: Array.from(out.point),
+      distance: out.distance[0],
+      triangle: out.triangle[0],
+      u: out.u[0],
+      v: out.v[0],
+    };
+  }
+
+  /**
+   * The nearest mesh point to each of `points` (x y z each) within `maxDistance`: typed
+   * arrays `point` (three per query, NaN when none), `distance` (Infinity), `triangle`
+   * (-1), `u`, `v`.
+   */
+  closestPoints(points, maxDistance = Infinity) {
+    const handle = this.#live();
+    if (typeof maxDistance !== "number" || !(maxDistance >= 0)) {
+      throw new Error(`meshray: maxDistance must be a number >= 0, not ${maxDistance}`);
+    }
+    const n = floats(points, 3, "points");
+    check(wasm.mr_points(n));
+    heap().f32.set(points, wasm.mr_input() / 4);
+    check(wasm.mr_closest_points(handle, n, maxDistance));
+    const out = this.#answers(n, ["distance", "triangle", "u", "v"]);
+    const at = wasm.mr_out(5) / 4;
+    out.point = heap().f32.slice(at, at + 3 * n);
+    return out;
+  }
+
+  #selection(count) {
+    const at = wasm.mr_out(4) / 4;
+    return heap().u32.slice(at, at + check(Number(count)));
+  }
+
+  /** The triangles overlapping the box `min..max`, ascending (a Uint32Array). */
+  selectBox(min, max) {
+    const handle = this.#live();
+    const [a, b] = [vector3(min, "min"), vector3(max, "max")];
+    return this.#selection(wasm.mr_select_box(handle, ...a, ...b));
+  }
+
+  /** The triangles overlapping the ball of `radius` around `centre`, ascending. */
+  selectSphere(centre, radius) {
+    const handle = this.#live();
+    if (typeof radius !== "number") throw new Error("meshray: radius must be a number");
+    return this.#selection(wasm.mr_select_sphere(handle, ...vector3(centre, "centre"), radius));
+  }
+
+  /**
+   * The triangles in the frustum a camera sees through the screen rectangle with corners
+   * `a` and `b` (pixels `[x, y]`, origin top left), hidden ones included, ascending: box
+   * select. `view` and `projection` are 16 numbers each, column-major as three.js keeps
+   * them (`camera.matrixWorldInverse.elements`, `camera.projectionMatrix.elements`);
+   * `viewport` is `[width, height]` in pixels.
+   */
+  selectFrustum(view, projection, viewport, a, b) {
+    const handle = this.#live();
+    for (const [m, what] of [[view, "view"], [projection, "projection"]]) {
+      if (m == null || m.length !== 16) throw new Error(`meshray: ${what} must be 16 numbers (column-major)`);
+    }
+    if (viewport?.length !== 2 || a?.length !== 2 || b?.length !== 2) {
+      throw new Error("meshray: viewport, a and b must be [x, y] pairs");
+    }
+    check(wasm.mr_points(11)); // room for 33 floats: the two matrices
+    const { f32 } = heap();
+    const at = wasm.mr_input() / 4;
+    f32.set(view, at);
+    f32.set(projection, at + 16);
+    return this.#selection(wasm.mr_select_frustum(handle, viewport[0], viewport[1], a[0], a[1], b[0], b[1]));
+  }
+}

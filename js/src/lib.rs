@@ -1,0 +1,638 @@
+//! The WebAssembly core of the `meshray` npm package (`js/meshray.js`): a plain C ABI of
+//! numbers and pointers, no bindings generator.
+//!
+//! Every buffer lives in this module's state and belongs to Rust; JavaScript asks for a
+//! buffer of a size ([`mr_stage_mesh`], [`mr_rays`], [`mr_points`]), writes into it through
+//! a typed-array view of the wasm memory, then calls the query, which reads it and writes
+//! its answers to other Rust-owned buffers ([`mr_out`]). So there is no `unsafe` here: Rust
+//! never dereferences a pointer it was given. Trees are numbered handles into a table, so a
+//! freed or made-up handle is an error, never a dangling pointer. Nothing here panics on
+//! any input: a failure returns a negative status and leaves its words in [`mr_error`].
+//!
+//! Status codes: `0` done, `-1` a bad handle (freed, or never made), `-2` bad input (the
+//! message says what), `-3` out of memory for the size asked.
+#![deny(missing_docs)]
+
+use meshray::{Aabb, BuildOptions, BuildQuality, Bvh, Culling, Frustum, Mesh, QueryOptions, Ray};
+use nalgebra::Point3;
+use std::cell::RefCell;
+
+/// Done.
+const OK: i32 = 0;
+/// A freed or unknown tree handle.
+const BAD_HANDLE: i32 = -1;
+/// Input the library refuses; the message is in [`mr_error`].
+const BAD_INPUT: i32 = -2;
+/// An allocation that cannot be made.
+const NO_MEMORY: i32 = -3;
+
+/// Query flags: the watertight triangle test.
+const WATERTIGHT: u32 = 1;
+/// Query flags: back faces culled (front faces only).
+const CULL_BACK: u32 = 2;
+/// Query flags: front faces culled (back faces only).
+const CULL_FRONT: u32 = 4;
+
+/// The answer buffers a query writes (per ray or per hit), read by JavaScript through
+/// [`mr_out`]: `t` (+inf on a miss), `triangle` (-1), `u`, `v`, and for the all-hits batch
+/// the ray of each hit, for closest points the points (three floats each).
+#[derive(Default)]
+struct Answers {
+    t: Vec<f32>,
+    triangle: Vec<i32>,
+    u: Vec<f32>,
+    v: Vec<f32>,
+    ray: Vec<u32>,
+    point: Vec<f32>,
+}
+
+/// Everything the module holds between calls (one instance is one thread).
+#[derive(Default)]
+struct State {
+    /// Built trees; a handle is an index + 1, and a freed slot is `None`.
+    trees: Vec<Option<Bvh>>,
+    /// Freed slots, reused by the next build.
+    free: Vec<usize>,
+    /// The next mesh's vertices and triangles, written by JavaScript.
+    positions: Vec<Point3<f32>>,
+    triangles: Vec<[u32; 3]>,
+    /// Rays (`ox oy oz dx dy dz` per ray) or points (`x y z`), written by JavaScript.
+    input: Vec<f32>,
+    answers: Answers,
+    /// The single-ray answer: `t u v px py pz nx ny nz front` (front 1 or 0).
+    hit: [f32; 10],
+    /// Scratch for all-hits queries, kept so repeated calls allocate nothing.
+    hits: Vec<meshray::Hit>,
+    /// The last error's message (UTF-8).
+    error: String,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    STATE.with(|s| f(&mut s.borrow_mut()))
+}
+
+impl State {
+    fn fail(&mut self, code: i32, message: impl Into<String>) -> i32 {
+        self.error = message.into();
+        code
+    }
+
+    fn tree(&self, handle: u32) -> Option<&Bvh> {
+        let slot = (handle as usize).checked_sub(1)?;
+        self.trees.get(slot)?.as_ref()
+    }
+
+    /// Splits the state into the tree (or a bad-handle status) and the buffers the queries
+    /// read and write.
+    fn parts(&mut self, handle: u32) -> Result<(&Bvh, &[f32], &mut Answers), i32> {
+        let slot = (handle as usize).checked_sub(1);
+        match slot
+            .and_then(|s| self.trees.get(s))
+            .and_then(Option::as_ref)
+        {
+            Some(tree) => Ok((tree, &self.input, &mut self.answers)),
+            None => {
+                self.error = format!("tree {handle} was freed or never built");
+                Err(BAD_HANDLE)
+            }
+        }
+    }
+}
+
+/// Resizes `v` to `n` default elements, reporting instead of aborting when the memory is
+/// not there.
+fn resize<T: Default + Clone>(v: &mut Vec<T>, n: usize) -> bool {
+    v.clear();
+    if v.try_reserve(n).is_err() {
+        return false;
+    }
+    v.resize(n, T::default());
+    true
+}
+
+/// The query options of `flags` (bit 0 watertight, bit 1 cull back faces, bit 2 cull front
+/// faces; both cull bits are refused by the caller).
+fn options(flags: u32) -> QueryOptions {
+    QueryOptions {
+        watertight: flags & WATERTIGHT != 0,
+        culling: if flags & CULL_BACK != 0 {
+            Culling::Back
+        } else if flags & CULL_FRONT != 0 {
+            Culling::Front
+        } else {
+            Culling::None
+        },
+    }
+}
+
+/// Refuses a NaN or negative `near`, a NaN `far`, and both cull bits at once.
+fn check_query(state: &mut State, near: f32, far: f32, flags: u32) -> i32 {
+    if near.is_nan() || near < 0.0 || far.is_nan() {
+        return state.fail(
+            BAD_INPUT,
+            format!("near must be >= 0 and far not NaN (near {near}, far {far})"),
+        );
+    }
+    if flags & CULL_BACK != 0 && flags & CULL_FRONT != 0 {
+        return state.fail(BAD_INPUT, "cull the back faces or the front ones, not both");
+    }
+    OK
+}
+
+/// The `k`-th ray of `input`. A NaN, infinite or zero direction makes a ray that hits
+/// nothing (the library's documented "no hit").
+fn ray_at(input: &[f32], k: usize, near: f32, far: f32) -> Ray {
+    let r = &input[6 * k..6 * k + 6];
+    Ray::with_range([r[0], r[1], r[2]], [r[3], r[4], r[5]], near, far)
+}
+
+/// The message of the last failed call: its address in memory (UTF-8, [`mr_error_len`]
+/// bytes).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_error() -> *const u8 {
+    with(|s| s.error.as_ptr())
+}
+
+/// The length in bytes of [`mr_error`]'s message.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_error_len() -> usize {
+    with(|s| s.error.len())
+}
+
+/// Makes room for the next mesh: `vertices` points (three floats each, at
+/// [`mr_staged_positions`]) and `triangles` index triples (at [`mr_staged_triangles`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_stage_mesh(vertices: usize, triangles: usize) -> i32 {
+    with(|s| {
+        if !resize(&mut s.positions, vertices) || !resize(&mut s.triangles, triangles) {
+            s.positions = Vec::new();
+            s.triangles = Vec::new();
+            return s.fail(
+                NO_MEMORY,
+                format!("no memory for a mesh of {vertices} vertices and {triangles} triangles"),
+            );
+        }
+        OK
+    })
+}
+
+/// Where JavaScript writes the staged mesh's vertex coordinates (`x y z` per vertex).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_staged_positions() -> *mut f32 {
+    with(|s| s.positions.as_mut_ptr().cast())
+}
+
+/// Where JavaScript writes the staged mesh's triangles (three `u32` vertex indices each).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_staged_triangles() -> *mut u32 {
+    with(|s| s.triangles.as_mut_ptr().cast())
+}
+
+/// Builds a tree of the staged mesh (which it takes) at `quality` (0 fast, 1 default,
+/// 2 high). Returns the tree's handle (≥ 1), or a negative status: the mesh is checked
+/// first (indices in range, finite coordinates, at least one triangle).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_build(quality: u32) -> i32 {
+    with(|s| {
+        let quality = match quality {
+            0 => BuildQuality::Fast,
+            1 => BuildQuality::Default,
+            2 => BuildQuality::High,
+            q => return s.fail(BAD_INPUT, format!("unknown build quality {q}")),
+        };
+        let positions = std::mem::take(&mut s.positions);
+        let triangles = std::mem::take(&mut s.triangles);
+        let mesh = match Mesh::from_buffers(positions, triangles) {
+            Ok(mesh) => mesh,
+            Err(e) => return s.fail(BAD_INPUT, e.to_string()),
+        };
+        let options = BuildOptions {
+            quality,
+            ..Default::default()
+        };
+        let tree = Bvh::build_with(mesh, &options);
+        let slot = match s.free.pop() {
+            Some(slot) => {
+                s.trees[slot] = Some(tree);
+                slot
+            }
+            None => {
+                s.trees.push(Some(tree));
+                s.trees.len() - 1
+            }
+        };
+        i32::try_from(slot + 1).unwrap_or(BAD_INPUT)
+    })
+}
+
+/// Frees a tree. Freeing a freed or unknown handle is a bad-handle status, not a crash.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_free(handle: u32) -> i32 {
+    with(|s| {
+        let slot = (handle as usize).wrapping_sub(1);
+        match s.trees.get_mut(slot) {
+            Some(tree @ Some(_)) => {
+                *tree = None;
+                s.free.push(slot);
+                OK
+            }
+            _ => s.fail(
+                BAD_HANDLE,
+                format!("tree {handle} was freed or never built"),
+            ),
+        }
+    })
+}
+
+/// The tree's triangle count, or a bad-handle status.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_triangle_count(handle: u32) -> i64 {
+    with(|s| match s.tree(handle) {
+        Some(tree) => tree.mesh().triangle_count() as i64,
+        None => i64::from(s.fail(
+            BAD_HANDLE,
+            format!("tree {handle} was freed or never built"),
+        )),
+    })
+}
+
+/// The tree's bounds, `min x y z, max x y z`, into the single-hit buffer ([`mr_hit`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_bounds(handle: u32) -> i32 {
+    with(|s| match s.tree(handle).map(Bvh::bounds) {
+        Some(b) => {
+            s.hit[..6].copy_from_slice(&[b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z]);
+            OK
+        }
+        None => s.fail(
+            BAD_HANDLE,
+            format!("tree {handle} was freed or never built"),
+        ),
+    })
+}
+
+/// The single-ray answer buffer: `t u v px py pz nx ny nz front` after [`mr_closest`] or
+/// [`mr_any`] found a hit.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_hit() -> *const f32 {
+    with(|s| s.hit.as_ptr())
+}
+
+/// One ray's closest hit (`any` 0) or any hit (`any` 1): its triangle (≥ 0, details in
+/// [`mr_hit`]), -1 for no hit, or a failure's status minus one (-2 a bad handle, -3 bad
+/// input).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn mr_cast(
+    handle: u32,
+    ox: f32,
+    oy: f32,
+    oz: f32,
+    dx: f32,
+    dy: f32,
+    dz: f32,
+    near: f32,
+    far: f32,
+    flags: u32,
+    any: u32,
+) -> i32 {
+    with(|s| {
+        let status = check_query(s, near, far, flags);
+        if status != OK {
+            return status - 1;
+        }
+        let Some(tree) = s.tree(handle) else {
+            return s.fail(
+                BAD_HANDLE,
+                format!("tree {handle} was freed or never built"),
+            ) - 1;
+        };
+        let ray = Ray::with_range([ox, oy, oz], [dx, dy, dz], near, far);
+        let options = options(flags);
+        let hit = if any != 0 {
+            tree.any_hit(&ray, &options)
+        } else {
+            tree.closest_hit(&ray, &options)
+        };
+        match hit {
+            Some(h) => {
+                s.hit = [
+                    h.t,
+                    h.u,
+                    h.v,
+                    h.point.x,
+                    h.point.y,
+                    h.point.z,
+                    h.normal.x,
+                    h.normal.y,
+                    h.normal.z,
+                    f32::from(u8::from(h.front_face)),
+                ];
+                h.triangle as i32
+            }
+            None => -1,
+        }
+    })
+}
+
+/// Makes room for `n` rays (six floats each: origin, direction) at [`mr_input`].
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_rays(n: usize) -> i32 {
+    input(n, 6, "rays")
+}
+
+/// Makes room for `n` points (three floats each) at [`mr_input`].
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_points(n: usize) -> i32 {
+    input(n, 3, "points")
+}
+
+fn input(n: usize, floats: usize, what: &str) -> i32 {
+    with(|s| match n.checked_mul(floats) {
+        Some(len) if resize(&mut s.input, len) => OK,
+        _ => s.fail(NO_MEMORY, format!("no memory for {n} {what}")),
+    })
+}
+
+/// Where JavaScript writes the rays or points of the next batch.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_input() -> *mut f32 {
+    with(|s| s.input.as_mut_ptr())
+}
+
+/// An answer buffer of the last batch: 0 `t` (f32), 1 `triangle` (i32), 2 `u`, 3 `v` (f32),
+/// 4 `ray` (u32, all-hits), 5 `point` (three f32 each, closest points).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_out(k: u32) -> *const u8 {
+    with(|s| {
+        let a = &s.answers;
+        match k {
+            0 => a.t.as_ptr().cast(),
+            1 => a.triangle.as_ptr().cast(),
+            2 => a.u.as_ptr().cast(),
+            3 => a.v.as_ptr().cast(),
+            4 => a.ray.as_ptr().cast(),
+            _ => a.point.as_ptr().cast(),
+        }
+    })
+}
+
+/// Sizes the per-ray answers for `n` rays, misses throughout (`t` +inf, `triangle` -1, `u`
+/// and `v` NaN); false when out of memory.
+fn per_ray(a: &mut Answers, n: usize) -> bool {
+    let ok = resize(&mut a.t, n)
+        && resize(&mut a.triangle, n)
+        && resize(&mut a.u, n)
+        && resize(&mut a.v, n);
+    if ok {
+        a.t.fill(f32::INFINITY);
+        a.triangle.fill(-1);
+        a.u.fill(f32::NAN);
+        a.v.fill(f32::NAN);
+    }
+    ok
+}
+
+/// The closest hit (`any` 0) or any hit (`any` 1) of each of the `n` rays at [`mr_input`]
+/// (see [`mr_rays`]), into the answers `t`, `triangle`, `u`, `v` ([`mr_out`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_cast_batch(
+    handle: u32,
+    n: usize,
+    near: f32,
+    far: f32,
+    flags: u32,
+    any: u32,
+) -> i32 {
+    with(|s| {
+        let status = check_query(s, near, far, flags);
+        if status != OK {
+            return status;
+        }
+        if n.checked_mul(6).is_none_or(|len| len > s.input.len()) {
+            return s.fail(
+                BAD_INPUT,
+                format!("{n} rays asked, room made for {}", s.input.len() / 6),
+            );
+        }
+        let options = options(flags);
+        let (tree, input, answers) = match s.parts(handle) {
+            Ok(parts) => parts,
+            Err(code) => return code,
+        };
+        if !per_ray(answers, n) {
+            return s.fail(NO_MEMORY, format!("no memory for the answers of {n} rays"));
+        }
+        for k in 0..n {
+            let ray = ray_at(input, k, near, far);
+            let hit = if any != 0 {
+                tree.any_triangle(&ray, &options)
+            } else {
+                tree.closest_triangle(&ray, &options)
+            };
+            if let Some(h) = hit {
+                answers.t[k] = h.t;
+                answers.triangle[k] = h.triangle as i32;
+                answers.u[k] = h.u;
+                answers.v[k] = h.v;
+            }
+        }
+        OK
+    })
+}
+
+/// Every hit of each of the `n` rays at [`mr_input`], nearest first per ray, flattened:
+/// `ray`, `t`, `triangle`, `u`, `v` per hit ([`mr_out`]). Returns the hit count, or a
+/// negative status.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags: u32) -> i64 {
+    with(|s| {
+        let status = check_query(s, near, far, flags);
+        if status != OK {
+            return i64::from(status);
+        }
+        if n.checked_mul(6).is_none_or(|len| len > s.input.len()) {
+            return i64::from(s.fail(
+                BAD_INPUT,
+                format!("{n} rays asked, room made for {}", s.input.len() / 6),
+            ));
+        }
+        let options = options(flags);
+        let mut hits = std::mem::take(&mut s.hits);
+        let (tree, input, a) = match s.parts(handle) {
+            Ok(parts) => parts,
+            Err(code) => return i64::from(code),
+        };
+        for v in [&mut a.t, &mut a.u, &mut a.v] {
+            v.clear();
+        }
+        a.triangle.clear();
+        a.ray.clear();
+        for k in 0..n {
+            tree.all_hits_into(&ray_at(input, k, near, far), &options, &mut hits);
+            for h in &hits {
+                a.ray.push(k as u32);
+                a.t.push(h.t);
+                a.triangle.push(h.triangle as i32);
+                a.u.push(h.u);
+                a.v.push(h.v);
+            }
+        }
+        let count = a.t.len() as i64;
+        s.hits = hits;
+        count
+    })
+}
+
+/// The nearest point of the mesh to each of the `n` points at [`mr_input`] (see
+/// [`mr_points`]) within `max_distance`: `point` (NaN when none), `t` the distance (+inf),
+/// `triangle` (-1), `u`, `v` ([`mr_out`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_closest_points(handle: u32, n: usize, max_distance: f32) -> i32 {
+    with(|s| {
+        if max_distance.is_nan() || max_distance < 0.0 {
+            return s.fail(
+                BAD_INPUT,
+                format!("max_distance must be >= 0, not {max_distance}"),
+            );
+        }
+        if n.checked_mul(3).is_none_or(|len| len > s.input.len()) {
+            return s.fail(
+                BAD_INPUT,
+                format!("{n} points asked, room made for {}", s.input.len() / 3),
+            );
+        }
+        let (tree, input, a) = match s.parts(handle) {
+            Ok(parts) => parts,
+            Err(code) => return code,
+        };
+        if !per_ray(a, n) || !resize(&mut a.point, 3 * n) {
+            return s.fail(
+                NO_MEMORY,
+                format!("no memory for the answers of {n} points"),
+            );
+        }
+        a.point.fill(f32::NAN);
+        for k in 0..n {
+            let p = &input[3 * k..3 * k + 3];
+            if let Some(c) = tree.closest_point([p[0], p[1], p[2]], max_distance) {
+                a.t[k] = c.distance;
+                a.triangle[k] = c.triangle as i32;
+                a.u[k] = c.u;
+                a.v[k] = c.v;
+                a.point[3 * k..3 * k + 3].copy_from_slice(&[c.point.x, c.point.y, c.point.z]);
+            }
+        }
+        OK
+    })
+}
+
+/// Keeps `selected` as the `ray` answer (triangle numbers, ascending) and returns its length.
+fn selection(s: &mut State, selected: Vec<u32>) -> i64 {
+    s.answers.ray = selected;
+    s.answers.ray.len() as i64
+}
+
+/// The triangles overlapping the box `min..max`, ascending, as the `ray` answer
+/// ([`mr_out`] 4); returns their count.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn mr_select_box(
+    handle: u32,
+    x0: f32,
+    y0: f32,
+    z0: f32,
+    x1: f32,
+    y1: f32,
+    z1: f32,
+) -> i64 {
+    with(|s| {
+        let corners = [x0, y0, z0, x1, y1, z1];
+        if !corners.iter().all(|c| c.is_finite()) || x0 > x1 || y0 > y1 || z0 > z1 {
+            return i64::from(s.fail(BAD_INPUT, "the box needs finite corners with min <= max"));
+        }
+        let Some(tree) = s.tree(handle) else {
+            return i64::from(s.fail(
+                BAD_HANDLE,
+                format!("tree {handle} was freed or never built"),
+            ));
+        };
+        let selected =
+            tree.triangles_in_box(&Aabb::new(Point3::new(x0, y0, z0), Point3::new(x1, y1, z1)));
+        selection(s, selected)
+    })
+}
+
+/// The triangles overlapping the ball at `(x, y, z)` of `radius`, ascending, as the `ray`
+/// answer; returns their count.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_select_sphere(handle: u32, x: f32, y: f32, z: f32, radius: f32) -> i64 {
+    with(|s| {
+        if ![x, y, z, radius].iter().all(|c| c.is_finite()) || radius < 0.0 {
+            return i64::from(s.fail(
+                BAD_INPUT,
+                "the sphere needs a finite centre and a radius >= 0",
+            ));
+        }
+        let Some(tree) = s.tree(handle) else {
+            return i64::from(s.fail(
+                BAD_HANDLE,
+                format!("tree {handle} was freed or never built"),
+            ));
+        };
+        let selected = tree.triangles_in_sphere([x, y, z], radius);
+        selection(s, selected)
+    })
+}
+
+/// The triangles overlapping the frustum under the screen rectangle with corners `(ax, ay)`
+/// and `(bx, by)` (pixels, origin top left) of a camera: `view` then `projection` (16 floats
+/// each, column-major as three.js stores them) at [`mr_input`] (see [`mr_points`]: 32
+/// floats), in a viewport of `width × height` pixels. Ascending, as the `ray` answer;
+/// returns their count.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn mr_select_frustum(
+    handle: u32,
+    width: f32,
+    height: f32,
+    ax: f32,
+    ay: f32,
+    bx: f32,
+    by: f32,
+) -> i64 {
+    with(|s| {
+        if s.input.len() < 32 {
+            return i64::from(s.fail(
+                BAD_INPUT,
+                "the frustum needs 32 floats: view, then projection",
+            ));
+        }
+        let mut view = [0.0f32; 16];
+        let mut projection = [0.0f32; 16];
+        view.copy_from_slice(&s.input[..16]);
+        projection.copy_from_slice(&s.input[16..32]);
+        let frustum = match Frustum::from_screen_rect(
+            mint::ColumnMatrix4::from(view),
+            mint::ColumnMatrix4::from(projection),
+            [width, height],
+            [ax, ay],
+            [bx, by],
+        ) {
+            Ok(f) => f,
+            Err(e) => return i64::from(s.fail(BAD_INPUT, e.to_string())),
+        };
+        let Some(tree) = s.tree(handle) else {
+            return i64::from(s.fail(
+                BAD_HANDLE,
+                format!("tree {handle} was freed or never built"),
+            ));
+        };
+        let selected = tree.triangles_in_frustum(&frustum);
+        selection(s, selected)
+    })
+}
