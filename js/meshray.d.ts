@@ -75,6 +75,9 @@ export function hasSimd(): boolean;
 /** Which module `init` loaded: "simd128" or "scalar", null before `init`. */
 export function build(): "simd128" | "scalar" | null;
 
+/** The module's memory in bytes (it grows, never shrinks; freed space is reused). */
+export function memoryBytes(): number;
+
 /** A bounding volume hierarchy over a triangle mesh, in WebAssembly memory. */
 export class BVH {
   /**

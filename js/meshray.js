@@ -69,6 +69,14 @@ export function build() {
   return wasm ? (simd ? "simd128" : "scalar") : null;
 }
 
+/**
+ * The size of the module's memory in bytes: every tree and buffer meshray holds. It grows
+ * and never shrinks (WebAssembly memory cannot), but freed space is reused.
+ */
+export function memoryBytes() {
+  return wasm ? wasm.memory.buffer.byteLength : 0;
+}
+
 function exports() {
   if (!wasm) throw new Error("meshray: call `await init()` before using it");
   return wasm;
