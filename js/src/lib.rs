@@ -26,6 +26,9 @@ const BAD_INPUT: i32 = -2;
 /// An allocation that cannot be made.
 const NO_MEMORY: i32 = -3;
 
+/// Rays per call of the closest-hit batch query: the scratch it needs stays small.
+const RAYS_PER_CHUNK: usize = 256;
+
 /// Query flags: the watertight triangle test.
 const WATERTIGHT: u32 = 1;
 /// Query flags: back faces culled (front faces only).
@@ -63,6 +66,9 @@ struct State {
     hit: [f32; 10],
     /// Scratch for all-hits queries, kept so repeated calls allocate nothing.
     hits: Vec<meshray::Hit>,
+    /// Scratch for the closest-hit batch: a chunk of rays and their answers.
+    chunk: Vec<Ray>,
+    short: Vec<Option<meshray::CompactHit>>,
     /// The last error's message (UTF-8).
     error: String,
 }
@@ -127,6 +133,16 @@ fn options(flags: u32) -> QueryOptions {
             Culling::None
         },
     }
+}
+
+/// Whether `rays` look like a camera's: one origin (a pinhole) or one direction
+/// (orthographic), where the packet walk of the batch query pays.
+fn camera_like(rays: &[Ray]) -> bool {
+    let Some(first) = rays.first() else {
+        return false;
+    };
+    rays.iter().all(|r| r.origin() == first.origin())
+        || rays.iter().all(|r| r.direction() == first.direction())
 }
 
 /// Refuses a NaN or negative `near`, a NaN `far`, and both cull bits at once.
@@ -420,6 +436,7 @@ pub extern "C" fn mr_cast_batch(
             );
         }
         let options = options(flags);
+        let (mut chunk, mut short) = (std::mem::take(&mut s.chunk), std::mem::take(&mut s.short));
         let (tree, input, answers) = match s.parts(handle) {
             Ok(parts) => parts,
             Err(code) => return code,
@@ -427,20 +444,40 @@ pub extern "C" fn mr_cast_batch(
         if !per_ray(answers, n) {
             return s.fail(NO_MEMORY, format!("no memory for the answers of {n} rays"));
         }
-        for k in 0..n {
-            let ray = ray_at(input, k, near, far);
-            let hit = if any != 0 {
-                tree.any_triangle(&ray, &options)
-            } else {
-                tree.closest_triangle(&ray, &options)
-            };
+        let mut answer = |k: usize, hit: Option<meshray::CompactHit>| {
             if let Some(h) = hit {
                 answers.t[k] = h.t;
                 answers.triangle[k] = h.triangle as i32;
                 answers.u[k] = h.u;
                 answers.v[k] = h.v;
             }
+        };
+        if any != 0 {
+            for k in 0..n {
+                answer(k, tree.any_triangle(&ray_at(input, k, near, far), &options));
+            }
+        } else {
+            for start in (0..n).step_by(RAYS_PER_CHUNK) {
+                let end = (start + RAYS_PER_CHUNK).min(n);
+                chunk.clear();
+                chunk.extend((start..end).map(|k| ray_at(input, k, near, far)));
+                if camera_like(&chunk) {
+                    // Eight neighbouring rays with the same direction signs walk the tree
+                    // together: 1.04-1.08x the single-ray walk on the bunny's 1M camera
+                    // rays (Node, simd128, alternated), but 0.8-0.9x on its scattered
+                    // secondary rays (a noisier run), hence only for camera rays.
+                    tree.closest_triangles_into(&chunk, &options, &mut short);
+                    for (k, hit) in (start..end).zip(short.drain(..)) {
+                        answer(k, hit);
+                    }
+                } else {
+                    for (k, ray) in (start..end).zip(&chunk) {
+                        answer(k, tree.closest_triangle(ray, &options));
+                    }
+                }
+            }
         }
+        (s.chunk, s.short) = (chunk, short);
         OK
     })
 }
