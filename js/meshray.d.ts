@@ -78,6 +78,9 @@ export function build(): "simd128" | "scalar" | null;
 /** The module's memory in bytes (it grows, never shrinks; freed space is reused). */
 export function memoryBytes(): number;
 
+/** @internal The last single-ray hit: `t u v px py pz nx ny nz front` (10 floats). */
+export function _hitView(): Float32Array;
+
 /** A bounding volume hierarchy over a triangle mesh, in WebAssembly memory. */
 export class BVH {
   /**
@@ -95,6 +98,16 @@ export class BVH {
   /** Frees the memory now; later calls throw. A forgotten tree is freed by the GC. */
   free(): void;
   closestHit(origin: Vec3, direction: Vec3, options?: QueryOptions): Hit | null;
+  /**
+   * @internal Fast path of the three.js adapter: the nearest hit's triangle or -1, its
+   * `t u v` the first three floats of `_hitView()`. `flags`: 1 watertight, 2 cull back
+   * faces, 4 cull front faces.
+   */
+  _closestHitRaw(
+    ox: number, oy: number, oz: number,
+    dx: number, dy: number, dz: number,
+    near: number, far: number, flags: number,
+  ): number;
   anyHit(origin: Vec3, direction: Vec3, options?: QueryOptions): Hit | null;
   allHits(origin: Vec3, direction: Vec3, options?: QueryOptions): ShortHit[];
   /** `rays`: ox oy oz dx dy dz per ray. */

@@ -15,7 +15,7 @@
 /** @type {WebAssembly.Exports | null} */
 let wasm = null;
 let simd = false;
-let views = { buffer: null, f32: null, u32: null, i32: null, u8: null };
+let views = { buffer: null, f32: null, u32: null, i32: null, u8: null, hit: null };
 
 // The smallest module that uses a simd128 instruction (i8x16.splat): valid where the
 // engine has SIMD.
@@ -93,9 +93,22 @@ function heap() {
       u32: new Uint32Array(buffer),
       i32: new Int32Array(buffer),
       u8: new Uint8Array(buffer),
+      // The single-ray answer buffer (mr_hit: t u v px py pz nx ny nz front). Its address
+      // is fixed: the module's state is a static of a single-threaded instance.
+      hit: new Float32Array(buffer, wasm.mr_hit(), 10),
     };
   }
   return views;
+}
+
+/**
+ * Internal (see `BVH._closestHitRaw`): a Float32Array view of the 10 floats of the last
+ * single-ray hit, `t u v px py pz nx ny nz front`. Read it before the next query; take
+ * the view again after anything that may grow the memory (building a tree, a batch).
+ */
+export function _hitView() {
+  exports();
+  return heap().hit;
 }
 
 function lastError() {
@@ -259,6 +272,19 @@ export class BVH {
    */
   closestHit(origin, direction, options) {
     return this.#cast(origin, direction, options, 0);
+  }
+
+  /**
+   * Internal fast path for adapters (meshray/three), not public API: `closestHit` with
+   * scalar arguments, unchecked `near`/`far` and raw query `flags` (1 watertight, 2 back
+   * faces culled, 4 front faces culled), allocating nothing. Returns the triangle, or -1
+   * for no hit; the hit's `t u v` are then the first three floats of `_hitView()`.
+   */
+  _closestHitRaw(ox, oy, oz, dx, dy, dz, near, far, flags) {
+    // Mode 2: the closest hit's t u v only (the adapter reads the triangle itself).
+    const triangle = wasm.mr_cast(this.#live(), ox, oy, oz, dx, dy, dz, near, far, flags, 2);
+    if (triangle < -1) check(triangle + 1);
+    return triangle;
   }
 
   /** Some hit in range (not always the nearest), or null: the fastest occlusion test. */

@@ -298,9 +298,17 @@ pub extern "C" fn mr_hit() -> *const f32 {
     with(|s| s.hit.as_ptr())
 }
 
-/// One ray's closest hit (`any` 0) or any hit (`any` 1): its triangle (≥ 0, details in
-/// [`mr_hit`]), -1 for no hit, or a failure's status minus one (-2 a bad handle, -3 bad
-/// input).
+/// Single-ray queries: the closest hit with its point, normal and side.
+const CLOSEST: u32 = 0;
+/// Single-ray queries: any hit, with its details.
+const ANY: u32 = 1;
+/// Single-ray queries: the closest hit's `t u v` only (the three.js adapter's, which reads
+/// the mesh itself): no second read of the triangle.
+const CLOSEST_SHORT: u32 = 2;
+
+/// One ray's hit by `mode` ([`CLOSEST`], [`ANY`] or [`CLOSEST_SHORT`]): its triangle (≥ 0,
+/// details in [`mr_hit`]), -1 for no hit, or a failure's status minus one (-2 a bad handle,
+/// -3 bad input).
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn mr_cast(
@@ -314,7 +322,7 @@ pub extern "C" fn mr_cast(
     near: f32,
     far: f32,
     flags: u32,
-    any: u32,
+    mode: u32,
 ) -> i32 {
     with(|s| {
         let status = check_query(s, near, far, flags);
@@ -329,10 +337,19 @@ pub extern "C" fn mr_cast(
         };
         let ray = Ray::with_range([ox, oy, oz], [dx, dy, dz], near, far);
         let options = options(flags);
-        let hit = if any != 0 {
-            tree.any_hit(&ray, &options)
-        } else {
-            tree.closest_hit(&ray, &options)
+        if mode == CLOSEST_SHORT {
+            return match tree.closest_triangle(&ray, &options) {
+                Some(h) => {
+                    s.hit[..3].copy_from_slice(&[h.t, h.u, h.v]);
+                    h.triangle as i32
+                }
+                None => -1,
+            };
+        }
+        let hit = match mode {
+            ANY => tree.any_hit(&ray, &options),
+            CLOSEST => tree.closest_hit(&ray, &options),
+            m => return s.fail(BAD_INPUT, format!("unknown query mode {m}")) - 1,
         };
         match hit {
             Some(h) => {

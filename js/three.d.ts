@@ -1,0 +1,72 @@
+// meshray/three: BVH-accelerated raycasting for three.js meshes, in three-mesh-bvh's shape.
+import type { BatchedMesh, BufferGeometry, Intersection, Object3D, Raycaster } from "three";
+import type { BVH } from "./meshray.js";
+
+/** Options of `computeBoundsTree` / `computeBatchedBoundsTree`. */
+export interface BoundsTreeOptions {
+  /** The BVH's build: "fast", "default" (SAH, the default) or "high" (static meshes). */
+  quality?: "fast" | "default" | "high";
+  /** The watertight triangle test, as three's `Ray.intersectTriangle` (default true). */
+  watertight?: boolean;
+}
+
+/** The meshray tree of a geometry (or of one geometry of a BatchedMesh), in local space. */
+export class MeshrayBoundsTree {
+  /** The meshray BVH over the geometry's positions and index. */
+  readonly bvh: BVH;
+  /** The geometry's triangle number (faceIndex) of the tree's triangle 0. */
+  readonly first: number;
+  /** The tree's triangle count. */
+  readonly count: number;
+  readonly watertight: boolean;
+  /** Frees the tree's WebAssembly memory. */
+  dispose(): void;
+}
+
+/**
+ * For `BufferGeometry.prototype.computeBoundsTree`: builds `this.boundsTree` (freeing the
+ * previous one). Throws when `init()` from "meshray" has not run, the geometry has no
+ * position attribute or no triangle, or a coordinate is NaN or infinite.
+ */
+export function computeBoundsTree(this: BufferGeometry, options?: BoundsTreeOptions): MeshrayBoundsTree;
+
+/** For `BufferGeometry.prototype.disposeBoundsTree`: frees `this.boundsTree`, sets it to null. */
+export function disposeBoundsTree(this: BufferGeometry): void;
+
+/**
+ * For `BatchedMesh.prototype.computeBoundsTree`: the tree of geometry `index`, or of every
+ * geometry (`index` -1, the default), into `this.boundsTrees`.
+ */
+export function computeBatchedBoundsTree(
+  this: BatchedMesh,
+  index?: number,
+  options?: BoundsTreeOptions,
+): MeshrayBoundsTree | Array<MeshrayBoundsTree | null> | null;
+
+/** For `BatchedMesh.prototype.disposeBoundsTree`: frees one tree, or all of them (-1). */
+export function disposeBatchedBoundsTree(this: BatchedMesh, index?: number): void;
+
+/**
+ * For `Mesh.prototype.raycast` (and `BatchedMesh.prototype.raycast`): three's intersections,
+ * from the tree when the geometry has one, else from three's own raycast (also for morph
+ * targets and SkinnedMesh). With `raycaster.firstHitOnly = true`, only the nearest hit
+ * (per instance of an InstancedMesh).
+ */
+export function acceleratedRaycast(this: Object3D, raycaster: Raycaster, intersects: Intersection[]): void;
+
+declare module "three" {
+  interface BufferGeometry {
+    boundsTree?: MeshrayBoundsTree | null;
+    computeBoundsTree(options?: BoundsTreeOptions): MeshrayBoundsTree;
+    disposeBoundsTree(): void;
+  }
+  interface BatchedMesh {
+    boundsTrees?: Array<MeshrayBoundsTree | null> | null;
+    computeBoundsTree(index?: number, options?: BoundsTreeOptions): MeshrayBoundsTree | Array<MeshrayBoundsTree | null> | null;
+    disposeBoundsTree(index?: number): void;
+  }
+  interface Raycaster {
+    /** Only the nearest hit (meshray/three, as three-mesh-bvh). */
+    firstHitOnly?: boolean;
+  }
+}

@@ -1,0 +1,481 @@
+// meshray for three.js: BVH-accelerated Mesh.raycast, in the shape three-mesh-bvh made
+// familiar.
+//
+//   import * as THREE from "three";
+//   import { init } from "meshray";
+//   import { computeBoundsTree, disposeBoundsTree, acceleratedRaycast } from "meshray/three";
+//   await init();
+//   THREE.BufferGeometry.prototype.computeBoundsTree = computeBoundsTree;
+//   THREE.BufferGeometry.prototype.disposeBoundsTree = disposeBoundsTree;
+//   THREE.Mesh.prototype.raycast = acceleratedRaycast;
+//   geometry.computeBoundsTree();
+//   raycaster.firstHitOnly = true;          // optional: only the nearest hit
+//   raycaster.intersectObject(mesh);        // three's own intersections, from the BVH
+//
+// BatchedMesh too: computeBatchedBoundsTree / disposeBatchedBoundsTree as
+// BatchedMesh.prototype.computeBoundsTree / disposeBoundsTree, acceleratedRaycast as its
+// raycast. InstancedMesh needs nothing more: three's raycasts each instance as a Mesh.
+//
+// The tree is built over the geometry's positions and index in local space; a ray is taken
+// into local space with the inverse of matrixWorld, its direction scaled so that the local
+// ray parameter t is the world distance (near/far and distances need no conversion).
+// Answers are three's Mesh.raycast answers: side, groups, drawRange, near/far, uv, uv1,
+// normal, barycoord, face. Not accelerated (three's own raycast runs): meshes without a
+// boundsTree, geometries with morph targets, SkinnedMesh. The tree is not updated when
+// the geometry changes: compute it again.
+
+import {
+  BackSide,
+  BatchedMesh,
+  FrontSide,
+  Matrix4,
+  Mesh,
+  Vector2,
+  Vector3,
+} from "three";
+import { BVH, build, _hitView } from "./meshray.js";
+
+// three's own raycasts, kept before anyone replaces them.
+const meshRaycast = Mesh.prototype.raycast;
+const batchedRaycast = BatchedMesh.prototype.raycast;
+
+// meshray's query flags (see meshray.js / src/lib.rs): 1 watertight, 2 back faces culled
+// ("front"), 4 front faces culled ("back").
+const WATERTIGHT = 1;
+const CULL_BACK = 2;
+const CULL_FRONT = 4;
+
+/**
+ * The meshray tree of a geometry (or of one geometry of a BatchedMesh): `bvh` holds the
+ * triangles `first .. first + count - 1` of the geometry's numbering (faceIndex).
+ */
+export class MeshrayBoundsTree {
+  constructor(bvh, first, count, watertight) {
+    /** The meshray BVH (local space). */
+    this.bvh = bvh;
+    /** The geometry's number of the tree's triangle 0 (non-zero in a BatchedMesh). */
+    this.first = first;
+    /** The tree's triangle count. */
+    this.count = count;
+    /** Whether queries use the watertight triangle test (as three's Ray.intersectTriangle). */
+    this.watertight = watertight;
+  }
+
+  /** Frees the tree's wasm memory; the tree is unusable afterwards. */
+  dispose() {
+    this.bvh.free();
+  }
+}
+
+function checkInit(what) {
+  if (build() === null) {
+    throw new Error(`meshray/three: ${what} needs the WebAssembly module: call \`await init()\` from "meshray" first`);
+  }
+}
+
+function checkOptions(options) {
+  if (options !== undefined && (options === null || typeof options !== "object")) {
+    throw new Error("meshray/three: options must be an object like { quality, watertight }");
+  }
+  return { quality: options?.quality ?? "default", watertight: options?.watertight ?? true };
+}
+
+// The local positions (x y z per vertex) of vertices `start .. start + count - 1` as a
+// Float32Array: the attribute's own array when it is plain float32 xyz, else a copy read
+// with getX/getY/getZ (interleaved, normalized or other array types).
+function positionsOf(position, start, count) {
+  if (!position.isInterleavedBufferAttribute && position.itemSize === 3 && !position.normalized &&
+      position.array instanceof Float32Array) {
+    return position.array.subarray(3 * start, 3 * (start + count));
+  }
+  const out = new Float32Array(3 * count);
+  for (let i = 0; i < count; i++) {
+    out[3 * i] = position.getX(start + i);
+    out[3 * i + 1] = position.getY(start + i);
+    out[3 * i + 2] = position.getZ(start + i);
+  }
+  return out;
+}
+
+// Index entries `start .. start + count - 1` (Uint16Array or Uint32Array, shared when possible).
+function indicesOf(index, start, count) {
+  const a = index.array;
+  if (!index.isInterleavedBufferAttribute && (a instanceof Uint32Array || a instanceof Uint16Array)) {
+    return a.subarray(start, start + count);
+  }
+  const out = new Uint32Array(count);
+  for (let i = 0; i < count; i++) out[i] = index.getX(start + i);
+  return out;
+}
+
+// A tree over the geometry's index entries (or vertices, without an index) `start .. end - 1`,
+// whole triangles only.
+function buildTree(geometry, start, end, options) {
+  const position = geometry.attributes.position;
+  if (position === undefined) throw new Error("meshray/three: the geometry has no position attribute");
+  const index = geometry.index;
+  const total = index ? index.count : position.count;
+  end = Math.min(end, total);
+  const count = Math.floor(Math.max(0, end - start) / 3);
+  if (start % 3 !== 0) throw new Error(`meshray/three: a range must start at a multiple of 3, not ${start}`);
+  if (count === 0) throw new Error("meshray/three: the geometry has no triangles");
+  let bvh;
+  if (index) {
+    bvh = new BVH(positionsOf(position, 0, position.count), indicesOf(index, start, 3 * count), options);
+  } else {
+    bvh = new BVH(positionsOf(position, start, 3 * count), null, options);
+  }
+  return new MeshrayBoundsTree(bvh, start / 3, count, options.watertight);
+}
+
+/**
+ * BufferGeometry extension: builds `this.boundsTree`, a meshray BVH of the geometry
+ * (freeing the previous one). `options.quality`: "fast", "default" or "high";
+ * `options.watertight` (default true): the watertight triangle test, as three's own.
+ * Throws when `init()` has not run or the geometry has no triangles.
+ */
+export function computeBoundsTree(options) {
+  checkInit("computeBoundsTree");
+  const { quality, watertight } = checkOptions(options);
+  if (!this?.isBufferGeometry) throw new Error("meshray/three: computeBoundsTree must be called on a BufferGeometry");
+  const tree = buildTree(this, 0, Infinity, { quality, watertight });
+  if (this.boundsTree instanceof MeshrayBoundsTree) this.boundsTree.dispose();
+  this.boundsTree = tree;
+  return tree;
+}
+
+/** BufferGeometry extension: frees `this.boundsTree` and sets it to null. */
+export function disposeBoundsTree() {
+  if (this.boundsTree instanceof MeshrayBoundsTree) this.boundsTree.dispose();
+  this.boundsTree = null;
+}
+
+/**
+ * BatchedMesh extension: builds the tree of geometry `index` of the batch, or of every
+ * geometry when `index` is -1, into `this.boundsTrees` (an array by geometry id). Returns
+ * the tree, or the array.
+ */
+export function computeBatchedBoundsTree(index = -1, options) {
+  checkInit("computeBatchedBoundsTree");
+  const opts = checkOptions(options);
+  if (!this?.isBatchedMesh) throw new Error("meshray/three: computeBatchedBoundsTree must be called on a BatchedMesh");
+  const infos = this._geometryInfo;
+  if (!this.boundsTrees) this.boundsTrees = [];
+  while (this.boundsTrees.length < infos.length) this.boundsTrees.push(null);
+  const one = (id) => {
+    const info = infos[id];
+    if (this.boundsTrees[id]) this.boundsTrees[id].dispose();
+    this.boundsTrees[id] = info.active === false ? null : buildTree(this.geometry, info.start, info.start + info.count, opts);
+    return this.boundsTrees[id];
+  };
+  if (index < 0) {
+    for (let id = 0; id < infos.length; id++) one(id);
+    return this.boundsTrees;
+  }
+  if (!Number.isInteger(index) || index >= infos.length) {
+    throw new Error(`meshray/three: no geometry ${index} in this BatchedMesh`);
+  }
+  return one(index);
+}
+
+/** BatchedMesh extension: frees the tree of geometry `index`, or all of them (-1). */
+export function disposeBatchedBoundsTree(index = -1) {
+  const trees = this.boundsTrees;
+  if (!trees) return;
+  if (index < 0) {
+    for (const tree of trees) tree?.dispose();
+    this.boundsTrees = null;
+  } else if (trees[index]) {
+    trees[index].dispose();
+    trees[index] = null;
+  }
+}
+
+// Scratch, so the firstHitOnly path allocates only the intersection it returns.
+const _inverse = new Matrix4();
+const _batchMatrix = new Matrix4();
+const _batchIntersects = [];
+const _a = new Vector3();
+const _b = new Vector3();
+const _c = new Vector3();
+const _n = new Vector3();
+
+// The query: local ray (origin o, direction d scaled so t = world distance), world ray.
+const q = { ox: 0, oy: 0, oz: 0, dx: 0, dy: 0, dz: 0, wox: 0, woy: 0, woz: 0, wdx: 0, wdy: 0, wdz: 0 };
+
+// The inverse of the last matrix asked for, kept: picking the same mesh again and again
+// skips the inversion.
+const _lastMatrix = new Float64Array(16).fill(NaN);
+function inverseOf(matrix) {
+  const m = matrix.elements;
+  for (let i = 0; i < 16; i++) {
+    if (m[i] !== _lastMatrix[i]) {
+      _lastMatrix.set(m);
+      _inverse.copy(matrix).invert();
+      break;
+    }
+  }
+  return _inverse.elements;
+}
+
+// The wasm hit buffer's view; taken again once the memory grew (the old view is then
+// detached: length 0).
+let _hit = null;
+function hitView() {
+  if (_hit === null || _hit.length === 0) _hit = _hitView();
+  return _hit;
+}
+
+// Fills `q` from the raycaster's ray and the inverse of `matrixWorld`. The world direction
+// is made unit length, so the local t of a hit is its world distance (three's `distance`).
+function localRay(raycaster, matrixWorld) {
+  const { origin, direction } = raycaster.ray;
+  const len = Math.sqrt(direction.x * direction.x + direction.y * direction.y + direction.z * direction.z);
+  q.wox = origin.x; q.woy = origin.y; q.woz = origin.z;
+  q.wdx = direction.x / len; q.wdy = direction.y / len; q.wdz = direction.z / len;
+  const e = inverseOf(matrixWorld);
+  q.ox = e[0] * q.wox + e[4] * q.woy + e[8] * q.woz + e[12];
+  q.oy = e[1] * q.wox + e[5] * q.woy + e[9] * q.woz + e[13];
+  q.oz = e[2] * q.wox + e[6] * q.woy + e[10] * q.woz + e[14];
+  q.dx = e[0] * q.wdx + e[4] * q.wdy + e[8] * q.wdz;
+  q.dy = e[1] * q.wdx + e[5] * q.wdy + e[9] * q.wdz;
+  q.dz = e[2] * q.wdx + e[6] * q.wdy + e[10] * q.wdz;
+}
+
+// meshray's culling for a three.js side: three's FrontSide keeps the faces whose corners
+// turn counter-clockwise seen from the ray origin, meshray's "front" too.
+function sideFlags(side) {
+  return side === FrontSide ? CULL_BACK : side === BackSide ? CULL_FRONT : 0;
+}
+
+// The same as meshray.js's `side` option.
+function sideName(side) {
+  return side === FrontSide ? "front" : side === BackSide ? "back" : "both";
+}
+
+// Whether the ray meets triangle (a, b, c)'s front (counter-clockwise) side.
+function isFront(position, a, b, c) {
+  const n = faceNormal(position, a, b, c, _n);
+  return n.x * q.dx + n.y * q.dy + n.z * q.dz < 0;
+}
+
+function sideAccepts(side, front) {
+  return side === FrontSide ? front : side === BackSide ? !front : true;
+}
+
+// Whether an attribute's values are its array's, itemSize apart (read without getX).
+function plain(attr) {
+  return !attr.isInterleavedBufferAttribute && !attr.normalized;
+}
+
+// Interpolates attribute `attr` (itemSize 2 or 3) at barycentrics (w, u, v) of a, b, c.
+function interpolate(attr, a, b, c, w, u, v, target) {
+  if (plain(attr)) {
+    const s = attr.itemSize, x = attr.array;
+    a *= s; b *= s; c *= s;
+    target.x = w * x[a] + u * x[b] + v * x[c];
+    target.y = w * x[a + 1] + u * x[b + 1] + v * x[c + 1];
+    if (target.isVector3) target.z = w * x[a + 2] + u * x[b + 2] + v * x[c + 2];
+    return target;
+  }
+  target.x = w * attr.getX(a) + u * attr.getX(b) + v * attr.getX(c);
+  target.y = w * attr.getY(a) + u * attr.getY(b) + v * attr.getY(c);
+  if (target.isVector3) target.z = w * attr.getZ(a) + u * attr.getZ(b) + v * attr.getZ(c);
+  return target;
+}
+
+// The corners of triangle (a, b, c) into _a, _b, _c (local space).
+function corners(position, a, b, c) {
+  if (plain(position)) {
+    const s = position.itemSize, x = position.array;
+    _a.set(x[a * s], x[a * s + 1], x[a * s + 2]);
+    _b.set(x[b * s], x[b * s + 1], x[b * s + 2]);
+    _c.set(x[c * s], x[c * s + 1], x[c * s + 2]);
+  } else {
+    _a.fromBufferAttribute(position, a);
+    _b.fromBufferAttribute(position, b);
+    _c.fromBufferAttribute(position, c);
+  }
+}
+
+// The unnormalised normal of triangle (a, b, c): (b - a) × (c - a), into `target`.
+function faceNormal(position, a, b, c, target) {
+  corners(position, a, b, c);
+  _b.sub(_a);
+  _c.sub(_a);
+  return target.crossVectors(_b, _c);
+}
+
+// three's intersection object for the hit of triangle `faceIndex` (the geometry's
+// numbering) at world distance t, barycentrics u, v.
+function intersection(object, geometry, faceIndex, t, u, v, materialIndex) {
+  const index = geometry.index;
+  const position = geometry.attributes.position;
+  const j = 3 * faceIndex;
+  let a = j, b = j + 1, c = j + 2;
+  if (index) [a, b, c] = [index.getX(j), index.getX(j + 1), index.getX(j + 2)];
+  const w = 1 - u - v;
+  const hit = {
+    distance: t,
+    point: new Vector3(q.wox + t * q.wdx, q.woy + t * q.wdy, q.woz + t * q.wdz),
+    object,
+  };
+  const { uv, uv1, normal } = geometry.attributes;
+  if (uv) hit.uv = interpolate(uv, a, b, c, w, u, v, new Vector2());
+  if (uv1) hit.uv1 = interpolate(uv1, a, b, c, w, u, v, new Vector2());
+  if (normal) {
+    const n = (hit.normal = interpolate(normal, a, b, c, w, u, v, new Vector3()));
+    // three turns the interpolated normal against the (local) ray.
+    if (n.x * q.dx + n.y * q.dy + n.z * q.dz > 0) n.multiplyScalar(-1);
+  }
+  // The face's unit normal in local space, not turned.
+  const fn = faceNormal(position, a, b, c, new Vector3());
+  const len = fn.length();
+  if (len > 0) fn.divideScalar(len);
+  hit.face = { a, b, c, normal: fn, materialIndex };
+  hit.faceIndex = faceIndex;
+  hit.barycoord = new Vector3(w, u, v);
+  return hit;
+}
+
+// Which triangles (of the geometry's numbering) three tests, with which material: null
+// when every triangle of the tree is tested with one material, else a filter.
+// Returns false when the arrangement is one meshray cannot mirror (three's own raycast runs).
+function rangesOf(geometry, material, tree) {
+  const total = geometry.index ? geometry.index.count : geometry.attributes.position.count;
+  const dr = geometry.drawRange;
+  if (!Array.isArray(material)) {
+    const start = Math.max(0, dr.start);
+    const end = Math.min(total, dr.start + dr.count);
+    if (start <= 3 * tree.first && end >= 3 * (tree.first + tree.count)) return null;
+    if (start % 3 !== 0) return false;
+    return [{ start, end, side: material.side, materialIndex: 0 }];
+  }
+  const ranges = [];
+  for (const group of geometry.groups) {
+    const start = Math.max(group.start, dr.start);
+    const end = Math.min(total, group.start + group.count, dr.start + dr.count);
+    const m = material[group.materialIndex];
+    if (end <= start || m === undefined) continue;
+    if (start % 3 !== 0) return false;
+    ranges.push({ start, end, side: m.side, materialIndex: group.materialIndex });
+  }
+  return ranges;
+}
+
+// Raycasts `object` (a Mesh, or an instance of a BatchedMesh: `matrixWorld` then differs
+// from object.matrixWorld) against `tree`. Returns false when three's raycast must run.
+function raycastTree(object, geometry, material, matrixWorld, tree, raycaster, intersects) {
+  const ranges = rangesOf(geometry, material, tree);
+  if (ranges === false) return false;
+  if (ranges !== null && ranges.length === 0) return true;
+  localRay(raycaster, matrixWorld);
+  // As three: a NaN or negative near is 0, a NaN far is no limit.
+  const near = raycaster.near > 0 ? raycaster.near : 0;
+  const far = Number.isNaN(raycaster.far) ? Infinity : raycaster.far;
+  if (far < near) return true;
+  const bvh = tree.bvh;
+
+  if (ranges === null) {
+    if (raycaster.firstHitOnly === true) {
+      // The fast path: one wasm call, the hit read from the shared hit buffer.
+      const flags = (tree.watertight ? WATERTIGHT : 0) | sideFlags(material.side);
+      const k = bvh._closestHitRaw(q.ox, q.oy, q.oz, q.dx, q.dy, q.dz, near, far, flags);
+      if (k >= 0) {
+        const h = hitView();
+        intersects.push(intersection(object, geometry, tree.first + k, h[0], h[1], h[2], 0));
+      }
+      return true;
+    }
+    const side = sideName(material.side);
+    const all = bvh.allHitsBatch([q.ox, q.oy, q.oz, q.dx, q.dy, q.dz], { near, far, side, watertight: tree.watertight });
+    for (let i = 0; i < all.distance.length; i++) {
+      intersects.push(intersection(object, geometry, tree.first + all.triangle[i], all.distance[i], all.u[i], all.v[i], 0));
+    }
+    return true;
+  }
+
+  // Groups and/or a partial drawRange: every hit, kept per range that tests it (three tests
+  // a triangle once per group that holds it) with that range's material side.
+  // One side in every range: meshray culls; else both sides, and the side test below.
+  const side = ranges.every((r) => sideName(r.side) === sideName(ranges[0].side)) ? sideName(ranges[0].side) : "both";
+  const all = bvh.allHitsBatch([q.ox, q.oy, q.oz, q.dx, q.dy, q.dz], { near, far, side, watertight: tree.watertight });
+  const position = geometry.attributes.position;
+  const index = geometry.index;
+  let best = null;
+  for (let i = 0; i < all.distance.length; i++) {
+    const face = tree.first + all.triangle[i];
+    const j = 3 * face;
+    let front;
+    for (const r of ranges) {
+      if (j < r.start || j >= r.end) continue;
+      if ((r.side === FrontSide || r.side === BackSide) && side === "both") {
+        front ??= index
+          ? isFront(position, index.getX(j), index.getX(j + 1), index.getX(j + 2))
+          : isFront(position, j, j + 1, j + 2);
+        if (!sideAccepts(r.side, front)) continue;
+      }
+      const hit = intersection(object, geometry, face, all.distance[i], all.u[i], all.v[i], r.materialIndex);
+      if (raycaster.firstHitOnly === true) {
+        best = hit;
+        break;
+      }
+      intersects.push(hit);
+    }
+    if (best) break;
+  }
+  if (best) intersects.push(best);
+  return true;
+}
+
+/**
+ * Mesh (and BatchedMesh) raycast through the meshray tree in `geometry.boundsTree`
+ * (`BatchedMesh.boundsTrees`), else three's own. With `raycaster.firstHitOnly === true`
+ * only the nearest hit is reported (per instance of an InstancedMesh, as three-mesh-bvh).
+ * Morph targets and SkinnedMesh use three's raycast.
+ */
+export function acceleratedRaycast(raycaster, intersects) {
+  if (this.isBatchedMesh) return batchedMeshRaycast.call(this, raycaster, intersects);
+  const geometry = this.geometry;
+  const tree = geometry?.boundsTree;
+  const material = this.material;
+  if (
+    !(tree instanceof MeshrayBoundsTree) ||
+    material === undefined ||
+    this.isSkinnedMesh ||
+    geometry.morphAttributes?.position !== undefined ||
+    !raycastTree(this, geometry, material, this.matrixWorld, tree, raycaster, intersects)
+  ) {
+    meshRaycast.call(this, raycaster, intersects);
+  }
+}
+
+// BatchedMesh: each visible instance against its geometry's tree; three's own raycast when
+// a tree is missing. Intersections carry `batchId` (the instance), as three's.
+function batchedMeshRaycast(raycaster, intersects) {
+  const trees = this.boundsTrees;
+  const infos = this._instanceInfo;
+  const material = this.material;
+  if (!trees || material === undefined || Array.isArray(material) ||
+      infos.some((info) => info.active && info.visible && !trees[info.geometryIndex])) {
+    return batchedRaycast.call(this, raycaster, intersects);
+  }
+  const firstOnly = raycaster.firstHitOnly === true;
+  let best = null;
+  // Each instance is raycast alone: no groups, the geometry's drawRange ignored (three's
+  // BatchedMesh sets the instance's range itself).
+  const view = { index: this.geometry.index, attributes: this.geometry.attributes, groups: [], drawRange: { start: 0, count: Infinity } };
+  for (let i = 0; i < infos.length; i++) {
+    const info = infos[i];
+    if (!info.active || !info.visible) continue;
+    this.getMatrixAt(i, _batchMatrix).premultiply(this.matrixWorld);
+    raycastTree(this, view, material, _batchMatrix, trees[info.geometryIndex], raycaster, _batchIntersects);
+    for (const hit of _batchIntersects) {
+      hit.batchId = i;
+      if (!firstOnly) intersects.push(hit);
+      else if (best === null || hit.distance < best.distance) best = hit;
+    }
+    _batchIntersects.length = 0;
+  }
+  if (best) intersects.push(best);
+}
