@@ -86,7 +86,8 @@ export class BVH {
   /**
    * Builds the tree of `positions` (x y z per vertex) and `indices` (three per triangle;
    * without them every three vertices are a triangle). Throws for indices out of range, NaN
-   * or infinite coordinates, an empty mesh or arrays of the wrong length.
+   * or infinite coordinates, an empty mesh, arrays of the wrong length, or more than 16
+   * million triangles (what WebAssembly's 4 GiB can build).
    */
   constructor(
     positions: Float32Array | Float64Array | number[],

@@ -213,6 +213,8 @@ test("bad meshes throw Errors that say what is wrong", () => {
     [() => new BVH("positions"), /Float32Array/],
     [() => new BVH(p, "012"), /Uint32Array/],
     [() => new BVH(p, null, { quality: "best" }), /quality/],
+    // More than wasm32's memory can build: refused before anything is allocated.
+    [() => new BVH(p, new Uint32Array(3 * 16_000_001)), /at most 16000000/],
   ];
   for (const [make, message] of cases) {
     assert.throws(make, (e) => e instanceof Error && !(e instanceof WebAssembly.RuntimeError) && message.test(e.message), String(make));
