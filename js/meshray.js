@@ -174,7 +174,6 @@ const registry = new FinalizationRegistry((handle) => {
  */
 export class BVH {
   #handle = 0;
-  #triangles = 0;
 
   /**
    * Builds the tree of a mesh: `positions` (x y z per vertex) and `indices` (three vertex
@@ -213,7 +212,6 @@ export class BVH {
       u32.set(indices, at);
     }
     this.#handle = check(w.mr_build(QUALITIES[quality]));
-    this.#triangles = triangles;
     registry.register(this, this.#handle, this);
   }
 
@@ -224,8 +222,7 @@ export class BVH {
 
   /** The mesh's triangle count. */
   get triangleCount() {
-    this.#live();
-    return this.#triangles;
+    return check(wasm.mr_triangle_count(this.#live()));
   }
 
   /** The mesh's bounds: `{ min: [x, y, z], max: [x, y, z] }`. */
@@ -337,21 +334,20 @@ export class BVH {
    * typed arrays `distance` (Infinity on a miss), `triangle` (-1), `u`, `v`.
    */
   closestHits(rays, options) {
-    const handle = this.#live();
-    const [near, far] = rangeOf(options);
-    const flags = flagsOf(options);
-    const n = this.#rays(rays);
-    check(wasm.mr_cast_batch(handle, n, near, far, flags, 0));
-    return this.#answers(n, ["distance", "triangle", "u", "v"]);
+    return this.#castBatch(rays, options, 0);
   }
 
   /** Any hit of each ray of `rays`, as `closestHits` reports them. */
   anyHits(rays, options) {
+    return this.#castBatch(rays, options, 1);
+  }
+
+  #castBatch(rays, options, any) {
     const handle = this.#live();
     const [near, far] = rangeOf(options);
     const flags = flagsOf(options);
     const n = this.#rays(rays);
-    check(wasm.mr_cast_batch(handle, n, near, far, flags, 1));
+    check(wasm.mr_cast_batch(handle, n, near, far, flags, any));
     return this.#answers(n, ["distance", "triangle", "u", "v"]);
   }
 

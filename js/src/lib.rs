@@ -92,6 +92,14 @@ impl State {
         code
     }
 
+    /// Fails with the bad-handle status for `handle`.
+    fn bad_handle(&mut self, handle: u32) -> i32 {
+        self.fail(
+            BAD_HANDLE,
+            format!("tree {handle} was freed or never built"),
+        )
+    }
+
     fn tree(&self, handle: u32) -> Option<&Bvh> {
         let slot = (handle as usize).checked_sub(1)?;
         self.trees.get(slot)?.as_ref()
@@ -100,18 +108,21 @@ impl State {
     /// Splits the state into the tree (or a bad-handle status) and the buffers the queries
     /// read and write.
     fn parts(&mut self, handle: u32) -> Result<(&Bvh, &[f32], &mut Answers), i32> {
-        let slot = (handle as usize).checked_sub(1);
-        match slot
-            .and_then(|s| self.trees.get(s))
-            .and_then(Option::as_ref)
-        {
-            Some(tree) => Ok((tree, &self.input, &mut self.answers)),
-            None => {
-                self.error = format!("tree {handle} was freed or never built");
+        let slot = (handle as usize).wrapping_sub(1);
+        match self.trees.get(slot) {
+            Some(Some(tree)) => Ok((tree, &self.input, &mut self.answers)),
+            // `self.error` directly: `bad_handle` would borrow all of `self`.
+            _ => {
+                self.error = freed(handle);
                 Err(BAD_HANDLE)
             }
         }
     }
+}
+
+/// The message of a bad handle.
+fn freed(handle: u32) -> String {
+    format!("tree {handle} was freed or never built")
 }
 
 /// Resizes `v` to `n` default elements, reporting instead of aborting when the memory is
@@ -270,23 +281,17 @@ pub extern "C" fn mr_free(handle: u32) -> i32 {
                 s.free.push(slot);
                 OK
             }
-            _ => s.fail(
-                BAD_HANDLE,
-                format!("tree {handle} was freed or never built"),
-            ),
+            _ => s.bad_handle(handle),
         }
     })
 }
 
-/// The tree's triangle count, or a bad-handle status.
+/// The tree's triangle count (at most [`MAX_TRIANGLES`]), or a bad-handle status.
 #[unsafe(no_mangle)]
-pub extern "C" fn mr_triangle_count(handle: u32) -> i64 {
+pub extern "C" fn mr_triangle_count(handle: u32) -> i32 {
     with(|s| match s.tree(handle) {
-        Some(tree) => tree.mesh().triangle_count() as i64,
-        None => i64::from(s.fail(
-            BAD_HANDLE,
-            format!("tree {handle} was freed or never built"),
-        )),
+        Some(tree) => i32::try_from(tree.mesh().triangle_count()).unwrap_or(i32::MAX),
+        None => s.bad_handle(handle),
     })
 }
 
@@ -298,10 +303,7 @@ pub extern "C" fn mr_bounds(handle: u32) -> i32 {
             s.hit[..6].copy_from_slice(&[b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z]);
             OK
         }
-        None => s.fail(
-            BAD_HANDLE,
-            format!("tree {handle} was freed or never built"),
-        ),
+        None => s.bad_handle(handle),
     })
 }
 
@@ -344,10 +346,7 @@ pub extern "C" fn mr_cast(
             return status - 1;
         }
         let Some(tree) = s.tree(handle) else {
-            return s.fail(
-                BAD_HANDLE,
-                format!("tree {handle} was freed or never built"),
-            ) - 1;
+            return s.bad_handle(handle) - 1;
         };
         let ray = Ray::with_range([ox, oy, oz], [dx, dy, dz], near, far);
         let options = options(flags);
@@ -624,10 +623,7 @@ pub extern "C" fn mr_select_box(
             return i64::from(s.fail(BAD_INPUT, "the box needs finite corners with min <= max"));
         }
         let Some(tree) = s.tree(handle) else {
-            return i64::from(s.fail(
-                BAD_HANDLE,
-                format!("tree {handle} was freed or never built"),
-            ));
+            return i64::from(s.bad_handle(handle));
         };
         let selected =
             tree.triangles_in_box(&Aabb::new(Point3::new(x0, y0, z0), Point3::new(x1, y1, z1)));
@@ -647,10 +643,7 @@ pub extern "C" fn mr_select_sphere(handle: u32, x: f32, y: f32, z: f32, radius: 
             ));
         }
         let Some(tree) = s.tree(handle) else {
-            return i64::from(s.fail(
-                BAD_HANDLE,
-                format!("tree {handle} was freed or never built"),
-            ));
+            return i64::from(s.bad_handle(handle));
         };
         let selected = tree.triangles_in_sphere([x, y, z], radius);
         selection(s, selected)
@@ -695,10 +688,7 @@ pub extern "C" fn mr_select_frustum(
             Err(e) => return i64::from(s.fail(BAD_INPUT, e.to_string())),
         };
         let Some(tree) = s.tree(handle) else {
-            return i64::from(s.fail(
-                BAD_HANDLE,
-                format!("tree {handle} was freed or never built"),
-            ));
+            return i64::from(s.bad_handle(handle));
         };
         let selected = tree.triangles_in_frustum(&frustum);
         selection(s, selected)

@@ -1,7 +1,7 @@
-// Test meshes: the shared meshes' directory, a small OBJ reader (positions and faces,
-// polygons fanned from their first corner, as the crate's loader does), procedural meshes,
-// and a seeded random generator.
+// Test meshes: the shared meshes' directory, OBJ files, procedural meshes, and a seeded
+// random generator.
 import { existsSync, readFileSync } from "node:fs";
+import { parseOBJ } from "../bench/common.mjs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -25,29 +25,12 @@ export function skipWithoutShared() {
   return "needs the shared meshes: ../shared/meshes or MESHRAY_MESHES";
 }
 
-/** Reads the `v` and `f` lines of an OBJ file: `{ positions: Float32Array, indices: Uint32Array }`. */
+/**
+ * Reads the `v` and `f` lines of an OBJ file (polygons fanned from their first corner):
+ * `{ positions: Float32Array, indices: Uint32Array }`, with the benchmark's reader.
+ */
 export function readObj(path) {
-  const text = readFileSync(path, "utf8");
-  const positions = [];
-  const indices = [];
-  for (const line of text.split("\n")) {
-    if (line.startsWith("v ")) {
-      const [, x, y, z] = line.trim().split(/\s+/);
-      positions.push(+x, +y, +z);
-    } else if (line.startsWith("f ")) {
-      const count = positions.length / 3;
-      const corners = line
-        .trim()
-        .split(/\s+/)
-        .slice(1)
-        .map((w) => {
-          const i = parseInt(w, 10);
-          return i < 0 ? count + i : i - 1;
-        });
-      for (let k = 1; k + 1 < corners.length; k++) indices.push(corners[0], corners[k], corners[k + 1]);
-    }
-  }
-  return { positions: new Float32Array(positions), indices: new Uint32Array(indices) };
+  return parseOBJ(readFileSync(path));
 }
 
 /** The repository's own assets/NAME. */

@@ -328,6 +328,37 @@ fn float_rows(array: &PyReadonlyArray2<'_, f32>) -> PyResult<Vec<[f32; 3]>> {
         .collect())
 }
 
+/// Every hit of every ray as a dict of flat arrays: `ray` (the row each hit belongs to),
+/// `t`, `triangle`, `u`, `v`, in the order given.
+fn hit_columns<'py>(
+    py: Python<'py>,
+    per_ray: &[Vec<meshray::Hit>],
+) -> PyResult<Bound<'py, PyDict>> {
+    let count: usize = per_ray.iter().map(Vec::len).sum();
+    let (mut ray, mut t, mut triangle) = (
+        Vec::with_capacity(count),
+        Vec::with_capacity(count),
+        Vec::with_capacity(count),
+    );
+    let (mut u, mut v) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    for (i, hits) in per_ray.iter().enumerate() {
+        for h in hits {
+            ray.push(i as i64);
+            t.push(h.t);
+            triangle.push(i64::from(h.triangle));
+            u.push(h.u);
+            v.push(h.v);
+        }
+    }
+    let out = PyDict::new(py);
+    out.set_item("ray", ray.into_pyarray(py))?;
+    out.set_item("t", t.into_pyarray(py))?;
+    out.set_item("triangle", triangle.into_pyarray(py))?;
+    out.set_item("u", u.into_pyarray(py))?;
+    out.set_item("v", v.into_pyarray(py))?;
+    Ok(out)
+}
+
 /// The query options by name (`cull`: "none", "back" or "front").
 fn query(cull: &str, watertight: bool) -> PyResult<QueryOptions> {
     Ok(QueryOptions {
@@ -543,36 +574,8 @@ impl PyBvh {
                 "expected one origin and one direction",
             ));
         };
-        let hits = self.inner.all_hits(&ray, &options);
-        let out = PyDict::new(py);
-        out.set_item(
-            "t",
-            hits.iter()
-                .map(|h| h.t)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "triangle",
-            hits.iter()
-                .map(|h| i64::from(h.triangle))
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "u",
-            hits.iter()
-                .map(|h| h.u)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "v",
-            hits.iter()
-                .map(|h| h.v)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
+        let out = hit_columns(py, &[self.inner.all_hits(&ray, &options)])?;
+        out.del_item("ray")?;
         Ok(out)
     }
 
@@ -599,29 +602,7 @@ impl PyBvh {
                 .map(|ray| bvh.all_hits(ray, &options))
                 .collect()
         });
-        let count: usize = per_ray.iter().map(Vec::len).sum();
-        let (mut ray, mut t, mut triangle) = (
-            Vec::with_capacity(count),
-            Vec::with_capacity(count),
-            Vec::with_capacity(count),
-        );
-        let (mut u, mut v) = (Vec::with_capacity(count), Vec::with_capacity(count));
-        for (i, hits) in per_ray.iter().enumerate() {
-            for h in hits {
-                ray.push(i as i64);
-                t.push(h.t);
-                triangle.push(i64::from(h.triangle));
-                u.push(h.u);
-                v.push(h.v);
-            }
-        }
-        let out = PyDict::new(py);
-        out.set_item("ray", ray.into_pyarray(py))?;
-        out.set_item("t", t.into_pyarray(py))?;
-        out.set_item("triangle", triangle.into_pyarray(py))?;
-        out.set_item("u", u.into_pyarray(py))?;
-        out.set_item("v", v.into_pyarray(py))?;
-        Ok(out)
+        hit_columns(py, &per_ray)
     }
 
     /// The nearest point of the mesh to each row of `points` (`(n, 3)`), within
