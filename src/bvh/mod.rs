@@ -15,6 +15,7 @@ pub(crate) mod nearest;
 mod par;
 #[cfg(feature = "serde")]
 mod persist;
+mod ray_walk;
 mod reinsert;
 #[cfg(feature = "serde")]
 pub use persist::SavedBvh;

@@ -3,34 +3,40 @@
 //! The crate is compiled for baseline x86-64 (SSE2) unless its user sets `target-cpu`, so the
 //! portable path tests a node's eight boxes in two 4-wide halves. On a CPU with AVX2 and FMA
 //! (detected once, with `is_x86_feature_detected!`) ray walks run a second copy of the walk
-//! compiled for those instructions, with the eight boxes in one 8-wide pass; its leaf tests
-//! are the portable code, compiled again with VEX encodings. Both copies perform the same
-//! operations in the same order, so they answer alike bit for bit (tested below and by the
-//! exactness tests, which run on whichever path the machine takes; `MESHRAY_SIMD=portable`
-//! in the environment forces the portable path).
+//! compiled for those instructions: the single-ray walk with the node visit of
+//! [`x86::enter_avx2`] (the eight boxes in one 8-wide pass, the entered children ordered by
+//! a sorting network in registers), and the packet walk; the leaf tests are the portable
+//! code, compiled again with VEX encodings. Both copies perform the same operations in the
+//! same order, so they answer alike bit for bit and visit the same nodes in the same order
+//! (tested below and by the exactness tests, which run on whichever path the machine takes;
+//! `MESHRAY_SIMD=portable` in the environment forces the portable path).
 //!
 //! Why: callgrind counts 16 % fewer instructions for the bunny bench's closest-hit rays
 //! (54.6M to 45.7M), and a build for the machine's own CPU (`target-cpu=native`) ran 1.05× to
 //! 1.35× the portable one's Mrays/s; this path gets that without asking users for
-//! `target-cpu`. The `unsafe` here is two calls, each allowed only through an [`Avx2`] token,
-//! which exists only when the CPU has the instructions.
+//! `target-cpu`. The `unsafe` here is the calls into the AVX2 code, each allowed only
+//! through an [`Avx2`] token, which exists only when the CPU has the instructions.
 
+use super::ray_walk::{self, Entered, PortableKernel, RayKernel, RayStack};
+use super::traverse::Tally;
 use super::walk::{Visitor, walk};
-use super::wide::{WIDTH, WideNode, WideRay, lane_intervals};
+use super::wide::{WideNode, WideRay};
 
 /// How a ray walk tests a node's boxes: the portable way or with AVX2.
 pub(crate) trait NodeTest: Copy {
     /// Runs [`walk`], compiled for this way's instructions.
     fn walk<V: Visitor>(self, nodes: &[WideNode], visitor: &mut V);
 
-    /// [`lane_intervals`]'s answer.
-    fn intervals(
+    /// Runs the single-ray walk ([`ray_walk::walk`]) with this way's node visit, compiled
+    /// for its instructions.
+    fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         self,
-        node: &WideNode,
+        nodes: &[WideNode],
         ray: &WideRay,
-        t_min: f32,
-        t_max: f32,
-    ) -> (u32, [f32; WIDTH]);
+        range: (f32, f32),
+        tally: &mut T,
+        leaf: L,
+    );
 }
 
 /// The portable slab test ([`lane_intervals`]).
@@ -44,14 +50,15 @@ impl NodeTest for Portable {
     }
 
     #[inline(always)]
-    fn intervals(
+    fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         self,
-        node: &WideNode,
+        nodes: &[WideNode],
         ray: &WideRay,
-        t_min: f32,
-        t_max: f32,
-    ) -> (u32, [f32; WIDTH]) {
-        lane_intervals(node, ray, t_min, t_max)
+        (t_min, t_max): (f32, f32),
+        tally: &mut T,
+        leaf: L,
+    ) {
+        ray_walk::walk(PortableKernel, nodes, ray, t_min, t_max, tally, leaf)
     }
 }
 
@@ -93,48 +100,217 @@ impl NodeTest for Avx2 {
         walk(nodes, visitor)
     }
 
+    /// Runs [`ray_walk::walk`] compiled for AVX2 and FMA, with [`Avx2`]'s node visit.
     #[inline(always)]
-    fn intervals(
+    fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
+        self,
+        nodes: &[WideNode],
+        ray: &WideRay,
+        (t_min, t_max): (f32, f32),
+        tally: &mut T,
+        leaf: L,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: an `Avx2` exists only when the CPU has AVX2 and FMA (`detect`).
+        #[allow(unsafe_code)]
+        unsafe {
+            x86::walk_ray_avx2(self, nodes, ray, t_min, t_max, tally, leaf)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        ray_walk::walk(PortableKernel, nodes, ray, t_min, t_max, tally, leaf)
+    }
+}
+
+impl RayKernel for Avx2 {
+    #[inline(always)]
+    fn enter(
         self,
         node: &WideNode,
         ray: &WideRay,
         t_min: f32,
         t_max: f32,
-    ) -> (u32, [f32; WIDTH]) {
+        stack: &mut RayStack,
+    ) -> Entered {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: an `Avx2` exists only when the CPU has AVX2 and FMA (`detect`).
         #[allow(unsafe_code)]
         unsafe {
-            x86::lane_intervals_avx2(node, ray, t_min, t_max)
+            x86::enter_avx2(node, ray, t_min, t_max, stack)
         }
         #[cfg(not(target_arch = "x86_64"))]
-        lane_intervals(node, ray, t_min, t_max)
+        PortableKernel.enter(node, ray, t_min, t_max, stack)
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::super::wide::EXIT_SLACK;
+    use super::super::ray_walk::{NOT_ENTERED, Waiting};
+    use super::super::wide::{EXIT_SLACK, WIDTH};
     use super::*;
     use std::arch::x86_64::*;
 
-    /// [`walk`] with AVX2 and FMA enabled: every `#[inline(always)]` step of it (the
-    /// visitor's node and leaf tests) is compiled again for those instructions.
+    /// [`ray_walk::walk`] with AVX2 and FMA enabled, so its inlined steps (the leaf tests)
+    /// are compiled for them too.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn walk_avx2<V: Visitor>(nodes: &[WideNode], visitor: &mut V) {
-        walk(nodes, visitor);
+    pub(super) fn walk_ray_avx2<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
+        avx2: Avx2,
+        nodes: &[WideNode],
+        ray: &WideRay,
+        t_min: f32,
+        t_max: f32,
+        tally: &mut T,
+        leaf: L,
+    ) {
+        ray_walk::walk(avx2, nodes, ray, t_min, t_max, tally, leaf)
     }
 
-    /// [`lane_intervals`] in one 8-wide pass: the same operations in the same order (`maxps`
-    /// and `minps` keep the bound when `t` is NaN, as the portable `raise` and `lower` do).
-    #[target_feature(enable = "avx2,fma")]
-    #[inline]
-    pub(super) fn lane_intervals_avx2(
+    /// [`PortableKernel`]'s node visit in registers: the slab test of [`slabs`], then for
+    /// three or more entered children the keys of [`ray_walk::order_key`] sorted by the
+    /// network [`ray_walk::NETWORK`] (one layer: a permutation, a maximum, a minimum, a
+    /// blend), the children's words and distances permuted into stack order and stored in
+    /// one store per array, and the nearest child found by [`min_key`] beside the sort.
+    ///
+    /// Not a `#[target_feature]` function, which LLVM declined to inline into the walk (a
+    /// call per node visit, its answer through memory): `#[inline(always)]` puts it inside
+    /// [`walk_ray_avx2`], which enables the instructions.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    pub(super) unsafe fn enter_avx2(
         node: &WideNode,
         ray: &WideRay,
         t_min: f32,
         t_max: f32,
-    ) -> (u32, [f32; WIDTH]) {
+        stack: &mut RayStack,
+    ) -> Entered {
+        // SAFETY: the caller promises AVX2 and FMA.
+        #[allow(unsafe_code)]
+        unsafe {
+            let (entered, near) = slabs(node, ray, t_min, t_max);
+            let mask = _mm256_movemask_ps(entered) as u32;
+            if mask == 0 {
+                return Entered::None;
+            }
+            if mask & (mask - 1) == 0 {
+                let k = mask.trailing_zeros() as usize;
+                return Entered::One(Waiting {
+                    child: node.child[k],
+                    count: node.count[k],
+                    entry: bytemuck::cast::<__m256, [f32; WIDTH]>(near)[k],
+                });
+            }
+            let rest = mask & (mask - 1);
+            if rest & (rest - 1) == 0 {
+                let near = bytemuck::cast::<__m256, [f32; WIDTH]>(near);
+                let (a, b) = (
+                    mask.trailing_zeros() as usize,
+                    rest.trailing_zeros() as usize,
+                );
+                return ray_walk::two_lanes(node, (a, near[a]), (b, near[b]), stack);
+            }
+            let bits = _mm256_castps_si256(near);
+            let flip = _mm256_srli_epi32::<1>(_mm256_srai_epi32::<31>(bits));
+            let key = _mm256_or_si256(
+                _mm256_and_si256(_mm256_xor_si256(bits, flip), _mm256_set1_epi32(!7)),
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+            );
+            let key = _mm256_blendv_epi8(
+                _mm256_set1_epi32(NOT_ENTERED),
+                key,
+                _mm256_castps_si256(entered),
+            );
+            // The nearest, by a minimum over the entered keys (the not-entered ones raised to
+            // the largest key), for the walk's next step; the rest, sorted, for the stack.
+            let lanes = _mm256_set1_epi32(7);
+            let entered_keys = _mm256_blendv_epi8(
+                _mm256_set1_epi32(i32::MAX),
+                key,
+                _mm256_castps_si256(entered),
+            );
+            let nearest = (min_key(entered_keys) & 7) as usize;
+            let lane = _mm256_and_si256(sort_descending(key), lanes);
+            let words = |w: [u32; WIDTH]| {
+                let w = bytemuck::cast::<[u32; WIDTH], __m256i>(w);
+                bytemuck::cast::<__m256i, [u32; WIDTH]>(_mm256_permutevar8x32_epi32(w, lane))
+            };
+            stack.push_lanes(
+                words(node.child),
+                words(node.count),
+                bytemuck::cast::<__m256, [f32; WIDTH]>(_mm256_permutevar8x32_ps(near, lane)),
+                mask.count_ones() as usize - 1,
+            );
+            Entered::One(Waiting {
+                child: node.child[nearest],
+                count: node.count[nearest],
+                entry: bytemuck::cast::<__m256, [f32; WIDTH]>(near)[nearest],
+            })
+        }
+    }
+
+    /// One layer of the network: lane `i` of each pair takes the larger key, lane `j` (the
+    /// bits of `J`) the smaller; `partner` names each lane's pair.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    unsafe fn layer<const J: i32>(v: __m256i, partner: [i32; WIDTH]) -> __m256i {
+        // SAFETY: the caller promises AVX2.
+        #[allow(unsafe_code)]
+        unsafe {
+            let p = _mm256_permutevar8x32_epi32(v, bytemuck::cast(partner));
+            _mm256_blend_epi32::<J>(_mm256_max_epi32(v, p), _mm256_min_epi32(v, p))
+        }
+    }
+
+    /// The smallest of eight keys.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    unsafe fn min_key(v: __m256i) -> i32 {
+        // SAFETY: the caller promises AVX2.
+        #[allow(unsafe_code)]
+        unsafe {
+            let v = _mm256_min_epi32(v, _mm256_permute2x128_si256::<1>(v, v));
+            let v = _mm256_min_epi32(v, _mm256_shuffle_epi32::<0b0100_1110>(v));
+            let v = _mm256_min_epi32(v, _mm256_shuffle_epi32::<0b1011_0001>(v));
+            _mm256_cvtsi256_si32(v)
+        }
+    }
+
+    /// Eight keys sorted largest first by [`ray_walk::NETWORK`].
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    unsafe fn sort_descending(v: __m256i) -> __m256i {
+        // SAFETY: the caller promises AVX2.
+        #[allow(unsafe_code)]
+        unsafe {
+            let v = layer::<0b1100_1100>(v, [2, 3, 0, 1, 6, 7, 4, 5]);
+            let v = layer::<0b1111_0000>(v, [4, 5, 6, 7, 0, 1, 2, 3]);
+            let v = layer::<0b1010_1010>(v, [1, 0, 3, 2, 5, 4, 7, 6]);
+            let v = layer::<0b0011_0000>(v, [0, 1, 4, 5, 2, 3, 6, 7]);
+            let v = layer::<0b0101_0000>(v, [0, 4, 2, 6, 1, 5, 3, 7]);
+            layer::<0b0101_0100>(v, [0, 2, 1, 4, 3, 6, 5, 7])
+        }
+    }
+
+    /// The slab test of [`lane_intervals`] in one 8-wide pass: the lanes entered (all ones)
+    /// and the entry distances.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    pub(super) fn slabs(
+        node: &WideNode,
+        ray: &WideRay,
+        t_min: f32,
+        t_max: f32,
+    ) -> (__m256, __m256) {
         let lanes = |v: [f32; WIDTH]| bytemuck::cast::<[f32; WIDTH], __m256>(v);
         let mut near = _mm256_set1_ps(t_min);
         let mut far = _mm256_set1_ps(t_max);
@@ -154,11 +330,14 @@ mod x86 {
         // far + |far| · slack, as the portable path rounds it (no fused multiply-add).
         let abs = _mm256_andnot_ps(_mm256_set1_ps(-0.0), far);
         let far = _mm256_add_ps(far, _mm256_mul_ps(abs, _mm256_set1_ps(EXIT_SLACK)));
-        let enter = _mm256_cmp_ps::<_CMP_LE_OQ>(near, far);
-        (
-            _mm256_movemask_ps(enter) as u32,
-            bytemuck::cast::<__m256, [f32; WIDTH]>(near),
-        )
+        (_mm256_cmp_ps::<_CMP_LE_OQ>(near, far), near)
+    }
+
+    /// [`walk`] with AVX2 and FMA enabled: every `#[inline(always)]` step of it (the
+    /// visitor's node and leaf tests) is compiled again for those instructions.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn walk_avx2<V: Visitor>(nodes: &[WideNode], visitor: &mut V) {
+        walk(nodes, visitor);
     }
 }
 
@@ -167,10 +346,12 @@ mod tests {
     use super::*;
     use crate::Ray;
     use crate::aabb::RaySlabs;
+    use crate::bvh::wide::WIDTH;
     use crate::test_support::Lcg;
     use nalgebra::{Point3, Vector3};
 
-    /// The AVX2 slab test answers what the portable one does, bit for bit, over random
+    /// The AVX2 node visit answers what the portable one does, bit for bit: the same
+    /// children entered, pushed in the same order with the same entry distances, over random
     /// boxes (empty lanes, flat and inverted boxes included) and rays (axis-parallel ones,
     /// ±0 components, NaN ranges). Ignored on a machine without AVX2 (build.rs).
     #[test]
@@ -178,7 +359,7 @@ mod tests {
         not(host_avx2),
         ignore = "no AVX2 and FMA here, or MESHRAY_SIMD=portable"
     )]
-    fn avx2_boxes_equal_the_portable_ones() {
+    fn avx2_node_visits_equal_the_portable_ones() {
         let avx2 = Avx2::detect().expect("AVX2 and FMA (build.rs found them on this machine)");
         let mut rng = Lcg::new(3);
         let mut next = move || rng.uniform(-4.0, 4.0);
@@ -213,15 +394,29 @@ mod tests {
                 1 => f32::NAN,
                 _ => next().abs() * 2.0,
             };
-            let want = Portable.intervals(&node, &slabs, 0.0, t_max);
-            let got = avx2.intervals(&node, &slabs, 0.0, t_max);
-            assert_eq!(want.0, got.0, "round {round}");
-            assert_eq!(
-                want.1.map(f32::to_bits),
-                got.1.map(f32::to_bits),
-                "round {round}"
-            );
-            entered += want.0.count_ones();
+            let (mut want_stack, mut got_stack) = (RayStack::new(), RayStack::new());
+            let want = PortableKernel.enter(&node, &slabs, 0.0, t_max, &mut want_stack);
+            let got = avx2.enter(&node, &slabs, 0.0, t_max, &mut got_stack);
+            let bits = |e: &Entered| match e {
+                Entered::None => (0, 0, 0),
+                Entered::One(w) => (w.child + 1, w.count, w.entry.to_bits()),
+            };
+            assert_eq!(bits(&want), bits(&got), "round {round}");
+            let mut pushed = 0;
+            while let Some(w) = want_stack.pop() {
+                let g = got_stack.pop().expect("as many entries");
+                assert_eq!(
+                    (w.child, w.count, w.entry.to_bits()),
+                    (g.child, g.count, g.entry.to_bits()),
+                    "round {round}"
+                );
+                pushed += 1;
+            }
+            assert!(got_stack.pop().is_none(), "round {round}");
+            entered += match want {
+                Entered::None => 0,
+                Entered::One(_) => 1 + pushed,
+            };
         }
         assert!(entered > 12_000, "{entered} boxes entered");
     }

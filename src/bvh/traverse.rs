@@ -1,15 +1,15 @@
 //! Ray queries: closest hit, any hit, all hits.
 //!
-//! All three are a [`RayVisitor`] for the one walk ([`walk`]): enter the children whose box
-//! the ray enters before `t_max`, nearest entry first, and drop a waiting child whose entry
-//! lies beyond the current `t_max` (which the closest-hit query shrinks to the best hit so
-//! far). Closest and any hit allocate nothing.
+//! All of them (and the hit count) run the single-ray walk ([`ray_walk`](super::ray_walk)):
+//! enter the children whose box the ray enters before `t_max`, nearest entry first, and drop
+//! a waiting child whose entry lies beyond the current `t_max` (which the closest-hit query
+//! shrinks to the best hit so far). What differs is the leaf: keep the closest hit, stop at
+//! the first, or collect every one. Closest and any hit allocate nothing.
 
 use super::Bvh;
 use super::leaf::LeafTest;
 use super::simd::{Avx2, NodeTest, Portable};
-use super::walk::Visitor;
-use super::wide::{WIDTH, WideNode, WideRay, widened};
+use super::wide::WideRay;
 use crate::aabb::RaySlabs;
 use crate::triangle::{LeafTriangle, TriangleHit};
 use crate::{Culling, Mesh, Ray};
@@ -194,45 +194,6 @@ impl Tally for QueryCost {
     }
 }
 
-/// The walk of one ray: boxes by the slab test (`boxes`: portable or AVX2), leaves by
-/// `leaf`, which may lower `t_max`.
-struct RayVisitor<'t, T, L, B, const NEAREST_FIRST: bool> {
-    ray: WideRay,
-    t_min: f32,
-    t_max: f32,
-    tally: &'t mut T,
-    leaf: L,
-    boxes: B,
-}
-
-impl<T, L, B, const NEAREST_FIRST: bool> Visitor for RayVisitor<'_, T, L, B, NEAREST_FIRST>
-where
-    T: Tally,
-    L: FnMut(usize, usize, &mut f32) -> bool,
-    B: NodeTest,
-{
-    type Key = f32;
-    const ORDERED: bool = NEAREST_FIRST;
-
-    #[inline(always)]
-    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f32; WIDTH]) {
-        self.tally.boxes(node.lanes().count() as u32);
-        self.boxes
-            .intervals(node, &self.ray, self.t_min, self.t_max)
-    }
-
-    #[inline(always)]
-    fn worth(&self, entry: f32) -> bool {
-        entry <= widened(self.t_max)
-    }
-
-    #[inline(always)]
-    fn leaf(&mut self, first: u32, count: u32, _: f32) -> bool {
-        self.tally.triangles(count);
-        (self.leaf)(first as usize, count as usize, &mut self.t_max)
-    }
-}
-
 impl Bvh {
     /// The first triangle along the ray within its range: the smallest `t`, as a test of
     /// every triangle would find. `None` for a miss and for an invalid ray
@@ -383,7 +344,7 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let mut best: Option<(u32, TriangleHit)> = None;
-        self.walk_ray::<true, _, _>(ray, tally, |first, count, t_max| {
+        self.walk_ray(ray, tally, |first, count, t_max| {
             test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
                 self.keep_closer(&mut best, slot, h);
                 Some(h.t)
@@ -401,7 +362,7 @@ impl Bvh {
         let test = LeafTest::new(ray, options);
         let mut found = None;
         // Any hit ends the walk, so the order of the children buys little: skip the sort.
-        self.walk_ray::<false, _, _>(ray, &mut (), |first, count, t_max| {
+        self.walk_ray(ray, &mut (), |first, count, t_max| {
             test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
                 found = Some((slot, h));
                 None
@@ -512,7 +473,7 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let t_max = ray.t_max();
-        self.walk_ray::<true, _, _>(ray, &mut (), |first, count, range_end| {
+        self.walk_ray(ray, &mut (), |first, count, range_end| {
             test.run(&self.leaf_packets, first, count, range_end, |slot, h| {
                 hits.push(self.hit(ray, self.ray_hit((slot, h))));
                 Some(t_max)
@@ -545,7 +506,7 @@ impl Bvh {
         let test = LeafTest::new(ray, options);
         let t_max = ray.t_max();
         let mut count = 0;
-        self.walk_ray::<false, _, _>(ray, &mut (), |first, n, range_end| {
+        self.walk_ray(ray, &mut (), |first, n, range_end| {
             test.run(&self.leaf_packets, first, n, range_end, |_, _| {
                 count += 1;
                 Some(t_max)
@@ -554,44 +515,22 @@ impl Bvh {
         count
     }
 
-    /// Walks the tree nearest child first, calling `leaf` with each reached leaf's first
-    /// packet, triangle count and the current `t_max` (which it may lower); `leaf` returns
-    /// `true` to stop.
+    /// Walks the tree nearest child first ([`ray_walk`](super::ray_walk)), calling `leaf`
+    /// with each reached leaf's first packet, triangle count and the current `t_max` (which
+    /// it may lower); `leaf` returns `true` to stop.
     #[inline(always)]
-    fn walk_ray<const NEAREST_FIRST: bool, T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
+    fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         &self,
         ray: &Ray,
         tally: &mut T,
         leaf: L,
     ) {
+        let slabs = WideRay::new(&RaySlabs::new(ray));
+        let range = (ray.t_min(), ray.t_max());
         match Avx2::detect() {
-            Some(avx2) => self.walk_ray_with::<NEAREST_FIRST, _, _, _>(avx2, ray, tally, leaf),
-            None => self.walk_ray_with::<NEAREST_FIRST, _, _, _>(Portable, ray, tally, leaf),
+            Some(avx2) => avx2.walk_ray(&self.nodes, &slabs, range, tally, leaf),
+            None => Portable.walk_ray(&self.nodes, &slabs, range, tally, leaf),
         }
-    }
-
-    /// [`walk_ray`](Self::walk_ray) with the box test `boxes`.
-    #[inline(always)]
-    fn walk_ray_with<const NEAREST_FIRST: bool, B, T, L>(
-        &self,
-        boxes: B,
-        ray: &Ray,
-        tally: &mut T,
-        leaf: L,
-    ) where
-        B: NodeTest,
-        T: Tally,
-        L: FnMut(usize, usize, &mut f32) -> bool,
-    {
-        let mut visitor = RayVisitor::<_, _, _, NEAREST_FIRST> {
-            ray: WideRay::new(&RaySlabs::new(ray)),
-            t_min: ray.t_min(),
-            t_max: ray.t_max(),
-            tally,
-            leaf,
-            boxes,
-        };
-        boxes.walk(&self.nodes, &mut visitor);
     }
 
     /// Fills in a hit's details from the mesh.

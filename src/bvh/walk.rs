@@ -1,6 +1,7 @@
-//! The one walk over a wide tree. Every query goes through it: rays (closest, any, all hits,
-//! in a mesh and in a scene's top-level tree), the nearest point, selections, and the
-//! statistics and validation sweeps. What differs between them is a [`Visitor`]: which of a
+//! The generic walk over a wide tree: the packet walk of camera rays, a scene's top-level
+//! tree, the nearest point, selections, and the statistics and validation sweeps go through
+//! it. (The single ray of a mesh query has a walk of its own, [`ray_walk`](super::ray_walk),
+//! written for the vector unit.) What differs between them is a [`Visitor`]: which of a
 //! node's children to enter and in what order, whether a child still waiting on the stack can
 //! matter, and what to do in a leaf. The walk itself keeps the stack, takes the nearest child
 //! straight away and pushes the others, as madmann91/bvh's `intersect` and parry's
