@@ -24,8 +24,9 @@ impl WatertightRay {
     pub fn new(ray: &Ray) -> WatertightRay {
         let d = ray.direction();
         let kz = d.iamax();
-        let mut kx = (kz + 1) % 3;
-        let mut ky = (kx + 1) % 3;
+        // The next two axes after kz, cyclically (no table: one was built on the stack per ray).
+        let mut kx = if kz == 2 { 0 } else { kz + 1 };
+        let mut ky = if kx == 2 { 0 } else { kx + 1 };
         // Swapping x and y when the z direction is negative keeps the triangles' winding,
         // so the sign of the determinant tells the face.
         if d[kz] < 0.0 {

@@ -82,15 +82,19 @@ impl TrianglePacket {
         let e1 = sub(&b, &a);
         let e2 = sub(&c, &a);
         let n = cross(&e1, &e2);
-        let det = -dot(&n, &ray.direction);
+        let (origin, direction) = (
+            ray.origin.map(f32x4::splat),
+            ray.direction.map(f32x4::splat),
+        );
+        let det = -dot(&n, &direction);
         let zero = f32x4::ZERO;
         let culled = match culling {
             Culling::None => f32x4::splat(f32::from_bits(u32::MAX)),
             Culling::Back => det.simd_gt(zero),
             Culling::Front => det.simd_lt(zero),
         };
-        let s = sub(&ray.origin, &a);
-        let w = cross(&ray.direction, &s);
+        let s = sub(&origin, &a);
+        let w = cross(&direction, &s);
         // Flip every numerator by the sign of D, as the scalar test does.
         let sign = det & f32x4::splat(-0.0);
         let abs_det = det ^ sign;
@@ -122,8 +126,8 @@ impl TrianglePacket {
                 abs_det[lane],
                 d1[lane],
                 d2[lane],
-                &ray.origin_scalar,
-                &ray.direction_scalar,
+                &ray.origin,
+                &ray.direction,
                 t_min,
                 *t_max,
             ) {
@@ -137,20 +141,29 @@ impl TrianglePacket {
     }
 
     /// The watertight test's edge functions in SIMD, operation for operation as
-    /// [`WatertightRay::intersect`] computes them, so with the same bits: the lanes that may
-    /// pass it (a bit per lane, clear only where the edge functions have strictly mixed signs
-    /// and none is zero, which `intersect` rejects), the lanes among those with an edge
-    /// function exactly zero (which `intersect` re-evaluates in f64), and every lane's edge
-    /// functions (`w[edge][lane]`) for [`WatertightRay::finish`].
+    /// [`WatertightRay::intersect`] computes them, so with the same bits. Returns the lanes
+    /// that may hit (a bit per lane): those whose edge functions are all non-zero, of one
+    /// sign, and whose face `culling` keeps — what [`WatertightRay::finish`] then needs only
+    /// to confirm — and the lanes with an edge function exactly zero (which `intersect`
+    /// re-evaluates in f64; a subset of the first); and every lane's edge functions
+    /// (`w[edge][lane]`) for [`WatertightRay::finish`].
     #[inline(always)]
-    pub fn watertight_edges(&self, ray: &WatertightRay) -> (u32, u32, [[f32; LANES]; 3]) {
-        let (kx, ky, kz) = (ray.kx, ray.ky, ray.kz);
-        let (sx, sy) = (f32x4::splat(ray.sx), f32x4::splat(ray.sy));
-        let o = ray.origin.map(f32x4::splat);
+    pub fn watertight_edges(
+        &self,
+        ray: &ShearedRay,
+        culling: Culling,
+    ) -> (u32, u32, [[f32; LANES]; 3]) {
+        let w = &ray.scalar;
+        let (kx, ky, kz) = (w.kx, w.ky, w.kz);
+        let [ox, oy, oz] = [kx, ky, kz].map(|k| f32x4::splat(w.origin[k]));
+        let (sx, sy) = (f32x4::splat(w.sx), f32x4::splat(w.sy));
+        // The corners relative to the origin, sheared: as `intersect`, axis by axis.
         let corner = |p: &[[f32; LANES]; 3]| {
-            let [x, y, z] = [0, 1, 2].map(|axis| f32x4::from(p[axis]) - o[axis]);
-            let p = [x, y, z];
-            (p[kx] - sx * p[kz], p[ky] - sy * p[kz])
+            let z = f32x4::from(p[kz]) - oz;
+            (
+                (f32x4::from(p[kx]) - ox) - sx * z,
+                (f32x4::from(p[ky]) - oy) - sy * z,
+            )
         };
         let (ax, ay) = corner(&self.a);
         let (bx, by) = corner(&self.b);
@@ -159,14 +172,19 @@ impl TrianglePacket {
         let wb = ax * cy - ay * cx;
         let wc = bx * ay - by * ax;
         let zero = f32x4::ZERO;
-        let any_zero = (wa.simd_eq(zero) | wb.simd_eq(zero) | wc.simd_eq(zero)).to_bitmask();
-        let any_negative = wa.simd_lt(zero) | wb.simd_lt(zero) | wc.simd_lt(zero);
-        let any_positive = wa.simd_gt(zero) | wb.simd_gt(zero) | wc.simd_gt(zero);
-        let rejected = (any_negative & any_positive).to_bitmask() & !any_zero;
-        let candidates = !rejected & ((1 << LANES) - 1);
+        let on_edge = wa.simd_eq(zero) | wb.simd_eq(zero) | wc.simd_eq(zero);
+        let all_positive = wa.simd_gt(zero) & wb.simd_gt(zero) & wc.simd_gt(zero);
+        let all_negative = wa.simd_lt(zero) & wb.simd_lt(zero) & wc.simd_lt(zero);
+        // All non-zero and of one sign: the determinant (their sum) has that sign.
+        let kept = match culling {
+            Culling::None => all_positive | all_negative,
+            Culling::Back => all_positive,
+            Culling::Front => all_negative,
+        };
+        let on_edge = on_edge.to_bitmask();
         (
-            candidates,
-            any_zero & candidates,
+            kept.to_bitmask() | on_edge,
+            on_edge,
             [wa.to_array(), wb.to_array(), wc.to_array()],
         )
     }
@@ -240,17 +258,28 @@ fn leaf_lanes(node: &WideNode) -> impl Iterator<Item = usize> + use<> {
 
 /// The triangle test a query runs in the leaves, prepared once per ray.
 pub(crate) struct LeafTest {
-    ray: PacketRay,
-    watertight: Option<WatertightRay>,
+    ray: PreparedRay,
     culling: Culling,
     t_min: f32,
+}
+
+/// The ray as the chosen triangle test wants it.
+enum PreparedRay {
+    Cramer(PacketRay),
+    Watertight(ShearedRay),
 }
 
 impl LeafTest {
     pub(crate) fn new(ray: &Ray, options: &QueryOptions) -> LeafTest {
         LeafTest {
-            ray: PacketRay::new(&ray.origin().coords.into(), &ray.direction().into()),
-            watertight: options.watertight.then(|| WatertightRay::new(ray)),
+            ray: if options.watertight {
+                PreparedRay::Watertight(ShearedRay::new(ray))
+            } else {
+                PreparedRay::Cramer(PacketRay::new(
+                    &ray.origin().coords.into(),
+                    &ray.direction().into(),
+                ))
+            },
             culling: options.culling,
             t_min: ray.t_min(),
         }
@@ -273,13 +302,12 @@ impl LeafTest {
             .enumerate()
         {
             let base = ((first + k) * LANES) as u32;
-            let stopped = match &self.watertight {
-                // The watertight test: a SIMD filter, then the scalar test on the lanes it
-                // keeps (used lanes only).
-                Some(w) => {
-                    let used = (1u32 << LANES.min(count - k * LANES)) - 1;
-                    let (candidates, on_edge, edges) = packet.watertight_edges(w);
-                    let mut lanes = candidates & used;
+            let stopped = match &self.ray {
+                // The watertight test: a SIMD filter, then the scalar test's end on the lanes
+                // it keeps (empty lanes have NaN corners, whose edge functions are NaN: never
+                // kept, never zero).
+                PreparedRay::Watertight(w) => {
+                    let (mut lanes, on_edge, edges) = packet.watertight_edges(w, self.culling);
                     let mut stopped = false;
                     while lanes != 0 && !stopped {
                         let lane = lanes.trailing_zeros() as usize;
@@ -288,10 +316,10 @@ impl LeafTest {
                         // An edge function exactly zero takes the scalar test's f64 path;
                         // the others go on from the edge functions just computed.
                         let hit = if on_edge & (1 << lane) != 0 {
-                            w.intersect(&tri, self.t_min, *t_max, self.culling)
+                            w.scalar.intersect(&tri, self.t_min, *t_max, self.culling)
                         } else {
                             let e = [edges[0][lane], edges[1][lane], edges[2][lane]];
-                            w.finish(&tri, e, self.t_min, *t_max, self.culling)
+                            w.scalar.finish(&tri, e, self.t_min, *t_max, self.culling)
                         };
                         stopped = match hit {
                             Some(hit) => match found(base + lane as u32, hit) {
@@ -306,8 +334,8 @@ impl LeafTest {
                     }
                     stopped
                 }
-                None => {
-                    packet.intersect(&self.ray, self.t_min, t_max, self.culling, |lane, hit| {
+                PreparedRay::Cramer(ray) => {
+                    packet.intersect(ray, self.t_min, t_max, self.culling, |lane, hit| {
                         found(base + lane as u32, hit)
                     })
                 }
@@ -320,21 +348,33 @@ impl LeafTest {
     }
 }
 
-/// The ray splatted across the lanes, prepared once per query.
+/// The ray prepared for the watertight test on packets: the scalar test's axes and shear
+/// ([`WatertightRay`]), splatted where they are used (splatting here, once per ray, cost
+/// more than it saved: most rays test one or two packets).
+pub(crate) struct ShearedRay {
+    scalar: WatertightRay,
+}
+
+impl ShearedRay {
+    pub(crate) fn new(ray: &Ray) -> ShearedRay {
+        ShearedRay {
+            scalar: WatertightRay::new(ray),
+        }
+    }
+}
+
+/// The ray for the Cramer test on packets, splatted across the lanes where it is used
+/// (as [`ShearedRay`]).
 pub(crate) struct PacketRay {
-    origin: [f32x4; 3],
-    direction: [f32x4; 3],
-    origin_scalar: [f32; 3],
-    direction_scalar: [f32; 3],
+    origin: [f32; 3],
+    direction: [f32; 3],
 }
 
 impl PacketRay {
     pub fn new(origin: &[f32; 3], direction: &[f32; 3]) -> PacketRay {
         PacketRay {
-            origin: origin.map(f32x4::splat),
-            direction: direction.map(f32x4::splat),
-            origin_scalar: *origin,
-            direction_scalar: *direction,
+            origin: *origin,
+            direction: *direction,
         }
     }
 }
@@ -364,7 +404,8 @@ mod tests {
     use crate::Ray;
     use nalgebra::Point3;
 
-    /// The SIMD filter never drops a lane the scalar test hits, and drops most misses.
+    /// The SIMD filter never drops a lane the scalar test hits (under every culling), and
+    /// drops most misses and culled faces.
     #[test]
     fn packet_filter_keeps_every_hit() {
         let mut rng = crate::test_support::Lcg::new(7);
@@ -396,10 +437,12 @@ mod tests {
                 (aim.a[1] + aim.b[1] + aim.c[1]) / 3.0 + next() * 0.3,
                 (aim.a[2] + aim.b[2] + aim.c[2]) / 3.0,
             );
-            let ray = WatertightRay::new(&Ray::new(o, target - o));
-            let (mask, on_edge, edges) = packet.watertight_edges(&ray);
-            for (lane, tri) in tris.iter().enumerate() {
-                for culling in [Culling::None, Culling::Back, Culling::Front] {
+            let sheared = ShearedRay::new(&Ray::new(o, target - o));
+            let ray = sheared.scalar;
+            for culling in [Culling::None, Culling::Back, Culling::Front] {
+                let (mask, on_edge, edges) = packet.watertight_edges(&sheared, culling);
+                assert_eq!(on_edge & !mask, 0, "round {round}");
+                for (lane, tri) in tris.iter().enumerate() {
                     let want = ray.intersect(tri, 0.0, f32::INFINITY, culling);
                     if want.is_some() {
                         hits += 1;
@@ -411,8 +454,8 @@ mod tests {
                         let got = ray.finish(tri, e, 0.0, f32::INFINITY, culling);
                         assert_eq!(got, want, "round {round} lane {lane} {culling:?}");
                     }
+                    dropped += usize::from(mask & (1 << lane) == 0);
                 }
-                dropped += usize::from(mask & (1 << lane) == 0);
             }
         }
         assert!(
