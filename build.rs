@@ -64,13 +64,18 @@ fn on_path(tool: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
 }
 
-/// Whether the run-time AVX2 path will run here: building for this machine, which has AVX2
-/// and FMA, without `MESHRAY_SIMD=portable`.
+/// Whether the run-time AVX2 path will run here: building for this machine, which has AVX2,
+/// FMA and the bit instructions the path also enables, without `MESHRAY_SIMD=portable`.
 fn host_avx2() -> bool {
     let native = std::env::var("TARGET").ok() == std::env::var("HOST").ok();
     let portable = std::env::var_os("MESHRAY_SIMD").is_some_and(|v| v == "portable");
     #[cfg(target_arch = "x86_64")]
-    let has = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    let has = std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("fma")
+        && std::is_x86_feature_detected!("popcnt")
+        && std::is_x86_feature_detected!("lzcnt")
+        && std::is_x86_feature_detected!("bmi1")
+        && std::is_x86_feature_detected!("bmi2");
     #[cfg(not(target_arch = "x86_64"))]
     let has = false;
     native && !portable && has

@@ -67,8 +67,9 @@ impl NodeTest for Portable {
 pub(crate) struct Avx2(());
 
 impl Avx2 {
-    /// A token when the CPU has AVX2 and FMA and `MESHRAY_SIMD` is not `portable`; looked up
-    /// once per process.
+    /// A token when the CPU has AVX2 and FMA (and the bit instructions every AVX2 CPU has:
+    /// POPCNT, LZCNT, BMI1 and BMI2, which the walk's lane masks use) and `MESHRAY_SIMD` is
+    /// not `portable`; looked up once per process.
     #[inline(always)]
     pub fn detect() -> Option<Avx2> {
         #[cfg(target_arch = "x86_64")]
@@ -78,6 +79,10 @@ impl Avx2 {
                 std::env::var_os("MESHRAY_SIMD").is_none_or(|v| v != "portable")
                     && std::is_x86_feature_detected!("avx2")
                     && std::is_x86_feature_detected!("fma")
+                    && std::is_x86_feature_detected!("popcnt")
+                    && std::is_x86_feature_detected!("lzcnt")
+                    && std::is_x86_feature_detected!("bmi1")
+                    && std::is_x86_feature_detected!("bmi2")
             });
             usable.then_some(Avx2(()))
         }
@@ -151,7 +156,7 @@ mod x86 {
 
     /// [`ray_walk::walk`] with AVX2 and FMA enabled, so its inlined steps (the leaf tests)
     /// are compiled for them too.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     pub(super) fn walk_ray_avx2<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         avx2: Avx2,
         nodes: &[WideNode],
@@ -303,7 +308,7 @@ mod x86 {
 
     /// The slab test of [`lane_intervals`] in one 8-wide pass: the lanes entered (all ones)
     /// and the entry distances.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     #[inline]
     pub(super) fn slabs(
         node: &WideNode,
@@ -335,7 +340,7 @@ mod x86 {
 
     /// [`walk`] with AVX2 and FMA enabled: every `#[inline(always)]` step of it (the
     /// visitor's node and leaf tests) is compiled again for those instructions.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     pub(super) fn walk_avx2<V: Visitor>(nodes: &[WideNode], visitor: &mut V) {
         walk(nodes, visitor);
     }
