@@ -9,7 +9,7 @@ export interface QueryOptions {
   far?: number;
   /** Which faces can be hit: "both" (default), "front" (back faces culled) or "back". */
   side?: "both" | "front" | "back";
-  /** The watertight triangle test: no ray slips between two triangles sharing an edge. */
+  /** The watertight triangle test (default true): no ray slips between two triangles sharing an edge; false for plain Cramer's rule, a little faster. */
   watertight?: boolean;
 }
 

@@ -131,7 +131,7 @@ const SIDES = { both: 0, front: 2, back: 4 };
 function flagsOf(options) {
   const side = options?.side ?? "both";
   if (!(side in SIDES)) throw new Error(`meshray: side must be "both", "front" or "back", not ${JSON.stringify(side)}`);
-  return SIDES[side] | (options?.watertight ? 1 : 0);
+  return SIDES[side] | ((options?.watertight ?? true) ? 1 : 0);
 }
 
 function rangeOf(options) {

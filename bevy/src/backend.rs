@@ -38,7 +38,8 @@ pub struct MeshrayPickingSettings {
     /// with `RayCastBackfaces` is hit from both sides either way.
     pub backface_culling: bool,
     /// meshray's watertight triangle test (Woop et al. 2013): a ray through a shared edge or
-    /// vertex of a closed mesh never slips through. Off by default.
+    /// vertex of a closed mesh never slips through. On by default; `false` selects plain
+    /// Cramer's rule, a few per cent faster.
     pub watertight: bool,
 }
 
@@ -48,7 +49,7 @@ impl Default for MeshrayPickingSettings {
             require_markers: false,
             ray_cast_visibility: RayCastVisibility::VisibleInView,
             backface_culling: true,
-            watertight: false,
+            watertight: true,
         }
     }
 }

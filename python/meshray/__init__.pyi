@@ -40,7 +40,7 @@ class BVH:
         t_min: float = 0.0,
         t_max: float = float("inf"),
         any_hit: bool = False,
-        watertight: bool = False,
+        watertight: bool = True,
         cull: Literal["none", "back", "front"] = "none",
         progress: Optional[Callable[[int, int], object]] = None,
     ) -> Dict[str, np.ndarray]:
@@ -51,7 +51,7 @@ class BVH:
         projection: _Array,
         viewport: Sequence[float],
         pixels: _Array,
-        watertight: bool = False,
+        watertight: bool = True,
         cull: Literal["none", "back", "front"] = "none",
     ) -> Dict[str, np.ndarray]:
         """Casts the camera rays through pixels (x, y); the same dict as cast."""
@@ -75,7 +75,7 @@ class BVH:
         direction: _Vec3,
         t_min: float = 0.0,
         t_max: float = float("inf"),
-        watertight: bool = False,
+        watertight: bool = True,
         cull: Literal["none", "back", "front"] = "none",
     ) -> Dict[str, np.ndarray]:
         """Every hit of one ray, nearest first: t, triangle, u, v."""
@@ -85,7 +85,7 @@ class BVH:
         directions: _Array,
         t_min: float = 0.0,
         t_max: float = float("inf"),
-        watertight: bool = False,
+        watertight: bool = True,
         cull: Literal["none", "back", "front"] = "none",
     ) -> Dict[str, np.ndarray]:
         """Every hit of every ray, flattened: ray, t, triangle, u, v (by ray, then t)."""

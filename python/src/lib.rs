@@ -415,11 +415,12 @@ impl PyBvh {
     /// ray: `t` (inf on a miss), `triangle` (-1 on a miss), `u`, `v` (barycentrics of the
     /// second and third corner), `point` and `normal` (the unit geometric normal, NaN on a
     /// miss). `any_hit=True` returns some hit rather than the nearest (faster, for
-    /// visibility); `watertight=True` uses the watertight triangle test; `cull` is "none",
+    /// visibility); the watertight triangle test is the default (`watertight=False`: plain
+    /// Cramer's rule, a little faster, can slip through a shared edge); `cull` is "none",
     /// "back" or "front". A ray with a zero, NaN or infinite direction hits nothing.
     /// `progress(done, total)`, if given, is called after each block of 65,536 rays (with the
     /// GIL held; an exception it raises stops the batch and is raised here).
-    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, any_hit = false, watertight = false, cull = "none", progress = None))]
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, any_hit = false, watertight = true, cull = "none", progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn cast<'py>(
         &self,
@@ -460,7 +461,7 @@ impl PyBvh {
     /// left, `y` down), the camera ray of `view` and `projection` (4 × 4 arrays, row-major as
     /// written on paper: `projection @ view @ point`) in a viewport of `viewport = (width,
     /// height)` pixels, cast as `cast` does. The same dict as `cast`.
-    #[pyo3(signature = (view, projection, viewport, pixels, watertight = false, cull = "none"))]
+    #[pyo3(signature = (view, projection, viewport, pixels, watertight = true, cull = "none"))]
     #[allow(clippy::too_many_arguments)]
     fn pick<'py>(
         &self,
@@ -556,7 +557,7 @@ impl PyBvh {
     }
 
     /// Every hit of one ray, nearest first: a dict of arrays `t`, `triangle`, `u`, `v`.
-    #[pyo3(signature = (origin, direction, t_min = 0.0, t_max = f32::INFINITY, watertight = false, cull = "none"))]
+    #[pyo3(signature = (origin, direction, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
     #[allow(clippy::too_many_arguments)]
     fn all_hits<'py>(
         &self,
@@ -581,7 +582,7 @@ impl PyBvh {
 
     /// Every hit of every ray, flattened: a dict of arrays `ray` (the row each hit belongs
     /// to), `t`, `triangle`, `u`, `v`, sorted by ray, then `t`. Options as for `cast`.
-    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = false, cull = "none"))]
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
     #[allow(clippy::too_many_arguments)]
     fn cast_all<'py>(
         &self,

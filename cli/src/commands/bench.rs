@@ -13,7 +13,7 @@ use std::time::Instant;
 /// `meshray bench --help`.
 pub const USAGE: &str = "\
 usage: meshray bench [MESH] [--rays FILE]... [--hits-out FILE]... [--any] [--threads N]
-                     [--json] [--watertight] [--passes N] [--width N] [--random N]
+                     [--json] [--cramer] [--passes N] [--width N] [--random N]
                      [--subdivide K] [--write-rays DIR] [--quality fast|default|high]
                      [--bins N] [--max-leaf N] [--traversal-cost X] [--cost] [--batch]
                      [--details]
@@ -32,7 +32,8 @@ load and build of big meshes on a terminal.
   --threads N          share the rays among N threads in chunks of 256, and build with N
                        (default 1)
   --json               one JSON object per set and line instead of the text
-  --watertight         the watertight triangle test
+  --cramer             plain Cramer's rule instead of the watertight triangle test (the
+                       default)
   --passes N           timed passes per set (default 3)
   --width N            the primary image's side, at most 4096 (default 1024)
   --random N           random rays, at most 16777216 (default 1000000)
@@ -81,7 +82,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
         details: false,
         threads: 1,
         json: false,
-        watertight: false,
+        watertight: true,
         passes: 3,
         width: 1024,
         random: 1_000_000,
@@ -104,6 +105,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             "--any" => options.any = true,
             "--json" => options.json = true,
             "--watertight" => options.watertight = true,
+            "--cramer" => options.watertight = false,
             "--batch" => options.batch = true,
             "--details" => options.details = true,
             "--cost" => options.cost = true,
