@@ -10,7 +10,9 @@
 //! vendors it), so it is compiled here with the `cc` crate, through our own C interface
 //! (`tinybvh/shim.cpp`), with `-O3 -march=native -std=c++20`: its BVH8_CPU needs AVX2 and
 //! FMA at compile time, which `-march=native` gives on a machine that has them, and the
-//! comparison runs where it is built. Its compiler command line goes to the program as
+//! comparison runs where it is built. `MESHRAY_PEERS_MARCH=x86-64-v3` (or any other `-march`
+//! value) replaces `native`: valgrind 3.19 cannot decode AVX-512, so a build for callgrind
+//! must not use it. Its compiler command line goes to the program as
 //! `PEER_TINYBVH_FLAGS`. A failed compile (no C++ compiler) is a warning, not an error, as
 //! for Embree; `MESHRAY_PEERS_NO_TINYBVH=1` skips it.
 
@@ -24,6 +26,7 @@ fn main() {
     println!("cargo::rerun-if-env-changed=EMBREE_DIR");
     println!("cargo::rerun-if-env-changed=MESHRAY_PEERS_NO_EMBREE");
     println!("cargo::rerun-if-env-changed=MESHRAY_PEERS_NO_TINYBVH");
+    println!("cargo::rerun-if-env-changed=MESHRAY_PEERS_MARCH");
     versions();
     if std::env::var_os("MESHRAY_PEERS_NO_TINYBVH").is_none() {
         tinybvh();
@@ -51,6 +54,10 @@ fn main() {
 fn tinybvh() {
     println!("cargo::rerun-if-changed=tinybvh/shim.cpp");
     println!("cargo::rerun-if-changed=tinybvh/tiny_bvh.h");
+    let march = std::env::var("MESHRAY_PEERS_MARCH")
+        .ok()
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| "native".into());
     let mut build = cc::Build::new();
     build
         .cpp(true)
@@ -61,7 +68,7 @@ fn tinybvh() {
         // this crate still compares an optimized tinybvh.
         .opt_level(3)
         // After cc's own -march for the target (x86-64 on x86_64 Linux): the last one wins.
-        .flag("-march=native")
+        .flag(format!("-march={march}"))
         // The header's own warnings are not ours to fix.
         .warnings(false);
     let command = build.try_get_compiler().map(|tool| {

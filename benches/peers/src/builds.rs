@@ -3,8 +3,8 @@
 //! peak heap memory each Rust builder needed beyond the mesh and the structure it keeps
 //! (`meshray_cli::memory`, from the first round; the C++ engines allocate out of its sight).
 //! meshray at each build quality on one thread and on all threads;
-//! tinybvh's BVH8_CPU and obvhs; Embree 3 at `RTC_BUILD_QUALITY_LOW`, `MEDIUM` (its default)
-//! and `HIGH`.
+//! tinybvh's BVH8_CPU and obvhs; Embree 3 and Embree 4 (when loaded) at
+//! `RTC_BUILD_QUALITY_LOW`, `MEDIUM` (their default) and `HIGH`.
 
 use crate::engine::{Engine, Meshray};
 use crate::timed;
@@ -96,8 +96,19 @@ fn builders<'a>(mesh: &'a Mesh, peers: &'a crate::Peers) -> Vec<Builder<'a>> {
             }),
         ));
     }
-    #[cfg(not(has_embree))]
-    let _ = peers;
+    if let Ok(device) = &peers.embree4 {
+        for (name, quality) in [("low", 0), ("medium", 1), ("high", 2)] {
+            out.push((
+                format!("Embree 4 {name}"),
+                false,
+                Box::new(move || {
+                    Some(Box::new(crate::embree4::Embree4::build_with_quality(
+                        device, mesh, quality,
+                    )))
+                }),
+            ));
+        }
+    }
     out
 }
 

@@ -6,7 +6,7 @@
 //! `nearest_traverse_iterator` with an early exit allows that but measured slower (a heap per
 //! ray and a box test to recompute each leaf's entry), 0.65–1.0× on the bunny.
 
-use crate::engine::Engine;
+use crate::engine::{Engine, query_loops};
 use bvh::aabb::{Aabb, Bounded};
 use bvh::bounding_hierarchy::BHShape;
 use meshray::{Mesh, Ray};
@@ -104,6 +104,8 @@ impl BvhCrate {
 }
 
 impl Engine for BvhCrate {
+    query_loops!(BvhCrate, peers_closest_bvh, peers_any_bvh);
+
     fn name(&self) -> &str {
         "bvh"
     }
@@ -142,3 +144,5 @@ impl Engine for BvhCrate {
         Some(size_of_val(&self.bvh.nodes[..]) + size_of_val(&self.shapes[..]))
     }
 }
+
+query_loops!(loops BvhCrate, peers_closest_bvh, peers_any_bvh);

@@ -1,9 +1,10 @@
 //! Embree 3 through a minimal FFI of its C API (only what this comparison calls).
 //!
 //! One device for the program, created with `threads=1` so the build runs on one thread like
-//! the other engines'; one scene per mesh with default flags and build quality; one triangle
-//! geometry with Embree-allocated (and so padded) vertex and index buffers. Queries are
-//! `rtcIntersect1` / `rtcOccluded1` with a context as `rtcInitIntersectContext` makes it.
+//! the other engines' (plus `isa=...` when `MESHRAY_EMBREE_ISA` asks, see main.rs); one scene
+//! per mesh with default flags and build quality; one triangle geometry with Embree-allocated
+//! (and so padded) vertex and index buffers. Queries are `rtcIntersect1` / `rtcOccluded1`
+//! with a context as `rtcInitIntersectContext` makes it.
 //!
 //! Embree has no per-scene memory query; its size here comes from the device's memory monitor
 //! (`rtcSetDeviceMemoryMonitorFunction`, which Embree calls with the bytes of each block it
@@ -12,7 +13,7 @@
 //! is what the scene holds rather than what its nodes fill). The vertex and index buffers
 //! are allocated before the commit and not counted.
 
-use crate::engine::Engine;
+use crate::engine::{Engine, query_loops};
 use meshray::{Mesh, Ray};
 use std::ffi::{c_char, c_void};
 use std::rc::Rc;
@@ -120,8 +121,9 @@ unsafe extern "C" fn count_bytes(user: *mut c_void, bytes: isize, _post: bool) -
 
 impl Device {
     pub fn new() -> Rc<Device> {
+        let config = crate::embree_isa_config();
         // SAFETY: the config is a NUL-terminated string; Embree copies what it needs.
-        let device = unsafe { rtcNewDevice(c"threads=1".as_ptr()) };
+        let device = unsafe { rtcNewDevice(config.as_ptr()) };
         assert!(!device.is_null(), "rtcNewDevice failed");
         let counter = Box::new(AtomicIsize::new(0));
         // SAFETY: the device is live; the counter's address is stable (boxed) and is freed
@@ -291,8 +293,10 @@ impl Drop for Embree {
 }
 
 impl Engine for Embree {
+    query_loops!(Embree, peers_closest_embree3, peers_any_embree3);
+
     fn name(&self) -> &str {
-        "embree"
+        "embree3"
     }
 
     fn closest(&self, ray: &Ray) -> Option<(f32, u32)> {
@@ -332,3 +336,5 @@ impl Engine for Embree {
         Some(self.bytes)
     }
 }
+
+query_loops!(loops Embree, peers_closest_embree3, peers_any_embree3);

@@ -20,25 +20,59 @@ pub trait Engine {
         None
     }
 
-    /// [`closest`](Engine::closest) for every ray. A provided method, so the loop is compiled
-    /// per engine and the per-ray call is static even through `dyn Engine`.
-    fn closest_all(&self, rays: &[Ray], out: &mut [Option<(f32, u32)>]) {
-        for (ray, slot) in rays.iter().zip(out) {
-            *slot = self.closest(ray);
-        }
-    }
+    /// [`closest`](Engine::closest) for every ray: the engine's `peers_closest_<name>` loop
+    /// (see [`query_loops!`]), what the comparison times and `--callgrind` counts.
+    fn closest_all(&self, rays: &[Ray], out: &mut [Option<(f32, u32)>]);
 
-    /// [`any`](Engine::any) for every ray.
-    fn any_all(&self, rays: &[Ray], out: &mut [bool]) {
-        for (ray, slot) in rays.iter().zip(out) {
-            *slot = self.any(ray);
-        }
-    }
+    /// [`any`](Engine::any) for every ray: the engine's `peers_any_<name>` loop.
+    fn any_all(&self, rays: &[Ray], out: &mut [bool]);
 }
 
-/// meshray with its default query options (both faces, Cramer's rule): one ray at a time,
-/// or (`batch`) closest hits through the batch query, where eight neighbouring rays walk the
-/// tree together (any hit stays one ray at a time).
+/// Defines an engine's query loops, `$closest` and `$any` (named `peers_closest_<engine>` and
+/// `peers_any_<engine>`), over `$engine`'s [`Engine::closest`] and [`Engine::any`], and
+/// implements [`Engine::closest_all`] and [`Engine::any_all`] as calls to them (the macro goes
+/// inside the engine's `impl Engine`, the loops beside it). The loops are `#[inline(never)]` and
+/// unmangled, so their symbols are exactly these names in every build: the timed comparison
+/// and `--callgrind` run the same function, and `valgrind --tool=callgrind
+/// --toggle-collect=peers_closest_<engine>` counts what the loop and everything it calls
+/// execute, nothing else. The per-ray call is static, as each loop is compiled for its engine.
+macro_rules! query_loops {
+    // Beside the impl: the loop functions themselves.
+    (loops $engine:ty, $closest:ident, $any:ident) => {
+        /// The closest-hit loop this engine's `closest_all` calls (see `query_loops!`).
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub fn $closest(engine: &$engine, rays: &[meshray::Ray], out: &mut [Option<(f32, u32)>]) {
+            for (ray, slot) in rays.iter().zip(out) {
+                *slot = $crate::engine::Engine::closest(engine, ray);
+            }
+        }
+
+        /// The any-hit loop this engine's `any_all` calls (see `query_loops!`).
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub fn $any(engine: &$engine, rays: &[meshray::Ray], out: &mut [bool]) {
+            for (ray, slot) in rays.iter().zip(out) {
+                *slot = $crate::engine::Engine::any(engine, ray);
+            }
+        }
+    };
+    // Inside the impl: the two methods, calling them.
+    ($_engine:ty, $closest:ident, $any:ident) => {
+        fn closest_all(&self, rays: &[meshray::Ray], out: &mut [Option<(f32, u32)>]) {
+            $closest(self, rays, out)
+        }
+
+        fn any_all(&self, rays: &[meshray::Ray], out: &mut [bool]) {
+            $any(self, rays, out)
+        }
+    };
+}
+pub(crate) use query_loops;
+
+/// meshray with its default query options (both faces, the watertight triangle test): one
+/// ray at a time, or (`batch`) closest hits through the batch query, where eight neighbouring
+/// rays walk the tree together (any hit stays one ray at a time).
 pub struct Meshray {
     bvh: std::sync::Arc<Bvh>,
     options: QueryOptions,
@@ -65,22 +99,16 @@ impl Engine for Meshray {
     }
 
     fn closest_all(&self, rays: &[Ray], out: &mut [Option<(f32, u32)>]) {
-        if !self.batch {
-            for (ray, slot) in rays.iter().zip(out) {
-                *slot = self.closest(ray);
-            }
-            return;
+        if self.batch {
+            peers_closest_meshray_batch(self, rays, out)
+        } else {
+            peers_closest_meshray(self, rays, out)
         }
-        // In chunks of 256 rays into one reused vector, as an application casting an image
-        // tile by tile would (and as `meshray bench --batch` does).
-        let mut hits = Vec::with_capacity(256);
-        for (rays, out) in rays.chunks(256).zip(out.chunks_mut(256)) {
-            self.bvh
-                .closest_triangles_into(rays, &self.options, &mut hits);
-            for (slot, hit) in out.iter_mut().zip(&hits) {
-                *slot = hit.map(|h| (h.t, h.triangle));
-            }
-        }
+    }
+
+    fn any_all(&self, rays: &[Ray], out: &mut [bool]) {
+        // The batch engine's any hit is one ray at a time too.
+        peers_any_meshray(self, rays, out)
     }
 
     fn closest(&self, ray: &Ray) -> Option<(f32, u32)> {
@@ -98,5 +126,24 @@ impl Engine for Meshray {
         // `Stats::bytes_per_triangle`: nodes, leaf triangles and the leaf-to-mesh map.
         let stats = self.bvh.stats();
         Some((f64::from(stats.bytes_per_triangle) * stats.triangles as f64).round() as usize)
+    }
+}
+
+query_loops!(loops Meshray, peers_closest_meshray, peers_any_meshray);
+
+/// The batch query's closest-hit loop (see [`query_loops!`]): in chunks of 256 rays into one
+/// reused vector, as an application casting an image tile by tile would (and as `meshray
+/// bench --batch` does).
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn peers_closest_meshray_batch(engine: &Meshray, rays: &[Ray], out: &mut [Option<(f32, u32)>]) {
+    let mut hits = Vec::with_capacity(256);
+    for (rays, out) in rays.chunks(256).zip(out.chunks_mut(256)) {
+        engine
+            .bvh
+            .closest_triangles_into(rays, &engine.options, &mut hits);
+        for (slot, hit) in out.iter_mut().zip(&hits) {
+            *slot = hit.map(|h| (h.t, h.triangle));
+        }
     }
 }

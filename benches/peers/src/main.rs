@@ -1,13 +1,27 @@
 //! The peer comparison: the same rays through meshray, parry3d, the `bvh` crate, obvhs,
 //! tinybvh's BVH8_CPU (compiled from its header by build.rs with `-O3 -march=native`; skipped,
-//! with a note, where the compiler or the CPU lacks AVX2 and FMA) and Embree 3 (when found at
-//! build time) in one process, one thread, reporting throughput, build time, the size of
-//! each engine's structure, hit counts and where each peer's answers differ from meshray's.
+//! with a note, where the compiler or the CPU lacks AVX2 and FMA), Embree 3 (when found at
+//! build time) and Embree 4 (when its library opens at run time) in one process, one thread,
+//! reporting throughput, build time, the size of each engine's structure, hit counts and where
+//! each peer's answers differ from meshray's.
 //!
 //! ```text
 //! cargo run --release -p meshray-peers -- MESH.obj... [--rays FILE]... [--any] [--passes N] \
-//!     [--mismatches N] [--json]
+//!     [--mismatches N] [--json] [--builds N] [--callgrind ENGINE]
 //! ```
+//!
+//! Embree 4 is not linked but opened with `dlopen` (src/embree4.rs says why): Debian has only
+//! Embree 3, so it comes from the `embreex` wheel (4.4.x), which bundles `libembree4` and its
+//! oneTBB (found through the library's `$ORIGIN` RPATH, so they stay side by side):
+//!
+//! ```text
+//! pip download --no-deps embreex -d /tmp/embreex && unzip -q /tmp/embreex/*.whl -d /tmp/embreex/wheel
+//! export MESHRAY_EMBREE4=/tmp/embreex/wheel/embreex.libs   # the file, or its directory
+//! ```
+//!
+//! Without `MESHRAY_EMBREE4` it is looked for in `benches/peers/embree4/` (ignored by git: copy
+//! or link `embreex.libs`'s two files there) and then as `libembree4.so.4` on the loader's
+//! path; when none opens, the engine is left out with a note.
 //!
 //! The five meshes of the project's comparison (closest hit, then the same with `--any`):
 //!
@@ -35,6 +49,40 @@
 //! disagreeing ray against an f64 test of all triangles, counts who was wrong and how, and
 //! prints the first `N` per set and engine (0: the counts only). `--json` prints one object
 //! per (mesh, set, engine) per line instead of the tables.
+//!
+//! `--callgrind ENGINE` (`meshray`, `meshray-batch`, `parry3d`, `bvh`, `obvhs`, `tinybvh`,
+//! `embree3`, `embree4`) builds that engine alone and runs its query loop once over the sets
+//! (closest hit, or any hit with `--any`), then prints the number of rays and the loop's
+//! name. Every engine's loops are `#[inline(never)]`, unmangled functions named
+//! `peers_closest_<engine>` and `peers_any_<engine>` (`-` as `_`; the timed comparison runs
+//! the same ones), so callgrind's `--toggle-collect` counts exactly the queries, and the
+//! `Ir` total it reports divided by the number of rays is instructions per query. valgrind
+//! 3.19 cannot decode AVX-512, so build for x86-64-v3 (Rust and the tinybvh shim; `--target`
+//! keeps these artifacts apart from the native build's) and have Embree take AVX2 (it does
+//! under valgrind anyway, from the CPUID valgrind shows):
+//!
+//! ```text
+//! RUSTFLAGS="-C target-cpu=x86-64-v3" MESHRAY_PEERS_MARCH=x86-64-v3 \
+//!     cargo build --release -p meshray-peers --target x86_64-unknown-linux-gnu
+//! P=target/x86_64-unknown-linux-gnu/release/meshray-peers
+//! R=/tmp/rays_stanford-bunny   # meshray bench MESH --width 64 --random 8192 --write-rays $R
+//! RAYS="--rays $R/primary.rays --rays $R/random.rays --rays $R/secondary.rays"
+//! export MESHRAY_EMBREE_ISA=avx2 MESHRAY_EMBREE4=/tmp/embreex/wheel/embreex.libs
+//! for q in closest any; do for e in meshray embree3 embree4 tinybvh; do
+//!   valgrind --tool=callgrind --toggle-collect=peers_${q}_$e --callgrind-out-file=cg.$e.$q \
+//!     $P MESH.obj $RAYS --callgrind $e $([ $q = any ] && echo --any)
+//!   callgrind_annotate cg.$e.$q | grep 'PROGRAM TOTALS'   # Ir; divide by the rays printed
+//! done; done
+//! ```
+//!
+//! That is, for closest hit (add `--any` and use `peers_any_<engine>` for any hit):
+//!
+//! ```text
+//! valgrind --tool=callgrind --toggle-collect=peers_closest_meshray $P MESH.obj $RAYS --callgrind meshray
+//! valgrind --tool=callgrind --toggle-collect=peers_closest_embree3 $P MESH.obj $RAYS --callgrind embree3
+//! valgrind --tool=callgrind --toggle-collect=peers_closest_embree4 $P MESH.obj $RAYS --callgrind embree4
+//! valgrind --tool=callgrind --toggle-collect=peers_closest_tinybvh $P MESH.obj $RAYS --callgrind tinybvh
+//! ```
 use meshray_cli::json::string as json_string;
 use meshray_cli::rays;
 
@@ -42,6 +90,7 @@ mod builds;
 mod bvh_crate;
 #[cfg(has_embree)]
 mod embree;
+mod embree4;
 mod engine;
 mod explain;
 mod obvhs_engine;
@@ -51,12 +100,27 @@ mod tinybvh;
 
 use engine::{Engine, Meshray};
 use meshray::{Bvh, Mesh, Ray};
+use std::ffi::CString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 const USAGE: &str = "usage: meshray-peers MESH.obj... [--rays FILE]... [--any] [--passes N] \
-                     [--mismatches N] [--json] [--builds N]";
+                     [--mismatches N] [--json] [--builds N] [--callgrind ENGINE]";
+
+/// The Embree device configuration, for Embree 3 and 4 alike: `threads=1`, and
+/// `isa=$MESHRAY_EMBREE_ISA` when that is set (`avx2` for callgrind, whose valgrind cannot
+/// decode AVX-512; Embree would pick AVX2 under valgrind by itself, from the CPUID valgrind
+/// reports, but this makes sure).
+pub fn embree_isa_config() -> CString {
+    let mut config = "threads=1".to_string();
+    if let Ok(isa) = std::env::var("MESHRAY_EMBREE_ISA")
+        && !isa.is_empty()
+    {
+        let _ = write!(config, ",isa={isa}");
+    }
+    CString::new(config).expect("MESHRAY_EMBREE_ISA without NUL bytes")
+}
 
 struct Args {
     meshes: Vec<PathBuf>,
@@ -68,6 +132,8 @@ struct Args {
     mismatches: Option<usize>,
     /// With `--builds N`: time the builders only, `N` rounds.
     builds: Option<usize>,
+    /// With `--callgrind ENGINE`: that engine's query loop, once over every set.
+    callgrind: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -79,6 +145,7 @@ fn parse_args() -> Result<Args, String> {
         json: false,
         mismatches: None,
         builds: None,
+        callgrind: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -112,6 +179,16 @@ fn parse_args() -> Result<Args, String> {
                         .ok_or(format!("--builds {n}: not a positive number"))?,
                 );
             }
+            "--callgrind" => {
+                let name = it.next().ok_or("--callgrind needs an engine")?;
+                if !CALLGRIND_ENGINES.contains(&name.as_str()) {
+                    return Err(format!(
+                        "--callgrind {name}: not one of {}",
+                        CALLGRIND_ENGINES.join(", ")
+                    ));
+                }
+                args.callgrind = Some(name);
+            }
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
             _ => args.meshes.push(arg.into()),
@@ -122,6 +199,9 @@ fn parse_args() -> Result<Args, String> {
     }
     if !args.rays.is_empty() && args.meshes.len() > 1 {
         return Err("--rays files belong to one mesh: give only one".into());
+    }
+    if args.callgrind.as_deref() == Some("meshray-batch") && args.any {
+        return Err("meshray's batch query is closest hit only: --callgrind meshray --any".into());
     }
     Ok(args)
 }
@@ -143,6 +223,8 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 struct Peers {
     #[cfg(has_embree)]
     device: std::rc::Rc<embree::Device>,
+    /// Embree 4's device, or why it is not compared.
+    embree4: Result<std::rc::Rc<embree4::Device>, String>,
 }
 
 impl Peers {
@@ -150,6 +232,7 @@ impl Peers {
         Peers {
             #[cfg(has_embree)]
             device: embree::Device::new(),
+            embree4: embree4::Device::new(),
         }
     }
 
@@ -167,7 +250,7 @@ impl Peers {
         );
         #[cfg(has_embree)]
         {
-            let _ = write!(s, ", embree {}", self.device.version());
+            let _ = write!(s, ", embree3 {}", self.device.version());
             if self.device.culls_back_faces() {
                 s.push_str(" (built with back-face culling: expect misses)");
             }
@@ -190,10 +273,22 @@ impl Peers {
         s.push_str("; the tinybvh shim did not compile, so tinybvh is not compared");
         #[cfg(not(has_embree))]
         s.push_str("; Embree 3 not found at build time, so not compared");
+        match &self.embree4 {
+            Ok(device) => {
+                let _ = write!(s, ", embree4 {} ({})", device.version(), device.path());
+                if device.culls_back_faces() {
+                    s.push_str(" (built with back-face culling: expect misses)");
+                }
+            }
+            Err(why) => {
+                let _ = write!(s, "; {why}, so not compared");
+            }
+        }
         s
     }
 
-    fn build(&self, mesh: &Mesh) -> Vec<Built> {
+    /// Every peer, or (`only`) the one of that name.
+    fn build(&self, mesh: &Mesh, only: Option<&str>) -> Vec<Built> {
         fn built(engine: impl Engine + 'static, build_ms: f64, version: &str) -> Built {
             Built {
                 engine: Box::new(engine),
@@ -201,14 +296,22 @@ impl Peers {
                 version: version.to_string(),
             }
         }
-        let (parry, ms) = timed(|| parry::Parry::build(mesh));
-        let mut out = vec![built(parry, ms, env!("PEER_VERSION_PARRY3D"))];
-        let (bvh, ms) = timed(|| bvh_crate::BvhCrate::build(mesh));
-        out.push(built(bvh, ms, env!("PEER_VERSION_BVH")));
-        let (obvhs, ms) = timed(|| obvhs_engine::Obvhs::build(mesh));
-        out.push(built(obvhs, ms, env!("PEER_VERSION_OBVHS")));
+        let wanted = |name: &str| only.is_none_or(|only| only == name);
+        let mut out = Vec::new();
+        if wanted("parry3d") {
+            let (parry, ms) = timed(|| parry::Parry::build(mesh));
+            out.push(built(parry, ms, env!("PEER_VERSION_PARRY3D")));
+        }
+        if wanted("bvh") {
+            let (bvh, ms) = timed(|| bvh_crate::BvhCrate::build(mesh));
+            out.push(built(bvh, ms, env!("PEER_VERSION_BVH")));
+        }
+        if wanted("obvhs") {
+            let (obvhs, ms) = timed(|| obvhs_engine::Obvhs::build(mesh));
+            out.push(built(obvhs, ms, env!("PEER_VERSION_OBVHS")));
+        }
         #[cfg(has_tinybvh)]
-        if tinybvh::unavailable().is_none() {
+        if wanted("tinybvh") && tinybvh::unavailable().is_none() {
             let (engine, ms) = timed(|| tinybvh::TinyBvh::build(mesh));
             match engine {
                 Some(engine) => out.push(built(engine, ms, &tinybvh::version())),
@@ -216,9 +319,15 @@ impl Peers {
             }
         }
         #[cfg(has_embree)]
-        {
+        if wanted("embree3") {
             let (embree, ms) = timed(|| embree::Embree::build(&self.device, mesh));
             out.push(built(embree, ms, &self.device.version()));
+        }
+        if let Ok(device) = &self.embree4
+            && wanted("embree4")
+        {
+            let (embree, ms) = timed(|| embree4::Embree4::build(device, mesh));
+            out.push(built(embree, ms, &device.version()));
         }
         out
     }
@@ -327,6 +436,10 @@ fn ray_sets(bvh: &Bvh, files: &[PathBuf]) -> Vec<rays::RaySet> {
         let secondary = rays::secondary(bvh, &primary, 2);
         return vec![primary, random, secondary];
     }
+    read_ray_files(files)
+}
+
+fn read_ray_files(files: &[PathBuf]) -> Vec<rays::RaySet> {
     files
         .iter()
         .map(|f| {
@@ -365,7 +478,7 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
             version: env!("PEER_VERSION_MESHRAY").to_string(),
         });
     }
-    engines.extend(peers.build(&mesh));
+    engines.extend(peers.build(&mesh, None));
     let triangles = mesh.triangle_count().max(1) as f64;
     let bytes_per_triangle: Vec<Option<f64>> = engines
         .iter()
@@ -453,6 +566,74 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
             explain::print(&mesh, set.kind.name(), &set.rays, &all, &answers, limit);
         }
     }
+}
+
+/// The engines `--callgrind` takes: the tables' names, `meshray batch` as `meshray-batch`.
+const CALLGRIND_ENGINES: [&str; 8] = [
+    "meshray",
+    "meshray-batch",
+    "parry3d",
+    "bvh",
+    "obvhs",
+    "tinybvh",
+    "embree3",
+    "embree4",
+];
+
+/// `--callgrind ENGINE`: builds that engine alone (and meshray's tree where the secondary
+/// set needs it), then runs its query loop, `peers_closest_<engine>` or `peers_any_<engine>`,
+/// once over each set, and says how many rays went through it: callgrind's
+/// `--toggle-collect=` of that function counts only the loop, so its total over this count
+/// is instructions per query (the sets mixed).
+fn callgrind(path: &Path, args: &Args, peers: &Peers, name: &str) {
+    let mesh = Mesh::load(path).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1)
+    });
+    let meshray = name.starts_with("meshray");
+    let bvh =
+        (meshray || args.rays.is_empty()).then(|| std::sync::Arc::new(Bvh::build(mesh.clone())));
+    let sets = match &bvh {
+        Some(bvh) => ray_sets(bvh, &args.rays),
+        None => read_ray_files(&args.rays),
+    };
+    let engine: Box<dyn Engine> = match (name, bvh) {
+        ("meshray", Some(bvh)) => Box::new(Meshray::new(bvh, false)),
+        ("meshray-batch", Some(bvh)) => Box::new(Meshray::new(bvh, true)),
+        _ => match peers.build(&mesh, Some(name)).pop() {
+            Some(built) => built.engine,
+            None => {
+                match (&peers.embree4, name) {
+                    (Err(why), "embree4") => eprintln!("--callgrind embree4: {why}"),
+                    _ => eprintln!("--callgrind {name}: not in this build or not on this machine"),
+                }
+                std::process::exit(1)
+            }
+        },
+    };
+    let query = if args.any { "any" } else { "closest" };
+    let (mut rays, mut hits) = (0, 0);
+    for set in &sets {
+        rays += set.rays.len();
+        if args.any {
+            let mut out = vec![false; set.rays.len()];
+            engine.any_all(&set.rays, &mut out);
+            hits += out.iter().filter(|&&h| h).count();
+        } else {
+            let mut out = vec![None; set.rays.len()];
+            engine.closest_all(&set.rays, &mut out);
+            hits += out.iter().filter(|h| h.is_some()).count();
+        }
+    }
+    let names: Vec<&str> = sets.iter().map(|s| s.kind.name()).collect();
+    let function = format!("peers_{query}_{}", name.replace('-', "_"));
+    println!(
+        "callgrind: {} {query} hit over {rays} rays ({}) of {}: {hits} hits; \
+         the function to toggle: {function}; instructions per query: its Ir / {rays}",
+        engine.name(),
+        names.join(" + "),
+        path.display()
+    );
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -554,9 +735,18 @@ fn main() {
         std::process::exit(2)
     });
     let peers = Peers::new();
+    if let Some(engine) = &args.callgrind {
+        for path in &args.meshes {
+            callgrind(path, &args, &peers, engine);
+        }
+        return;
+    }
     #[cfg(not(has_embree))]
     if args.json {
         eprintln!("note: Embree 3 not found at build time, so not compared");
+    }
+    if let (true, Err(why)) = (args.json, &peers.embree4) {
+        eprintln!("note: {why}, so not compared");
     }
     #[cfg(has_tinybvh)]
     if let Some(why) = tinybvh::unavailable() {

@@ -5,7 +5,7 @@
 //! triangle with its `intersect`, a two-sided Möller–Trumbore), as its cornell-box example
 //! does, so the leaf test needs no index lookup.
 
-use crate::engine::Engine;
+use crate::engine::{Engine, query_loops};
 use glam::Vec3A;
 use meshray::{Mesh, Ray};
 use obvhs::BvhBuildParams;
@@ -62,6 +62,8 @@ impl Obvhs {
 }
 
 impl Engine for Obvhs {
+    query_loops!(Obvhs, peers_closest_obvhs, peers_any_obvhs);
+
     fn name(&self) -> &str {
         "obvhs"
     }
@@ -94,3 +96,5 @@ impl Engine for Obvhs {
         )
     }
 }
+
+query_loops!(loops Obvhs, peers_closest_obvhs, peers_any_obvhs);

@@ -5,7 +5,7 @@
 //! shifted origin rounds, so on secondary rays of large-coordinate scenes (Sponza, ~1e3 units)
 //! some hits land a few 1e-4 off meshray's `t` on the same triangle.
 
-use crate::engine::Engine;
+use crate::engine::{Engine, query_loops};
 use meshray::{Mesh, Ray};
 use parry3d::math::Vector;
 use parry3d::query::RayCast;
@@ -45,6 +45,8 @@ impl Parry {
 }
 
 impl Engine for Parry {
+    query_loops!(Parry, peers_closest_parry3d, peers_any_parry3d);
+
     fn name(&self) -> &str {
         "parry3d"
     }
@@ -67,3 +69,5 @@ impl Engine for Parry {
         Some(self.mesh.bvh().heap_memory_size())
     }
 }
+
+query_loops!(loops Parry, peers_closest_parry3d, peers_any_parry3d);

@@ -11,7 +11,7 @@
 //! passed as they are; a hit at exactly `t = 0` or `t = t_max`, which meshray's closed range
 //! takes, is not one for tinybvh. The direction is passed unnormalized, so `t` means the same.
 
-use crate::engine::Engine;
+use crate::engine::{Engine, query_loops};
 use meshray::{Mesh, Ray};
 use std::ffi::{CStr, c_char, c_int, c_void};
 
@@ -120,6 +120,8 @@ impl Drop for TinyBvh {
 }
 
 impl Engine for TinyBvh {
+    query_loops!(TinyBvh, peers_closest_tinybvh, peers_any_tinybvh);
+
     fn name(&self) -> &str {
         "tinybvh"
     }
@@ -159,3 +161,5 @@ impl Engine for TinyBvh {
         Some(unsafe { mrtb_bytes(self.engine) })
     }
 }
+
+query_loops!(loops TinyBvh, peers_closest_tinybvh, peers_any_tinybvh);
