@@ -190,6 +190,37 @@ pub(crate) fn plane_t(tri: &LeafTriangle, origin: &[f32; 3], direction: &[f32; 3
     (dot(n, sub(a, o)) / dot(n, d)) as f32 + 0.0
 }
 
+/// [`plane_t`] for the watertight test, with the two rules that need the plane's normal, here
+/// the f64 one: `None` for a degenerate triangle (a normal exactly zero: a segment or a
+/// point) and for a ray within about 1e-12 radians of the plane (`|n·d| <= 2^-40·|n|₁·|d|₁`,
+/// as [`nearly_parallel`]). Computing the normal once in f64 for both, instead of once in f32
+/// for the rules and again in f64 for `t`, is what the watertight test's candidates cost.
+#[inline]
+pub(crate) fn plane_t_checked(
+    tri: &LeafTriangle,
+    origin: &[f32; 3],
+    direction: &[f32; 3],
+) -> Option<f32> {
+    let wide = |p: &[f32; 3]| p.map(f64::from);
+    let (a, b, c) = (wide(&tri.a), wide(&tri.b), wide(&tri.c));
+    let (o, d) = (wide(origin), wide(direction));
+    let sub = |p: [f64; 3], q: [f64; 3]| [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
+    let dot = |p: [f64; 3], q: [f64; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2];
+    let l1 = |p: [f64; 3]| p[0].abs() + p[1].abs() + p[2].abs();
+    let (e1, e2) = (sub(b, a), sub(c, a));
+    let n = [
+        e1[1] * e2[2] - e1[2] * e2[1],
+        e1[2] * e2[0] - e1[0] * e2[2],
+        e1[0] * e2[1] - e1[1] * e2[0],
+    ];
+    let along = dot(n, d);
+    // `!(>)`: a NaN fails too (it cannot arise from valid inputs).
+    if !(along.abs() > l1(n) * (1.0 / (1u64 << 40) as f64) * l1(d)) {
+        return None;
+    }
+    Some((dot(n, sub(a, o)) / along) as f32 + 0.0)
+}
+
 /// The end of the Cramer test for a ray that passed the sign tests (`D > 0` after the flip,
 /// `D1, D2 >= 0`, `D1 + D2 <= D`): the nearly-parallel rule, `t` from the plane, the range,
 /// and `u, v` from one reciprocal. Shared by the scalar test and the packet test, so both

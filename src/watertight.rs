@@ -2,9 +2,7 @@
 //! Intersection", JCGT 2013).
 
 use crate::Ray;
-use crate::triangle::{
-    Culling, LeafTriangle, TriangleHit, cross, dot, nearly_parallel, plane_t, sub,
-};
+use crate::triangle::{Culling, LeafTriangle, TriangleHit, plane_t_checked};
 use nalgebra::Point3;
 
 /// A ray prepared for the watertight test: the axis along which the direction is largest
@@ -77,13 +75,19 @@ impl WatertightRay {
             wb = (f(ax) * f(cy) - f(ay) * f(cx)) as f32;
             wc = (f(bx) * f(ay) - f(by) * f(ax)) as f32;
         }
+        let any_negative = wa < 0.0 || wb < 0.0 || wc < 0.0;
+        let any_positive = wa > 0.0 || wb > 0.0 || wc > 0.0;
+        if any_negative && any_positive {
+            return None;
+        }
         self.finish(tri, [wa, wb, wc], t_min, t_max, culling)
     }
 
-    /// The rest of [`intersect`](Self::intersect) from the edge functions `w` (none of them
-    /// zero, or re-evaluated in f64 where one was): the sign test, the degenerate and
-    /// nearly-parallel rules, the face, `t` from the plane and the barycentrics. The packet
-    /// test calls it with the edge functions its SIMD pass computed, the same bits.
+    /// The rest of [`intersect`](Self::intersect) from edge functions `w` that passed its
+    /// sign test (none of them zero, or re-evaluated in f64 where one was; not of strictly
+    /// mixed signs): the face, the degenerate and nearly-parallel rules, `t` from the plane
+    /// and the barycentrics. The packet test calls it with the edge functions its SIMD pass
+    /// computed and sign-tested, the same bits.
     #[inline(always)]
     pub fn finish(
         &self,
@@ -93,22 +97,6 @@ impl WatertightRay {
         t_max: f32,
         culling: Culling,
     ) -> Option<TriangleHit> {
-        let any_negative = wa < 0.0 || wb < 0.0 || wc < 0.0;
-        let any_positive = wa > 0.0 || wb > 0.0 || wc > 0.0;
-        if any_negative && any_positive {
-            return None;
-        }
-        // A degenerate triangle (zero cross product) is a segment or a point: never a hit,
-        // as in the Cramer test. Its sheared corners round off the line they lie on, so the
-        // edge functions alone would accept it with a meaningless t. Only candidates get here.
-        let n = cross(&sub(&tri.b, &tri.a), &sub(&tri.c, &tri.a));
-        if n == [0.0; 3] {
-            return None;
-        }
-        let d = [self.dir[0], self.dir[1], self.dir[2]];
-        if nearly_parallel(dot(&n, &d).abs(), &n, &d) {
-            return None;
-        }
         let det = wa + wb + wc;
         match culling {
             Culling::None if det != 0.0 => {}
@@ -117,8 +105,10 @@ impl WatertightRay {
             _ => return None,
         }
         // t from the plane in f64 (see `plane_t`): the sheared form's t is as cancellation-prone
-        // as Cramer's.
-        let t = plane_t(tri, &self.origin, &d);
+        // as Cramer's. The plane's normal also decides the two rules: a degenerate triangle (a
+        // segment or a point, whose sheared corners round off the line they lie on, so the edge
+        // functions alone could accept it) and a ray nearly parallel to the plane never hit.
+        let t = plane_t_checked(tri, &self.origin, &self.dir)?;
         if !(t >= t_min && t <= t_max && t < f32::INFINITY) {
             return None;
         }
