@@ -17,7 +17,9 @@
 //! `target-cpu`. The `unsafe` here is the calls into the AVX2 code, each allowed only
 //! through an [`Avx2`] token, which exists only when the CPU has the instructions.
 
-use super::ray_walk::{self, Entered, PortableKernel, RayKernel, RayStack};
+use super::ray_walk::{self, PortableKernel};
+#[cfg(target_arch = "x86_64")]
+use super::ray_walk::{Entered, RayKernel, RayStack};
 use super::traverse::Tally;
 use super::walk::{Visitor, walk};
 use super::wide::{WideNode, WideRay};
@@ -126,7 +128,16 @@ impl NodeTest for Avx2 {
     }
 }
 
-impl RayKernel for Avx2 {
+/// The AVX2 node visit for rays of one octant: `OCTANT`'s bit `a` set when the direction is
+/// negative on axis `a`, so which of a box's planes the ray meets first is known when the
+/// walk is compiled, not looked up per axis and node visit (as tinybvh's per-octant
+/// kernels; Fuetterling et al. 2017).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2Octant<const OCTANT: u8>(Avx2);
+
+#[cfg(target_arch = "x86_64")]
+impl<const OCTANT: u8> RayKernel for Avx2Octant<OCTANT> {
     #[inline(always)]
     fn enter(
         self,
@@ -136,14 +147,13 @@ impl RayKernel for Avx2 {
         t_max: f32,
         stack: &mut RayStack,
     ) -> Entered {
-        #[cfg(target_arch = "x86_64")]
+        debug_assert_eq!(ray.octant(), OCTANT);
+        let Avx2(()) = self.0;
         // SAFETY: an `Avx2` exists only when the CPU has AVX2 and FMA (`detect`).
         #[allow(unsafe_code)]
         unsafe {
-            x86::enter_avx2(node, ray, t_min, t_max, stack)
+            x86::enter_avx2::<OCTANT>(node, ray, t_min, t_max, stack)
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        PortableKernel.enter(node, ray, t_min, t_max, stack)
     }
 }
 
@@ -166,7 +176,17 @@ mod x86 {
         tally: &mut T,
         leaf: L,
     ) {
-        ray_walk::walk(avx2, nodes, ray, t_min, t_max, tally, leaf)
+        macro_rules! octants {
+            ($($octant:literal)*) => {
+                match ray.octant() {
+                    $($octant => ray_walk::walk(
+                        Avx2Octant::<$octant>(avx2), nodes, ray, t_min, t_max, tally, leaf,
+                    ),)*
+                    _ => unreachable!("three sign bits"),
+                }
+            };
+        }
+        octants!(0 1 2 3 4 5 6 7)
     }
 
     /// [`PortableKernel`]'s node visit in registers: the slab test of [`slabs`], then for
@@ -183,7 +203,7 @@ mod x86 {
     /// The CPU must have AVX2 and FMA.
     #[allow(unsafe_code)]
     #[inline(always)]
-    pub(super) unsafe fn enter_avx2(
+    pub(super) unsafe fn enter_avx2<const OCTANT: u8>(
         node: &WideNode,
         ray: &WideRay,
         t_min: f32,
@@ -193,7 +213,7 @@ mod x86 {
         // SAFETY: the caller promises AVX2 and FMA.
         #[allow(unsafe_code)]
         unsafe {
-            let (entered, near) = slabs(node, ray, t_min, t_max);
+            let (entered, near) = slabs::<OCTANT>(node, ray, t_min, t_max);
             let mask = _mm256_movemask_ps(entered) as u32;
             if mask == 0 {
                 return Entered::None;
@@ -310,7 +330,7 @@ mod x86 {
     /// and the entry distances.
     #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     #[inline]
-    pub(super) fn slabs(
+    pub(super) fn slabs<const OCTANT: u8>(
         node: &WideNode,
         ray: &WideRay,
         t_min: f32,
@@ -320,7 +340,7 @@ mod x86 {
         let mut near = _mm256_set1_ps(t_min);
         let mut far = _mm256_set1_ps(t_max);
         for a in 0..3 {
-            let (lo, hi) = if ray.negative[a] {
+            let (lo, hi) = if OCTANT & (1 << a) != 0 {
                 (node.max[a], node.min[a])
             } else {
                 (node.min[a], node.max[a])
@@ -348,23 +368,31 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::Ray;
-    use crate::aabb::RaySlabs;
-    use crate::bvh::wide::WIDTH;
-    use crate::test_support::Lcg;
-    use nalgebra::{Point3, Vector3};
 
-    /// The AVX2 node visit answers what the portable one does, bit for bit: the same
-    /// children entered, pushed in the same order with the same entry distances, over random
-    /// boxes (empty lanes, flat and inverted boxes included) and rays (axis-parallel ones,
-    /// ±0 components, NaN ranges). Ignored on a machine without AVX2 (build.rs).
+    /// The AVX2 node visit (of the ray's octant) answers what the portable one does, bit for
+    /// bit: the same children entered, pushed in the same order with the same entry
+    /// distances, over random boxes (empty lanes, flat and inverted boxes included) and rays
+    /// (every octant, axis-parallel ones, ±0 components, NaN ranges). Ignored on a machine
+    /// without AVX2 (build.rs).
     #[test]
     #[cfg_attr(
         not(host_avx2),
         ignore = "no AVX2 and FMA here, or MESHRAY_SIMD=portable"
     )]
     fn avx2_node_visits_equal_the_portable_ones() {
+        #[cfg(target_arch = "x86_64")]
+        x86_node_visits();
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn x86_node_visits() {
+        use super::*;
+        use crate::Ray;
+        use crate::aabb::RaySlabs;
+        use crate::bvh::wide::WIDTH;
+        use crate::test_support::Lcg;
+        use nalgebra::{Point3, Vector3};
+
         let avx2 = Avx2::detect().expect("AVX2 and FMA (build.rs found them on this machine)");
         let mut rng = Lcg::new(3);
         let mut next = move || rng.uniform(-4.0, 4.0);
@@ -401,7 +429,19 @@ mod tests {
             };
             let (mut want_stack, mut got_stack) = (RayStack::new(), RayStack::new());
             let want = PortableKernel.enter(&node, &slabs, 0.0, t_max, &mut want_stack);
-            let got = avx2.enter(&node, &slabs, 0.0, t_max, &mut got_stack);
+            let got = {
+                let stack = &mut got_stack;
+                macro_rules! octants {
+                    ($($octant:literal)*) => {
+                        match slabs.octant() {
+                            $($octant => Avx2Octant::<$octant>(avx2)
+                                .enter(&node, &slabs, 0.0, t_max, stack),)*
+                            _ => unreachable!("three sign bits"),
+                        }
+                    };
+                }
+                octants!(0 1 2 3 4 5 6 7)
+            };
             let bits = |e: &Entered| match e {
                 Entered::None => (0, 0, 0),
                 Entered::One(w) => (w.child + 1, w.count, w.entry.to_bits()),

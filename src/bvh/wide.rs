@@ -234,6 +234,17 @@ pub(crate) struct WideRay {
 }
 
 impl WideRay {
+    /// The direction's sign bits: bit `a` set when it is negative on axis `a` (which of the
+    /// AVX2 walk's per-octant kernels runs).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) fn octant(&self) -> u8 {
+        self.negative
+            .iter()
+            .enumerate()
+            .fold(0, |bits, (a, &n)| bits | (u8::from(n) << a))
+    }
+
     pub(crate) fn new(ray: &RaySlabs) -> WideRay {
         WideRay {
             origin: ray.origin.map(BoxLanes::splat),
