@@ -19,9 +19,19 @@ pub(crate) struct WatertightRay {
 }
 
 impl WatertightRay {
+    #[inline]
     pub fn new(ray: &Ray) -> WatertightRay {
         let d = ray.direction();
-        let kz = d.iamax();
+        // The axis of the largest component, the first of equal ones (as `iamax`, written out:
+        // its generic loop was a tenth of a short query's set-up).
+        let [x, y, z] = [d.x.abs(), d.y.abs(), d.z.abs()];
+        let kz = if x >= y && x >= z {
+            0
+        } else if y >= z {
+            1
+        } else {
+            2
+        };
         // The next two axes after kz, cyclically (no table: one was built on the stack per ray).
         let mut kx = if kz == 2 { 0 } else { kz + 1 };
         let mut ky = if kx == 2 { 0 } else { kx + 1 };

@@ -48,6 +48,7 @@ impl TrianglePacket {
     }
 
     /// The triangle in `lane`.
+    #[inline(always)]
     pub fn get(&self, lane: usize) -> LeafTriangle {
         LeafTriangle {
             a: [0, 1, 2].map(|axis| self.a[axis][lane]),

@@ -246,9 +246,19 @@ impl WideRay {
     }
 
     pub(crate) fn new(ray: &RaySlabs) -> WideRay {
+        // Element by element: `array::map` went through an out-of-line `try_map` per call.
+        let (o, inv) = (&ray.origin, &ray.inv_direction);
         WideRay {
-            origin: ray.origin.map(BoxLanes::splat),
-            inv_direction: ray.inv_direction.map(BoxLanes::splat),
+            origin: [
+                BoxLanes::splat(o[0]),
+                BoxLanes::splat(o[1]),
+                BoxLanes::splat(o[2]),
+            ],
+            inv_direction: [
+                BoxLanes::splat(inv[0]),
+                BoxLanes::splat(inv[1]),
+                BoxLanes::splat(inv[2]),
+            ],
             negative: ray.negative,
         }
     }
