@@ -143,6 +143,20 @@ pub(crate) enum Entered {
 
 /// A node visit: the slab test of a node's boxes and the ordering of the entered children.
 pub(crate) trait RayKernel: Copy {
+    /// Runs `leaf` on a leaf of `count` triangles from packet `first` with the current
+    /// `t_max`: a call the walk keeps out of its loop (each per-octant walk shares one leaf),
+    /// compiled with the kernel's instructions.
+    #[inline(always)]
+    fn leaf<L: FnMut(usize, usize, &mut f32) -> bool>(
+        self,
+        leaf: &mut L,
+        first: usize,
+        count: usize,
+        t_max: &mut f32,
+    ) -> bool {
+        leaf(first, count, t_max)
+    }
+
     /// Tests `node`'s boxes for a ray in `[t_min, t_max]` and hands over the entered
     /// children: the nearest directly, the others on `stack` (see [`Entered`]).
     fn enter(
@@ -306,7 +320,8 @@ pub(crate) fn walk<K, T, L>(
     loop {
         if current.count > 0 {
             tally.triangles(current.count);
-            if leaf(current.child as usize, current.count as usize, &mut t_max) {
+            let (first, count) = (current.child as usize, current.count as usize);
+            if kernel.leaf(&mut leaf, first, count, &mut t_max) {
                 return;
             }
         } else {
