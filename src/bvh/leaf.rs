@@ -151,10 +151,9 @@ impl TrianglePacket {
     #[inline(always)]
     pub fn watertight_edges(
         &self,
-        ray: &ShearedRay,
+        w: &WatertightRay,
         culling: Culling,
     ) -> (u32, u32, [[f32; LANES]; 3]) {
-        let w = &ray.scalar;
         let (kx, ky, kz) = (w.kx, w.ky, w.kz);
         let [ox, oy, oz] = [kx, ky, kz].map(|k| f32x4::splat(w.origin[k]));
         let (sx, sy) = (f32x4::splat(w.sx), f32x4::splat(w.sy));
@@ -267,14 +266,14 @@ pub(crate) struct LeafTest {
 /// The ray as the chosen triangle test wants it.
 enum PreparedRay {
     Cramer(PacketRay),
-    Watertight(ShearedRay),
+    Watertight(WatertightRay),
 }
 
 impl LeafTest {
     pub(crate) fn new(ray: &Ray, options: &QueryOptions) -> LeafTest {
         LeafTest {
             ray: if options.watertight {
-                PreparedRay::Watertight(ShearedRay::new(ray))
+                PreparedRay::Watertight(WatertightRay::new(ray))
             } else {
                 PreparedRay::Cramer(PacketRay::new(
                     &ray.origin().coords.into(),
@@ -317,10 +316,10 @@ impl LeafTest {
                         // An edge function exactly zero takes the scalar test's f64 path;
                         // the others go on from the edge functions just computed.
                         let hit = if on_edge & (1 << lane) != 0 {
-                            w.scalar.intersect(&tri, self.t_min, *t_max, self.culling)
+                            w.intersect(&tri, self.t_min, *t_max, self.culling)
                         } else {
                             let e = [edges[0][lane], edges[1][lane], edges[2][lane]];
-                            w.scalar.finish(&tri, e, self.t_min, *t_max, self.culling)
+                            w.finish(&tri, e, self.t_min, *t_max, self.culling)
                         };
                         stopped = match hit {
                             Some(hit) => match found(base + lane as u32, hit) {
@@ -349,23 +348,8 @@ impl LeafTest {
     }
 }
 
-/// The ray prepared for the watertight test on packets: the scalar test's axes and shear
-/// ([`WatertightRay`]), splatted where they are used (splatting here, once per ray, cost
-/// more than it saved: most rays test one or two packets).
-pub(crate) struct ShearedRay {
-    scalar: WatertightRay,
-}
-
-impl ShearedRay {
-    pub(crate) fn new(ray: &Ray) -> ShearedRay {
-        ShearedRay {
-            scalar: WatertightRay::new(ray),
-        }
-    }
-}
-
 /// The ray for the Cramer test on packets, splatted across the lanes where it is used
-/// (as [`ShearedRay`]).
+/// (splatting once per ray cost more than it saved: most rays test one or two packets).
 pub(crate) struct PacketRay {
     origin: [f32; 3],
     direction: [f32; 3],
@@ -438,10 +422,9 @@ mod tests {
                 (aim.a[1] + aim.b[1] + aim.c[1]) / 3.0 + next() * 0.3,
                 (aim.a[2] + aim.b[2] + aim.c[2]) / 3.0,
             );
-            let sheared = ShearedRay::new(&Ray::new(o, target - o));
-            let ray = sheared.scalar;
+            let ray = WatertightRay::new(&Ray::new(o, target - o));
             for culling in [Culling::None, Culling::Back, Culling::Front] {
-                let (mask, on_edge, edges) = packet.watertight_edges(&sheared, culling);
+                let (mask, on_edge, edges) = packet.watertight_edges(&ray, culling);
                 assert_eq!(on_edge & !mask, 0, "round {round}");
                 for (lane, tri) in tris.iter().enumerate() {
                     let want = ray.intersect(tri, 0.0, f32::INFINITY, culling);

@@ -40,6 +40,18 @@ pub(crate) struct Waiting {
     pub entry: f32,
 }
 
+impl Waiting {
+    /// Lane `k` of `node`, entered at `entry`.
+    #[inline(always)]
+    pub(crate) fn lane(node: &WideNode, k: usize, entry: f32) -> Waiting {
+        Waiting {
+            child: node.child[k],
+            count: node.count[k],
+            entry,
+        }
+    }
+}
+
 /// Entries the stack can hold: a node visit adds at most `WIDTH − 1` (it pushes `WIDTH`
 /// and takes one), at most once per level of the deepest tree (the wide tree is no deeper
 /// than the binary one, and `validate` refuses a deeper one), and a push writes all
@@ -227,11 +239,7 @@ pub(crate) fn order_lanes(
     }
     if mask & (mask - 1) == 0 {
         let k = mask.trailing_zeros() as usize;
-        return Entered::One(Waiting {
-            child: node.child[k],
-            count: node.count[k],
-            entry: near[k],
-        });
+        return Entered::One(Waiting::lane(node, k, near[k]));
     }
     let rest = mask & (mask - 1);
     if rest & (rest - 1) == 0 {
@@ -261,11 +269,7 @@ pub(crate) fn order_lanes(
         entered - 1,
     );
     let k = lane[entered - 1];
-    Entered::One(Waiting {
-        child: node.child[k],
-        count: node.count[k],
-        entry: near[k],
-    })
+    Entered::One(Waiting::lane(node, k, near[k]))
 }
 
 /// Exactly two children entered, lanes `a < b` with their entry distances: the farther
@@ -277,15 +281,16 @@ pub(crate) fn two_lanes(
     (b, entry_b): (usize, f32),
     stack: &mut RayStack,
 ) -> Entered {
-    let lane = |k: usize, entry: f32| Waiting {
-        child: node.child[k],
-        count: node.count[k],
-        entry,
-    };
     let (near, far) = if order_key(entry_b, b) < order_key(entry_a, a) {
-        (lane(b, entry_b), lane(a, entry_a))
+        (
+            Waiting::lane(node, b, entry_b),
+            Waiting::lane(node, a, entry_a),
+        )
     } else {
-        (lane(a, entry_a), lane(b, entry_b))
+        (
+            Waiting::lane(node, a, entry_a),
+            Waiting::lane(node, b, entry_b),
+        )
     };
     stack.push(far);
     Entered::One(near)
