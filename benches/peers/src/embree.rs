@@ -13,25 +13,14 @@
 //! is what the scene holds rather than what its nodes fill). The vertex and index buffers
 //! are allocated before the commit and not counted.
 
+use crate::embree_abi::*;
 use crate::engine::{Engine, query_loops};
 use meshray::{Mesh, Ray};
 use std::ffi::{c_char, c_void};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-type RtcDevice = *mut c_void;
-type RtcScene = *mut c_void;
-type RtcGeometry = *mut c_void;
-
-const RTC_GEOMETRY_TYPE_TRIANGLE: u32 = 0;
-const RTC_BUFFER_TYPE_INDEX: u32 = 0;
-const RTC_BUFFER_TYPE_VERTEX: u32 = 1;
-const RTC_FORMAT_UINT3: u32 = 0x5003;
-const RTC_FORMAT_FLOAT3: u32 = 0x9003;
-const RTC_INVALID_GEOMETRY_ID: u32 = u32::MAX;
 const RTC_INTERSECT_CONTEXT_FLAG_INCOHERENT: u32 = 0;
-const RTC_DEVICE_PROPERTY_VERSION: u32 = 0;
-const RTC_DEVICE_PROPERTY_BACKFACE_CULLING_ENABLED: u32 = 65;
 
 /// `struct RTCIntersectContext` for RTC_MAX_INSTANCE_LEVEL_COUNT 1 and RTC_MIN_WIDTH 0 (the
 /// values in Debian's rtcore_config.h for 3.13.5).
@@ -40,18 +29,6 @@ struct RtcIntersectContext {
     flags: u32,
     filter: Option<unsafe extern "C" fn(*const c_void)>,
     inst_id: [u32; 1],
-}
-
-#[repr(C, align(16))]
-struct RtcRay {
-    org: [f32; 3],
-    tnear: f32,
-    dir: [f32; 3],
-    time: f32,
-    tfar: f32,
-    mask: u32,
-    id: u32,
-    flags: u32,
 }
 
 #[repr(C, align(16))]
@@ -72,7 +49,6 @@ struct RtcRayHit {
 
 const _: () = {
     assert!(size_of::<RtcIntersectContext>() == 24);
-    assert!(size_of::<RtcRay>() == 48);
     assert!(size_of::<RtcHit>() == 32);
     assert!(size_of::<RtcRayHit>() == 80);
 };
@@ -262,20 +238,6 @@ impl Embree {
         }
     }
 
-    fn ray(ray: &Ray) -> RtcRay {
-        let (o, d) = (ray.origin(), ray.direction());
-        RtcRay {
-            org: [o.x, o.y, o.z],
-            tnear: ray.t_min(),
-            dir: [d.x, d.y, d.z],
-            time: 0.0,
-            tfar: ray.t_max(),
-            mask: u32::MAX,
-            id: 0,
-            flags: 0,
-        }
-    }
-
     fn context() -> RtcIntersectContext {
         RtcIntersectContext {
             flags: RTC_INTERSECT_CONTEXT_FLAG_INCOHERENT,
@@ -304,7 +266,7 @@ impl Engine for Embree {
             return None;
         }
         let mut rayhit = RtcRayHit {
-            ray: Embree::ray(ray),
+            ray: RtcRay::new(ray),
             hit: RtcHit {
                 ng: [0.0; 3],
                 u: 0.0,
@@ -325,7 +287,7 @@ impl Engine for Embree {
         if !ray.is_valid() {
             return false;
         }
-        let mut r = Embree::ray(ray);
+        let mut r = RtcRay::new(ray);
         let mut context = Embree::context();
         // SAFETY: as for rtcIntersect1; Embree sets tfar to -inf on a hit.
         unsafe { rtcOccluded1(self.scene, &mut context, &mut r) };

@@ -24,6 +24,7 @@
 //! arguments mean its defaults (incoherent rays, every feature), as Embree 3's
 //! `rtcInitIntersectContext` context does.
 
+use crate::embree_abi::*;
 use crate::embree_isa_config;
 use crate::engine::{Engine, query_loops};
 use libloading::os::unix::Library;
@@ -34,34 +35,8 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-type RtcDevice = *mut c_void;
-type RtcScene = *mut c_void;
-type RtcGeometry = *mut c_void;
-
-const RTC_GEOMETRY_TYPE_TRIANGLE: u32 = 0;
-const RTC_BUFFER_TYPE_INDEX: u32 = 0;
-const RTC_BUFFER_TYPE_VERTEX: u32 = 1;
-const RTC_FORMAT_UINT3: u32 = 0x5003;
-const RTC_FORMAT_FLOAT3: u32 = 0x9003;
-const RTC_INVALID_GEOMETRY_ID: u32 = u32::MAX;
-const RTC_DEVICE_PROPERTY_VERSION: u32 = 0;
-const RTC_DEVICE_PROPERTY_BACKFACE_CULLING_ENABLED: u32 = 65;
-
 /// The environment variable naming the library (or a directory holding it).
 pub const ENV: &str = "MESHRAY_EMBREE4";
-
-/// `struct RTCRay` of include/embree4/rtcore_ray.h: as Embree 3's.
-#[repr(C, align(16))]
-struct RtcRay {
-    org: [f32; 3],
-    tnear: f32,
-    dir: [f32; 3],
-    time: f32,
-    tfar: f32,
-    mask: u32,
-    id: u32,
-    flags: u32,
-}
 
 /// `struct RTCHit` for `RTC_MAX_INSTANCE_LEVEL_COUNT` 1 with `RTC_GEOMETRY_INSTANCE_ARRAY`
 /// (Embree 4's defaults: `instPrimID` follows `instID`, 36 bytes padded to 48). A build
@@ -84,7 +59,6 @@ struct RtcRayHit {
 }
 
 const _: () = {
-    assert!(size_of::<RtcRay>() == 48);
     assert!(size_of::<RtcHit>() == 48);
     assert!(size_of::<RtcRayHit>() == 96);
 };
@@ -396,20 +370,6 @@ impl Embree4 {
             _device: Rc::clone(device),
         }
     }
-
-    fn ray(ray: &Ray) -> RtcRay {
-        let (o, d) = (ray.origin(), ray.direction());
-        RtcRay {
-            org: [o.x, o.y, o.z],
-            tnear: ray.t_min(),
-            dir: [d.x, d.y, d.z],
-            time: 0.0,
-            tfar: ray.t_max(),
-            mask: u32::MAX,
-            id: 0,
-            flags: 0,
-        }
-    }
 }
 
 impl Drop for Embree4 {
@@ -431,7 +391,7 @@ impl Engine for Embree4 {
             return None;
         }
         let mut rayhit = RtcRayHit {
-            ray: Embree4::ray(ray),
+            ray: RtcRay::new(ray),
             hit: RtcHit {
                 ng: [0.0; 3],
                 u: 0.0,
@@ -453,7 +413,7 @@ impl Engine for Embree4 {
         if !ray.is_valid() {
             return false;
         }
-        let mut r = Embree4::ray(ray);
+        let mut r = RtcRay::new(ray);
         // SAFETY: as for rtcIntersect1; Embree sets tfar to -inf on a hit.
         unsafe { (self.api.occluded1)(self.scene, &mut r, std::ptr::null_mut()) };
         r.tfar == f32::NEG_INFINITY

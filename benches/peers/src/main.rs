@@ -91,6 +91,7 @@ mod bvh_crate;
 #[cfg(has_embree)]
 mod embree;
 mod embree4;
+mod embree_abi;
 mod engine;
 mod explain;
 mod obvhs_engine;
