@@ -23,7 +23,7 @@ impl WatertightRay {
     pub fn new(ray: &Ray) -> WatertightRay {
         let d = ray.direction();
         // The axis of the largest component, the first of equal ones (as `iamax`, written out:
-        // its generic loop was a tenth of a short query's set-up).
+        // its generic loop cost more per ray than these comparisons).
         let [x, y, z] = [d.x.abs(), d.y.abs(), d.z.abs()];
         let kz = if x >= y && x >= z {
             0
@@ -32,7 +32,7 @@ impl WatertightRay {
         } else {
             2
         };
-        // The next two axes after kz, cyclically (no table: one was built on the stack per ray).
+        // The next two axes after kz, cyclically.
         let mut kx = if kz == 2 { 0 } else { kz + 1 };
         let mut ky = if kx == 2 { 0 } else { kx + 1 };
         // Swapping x and y when the z direction is negative keeps the triangles' winding,
