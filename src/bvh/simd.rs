@@ -51,7 +51,11 @@ impl NodeTest for Portable {
         walk(nodes, visitor)
     }
 
-    #[inline(always)]
+    // Out of line on x86-64, where it is the fallback of CPUs without AVX2, so that the
+    // query which picks between the walks keeps the AVX2 walk's set-up lean; inlined
+    // elsewhere, where it is the walk.
+    #[cfg_attr(target_arch = "x86_64", inline(never))]
+    #[cfg_attr(not(target_arch = "x86_64"), inline(always))]
     fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         self,
         nodes: &[WideNode],
@@ -211,8 +215,9 @@ mod x86 {
     /// taking a copy, which measured slower) and compiled for AVX2 and FMA (as a plain
     /// closure it was compiled for the crate's baseline, SSE2). `t_max` goes in by value and
     /// comes back with the stop flag, which counted fewer instructions than passing it by
-    /// reference. (In the any-hit query's build the walks still call the closure's baseline
-    /// copy directly; not yet understood.)
+    /// reference. The queries mark their leaf closures `#[inline(always)]`: left to itself
+    /// LLVM kept a closure out of line (it serves the portable walk too), and then this
+    /// function called the closure's baseline copy.
     #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     #[inline(never)]
     pub(super) fn leaf_avx2<L: FnMut(usize, usize, &mut f32) -> bool>(

@@ -354,12 +354,19 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let mut best: Option<(u32, TriangleHit)> = None;
-        self.walk_ray(ray, tally, |first, count, t_max| {
-            test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
-                self.keep_closer(&mut best, slot, h);
-                Some(h.t)
-            })
-        });
+        // Inlined into the walk's leaf function, which compiles it for the walk's instruction
+        // set (a closure left out of line is compiled for the crate's baseline).
+        self.walk_ray(
+            ray,
+            tally,
+            #[inline(always)]
+            |first, count, t_max| {
+                test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
+                    self.keep_closer(&mut best, slot, h);
+                    Some(h.t)
+                })
+            },
+        );
         best
     }
 
@@ -374,12 +381,17 @@ impl Bvh {
         // Nearest child first, as the closest hit: with the sorting network the order costs
         // less than the leaves an unordered walk visited before its first hit (callgrind,
         // issue 24's first step).
-        self.walk_ray(ray, &mut (), |first, count, t_max| {
-            test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
-                found = Some((slot, h));
-                None
-            })
-        });
+        self.walk_ray(
+            ray,
+            &mut (),
+            #[inline(always)]
+            |first, count, t_max| {
+                test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
+                    found = Some((slot, h));
+                    None
+                })
+            },
+        );
         found
     }
 
