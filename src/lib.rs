@@ -195,11 +195,12 @@
 //! material. For batch work (visibility, scan simulation) that needs only which triangle and
 //! where, [`Bvh::closest_triangle`] and [`Bvh::any_triangle`] return a 16-byte [`CompactHit`]
 //! without reading the mesh, and [`Bvh::hit_details`] turns one into a [`Hit`] later;
-//! [`Bvh::closest_hit_per_ray`] and [`Bvh::any_hit_per_ray`] answer a slice of rays in order, on rayon's
-//! threads with the `parallel` feature.
+//! [`Bvh::cast_rays`] answers a slice of rays, closest or any hit, on rayon's threads with
+//! the `parallel` feature: the one batch query, which the command and the Python and
+//! JavaScript packages use too.
 //!
 //! ```
-//! use meshray::{Bvh, Mesh, QueryOptions, Ray};
+//! use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery};
 //! use nalgebra::{Point3, Vector3};
 //!
 //! let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
@@ -217,9 +218,10 @@
 //! seen.dedup();
 //! let names: Vec<&str> = seen.iter().map(|&o| bvh.mesh().objects()[o as usize].as_str()).collect();
 //! assert_eq!(names, ["ground", "sphere", "torus"]);
-//! // The same answers in parallel, as full hits.
-//! let hits = bvh.closest_hit_per_ray(&rays, &options);
-//! assert!(hits.iter().zip(&rays).all(|(hit, ray)| hit.map(|h| h.triangle) == bvh.closest_triangle(ray, &options).map(|s| s.triangle)));
+//! // The same answers in one batch, on all cores.
+//! let mut hits = Vec::new();
+//! bvh.cast_rays(&rays, RayQuery::Closest, &options, &mut hits);
+//! assert!(hits.iter().zip(&rays).all(|(hit, ray)| *hit == bvh.closest_triangle(ray, &options)));
 //! # Ok::<(), meshray::Error>(())
 //! ```
 //!
@@ -278,17 +280,14 @@
 //! nothing; [`Bvh::all_hits_into`] reuses the caller's vector. An invalid ray is answered
 //! before any traversal.
 //!
-//! How fast, measured, is in the README's *Benchmarks* section (the `bench` example, a
-//! side-by-side run against Embree 3, tinybvh, obvhs, parry3d and bvh on the same rays, and a
-//! scaling table from 2,090 to 8.56 million triangles). On the machine and date it names,
-//! closest hit on one thread ran at 0.67× to 0.95× Embree 3 and 0.64× to 0.96× tinybvh's
-//! BVH8_CPU, and camera rays through the batch query ([`Bvh::closest_triangles_into`]) at
-//! 0.88× to 1.13× Embree; absolute figures depend on the machine, so measure your own
-//! (`cargo run --release -p meshray-cli -- bench MESH.obj`). Build time grows as n log n and the boxes a ray
-//! tests as log n. For speed: build in release mode, prefer [`Bvh::any_hit`] when any hit
-//! will do, the short [`CompactHit`] queries and the batch queries (neighbouring camera rays in
-//! order) for batch work, and give rays a finite `t_max` when
-//! only a range matters.
+//! How fast, measured against Embree, tinybvh and obvhs on the same rays, is in the README's
+//! *Benchmarks* section, with the date, the machine and the command of each figure; absolute
+//! figures depend on the machine, so measure your own (`cargo run --release -p meshray-cli
+//! -- bench MESH.obj`). Build time grows as n log n and the boxes a ray tests as log n. For
+//! speed: build in release mode, prefer [`Bvh::any_hit`] when any hit will do, the short
+//! [`CompactHit`] queries, and [`Bvh::cast_rays`] for batches (a camera's rays in rows of
+//! eight neighbouring pixels walk together), and give rays a finite `t_max` when only a
+//! range matters.
 //!
 //! # The precision promise
 //!
@@ -362,7 +361,8 @@ pub use aabb::Aabb;
 #[cfg(feature = "serde")]
 pub use bvh::SavedBvh;
 pub use bvh::{
-    BuildOptions, BuildQuality, Bvh, ClosestPoint, CompactHit, Hit, QueryCost, QueryOptions, Stats,
+    BuildOptions, BuildQuality, Bvh, ClosestPoint, CompactHit, Hit, QueryCost, QueryOptions,
+    RayQuery, Stats,
 };
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};

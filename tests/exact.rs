@@ -13,8 +13,8 @@ mod common;
 
 use common::*;
 use meshray::{
-    BuildOptions, BuildQuality, Bvh, Culling, Hit, Mesh, QueryOptions, Ray, intersect_triangle,
-    intersect_triangle_watertight,
+    BuildOptions, BuildQuality, Bvh, Culling, Hit, Mesh, QueryOptions, Ray, RayQuery,
+    intersect_triangle, intersect_triangle_watertight,
 };
 use nalgebra::{Point3, Vector3};
 
@@ -281,13 +281,27 @@ fn check_mesh_with(name: &str, mesh: Mesh, build: &BuildOptions) {
     );
 }
 
-/// The batch walk, whose groups of eight coherent rays walk together, answers what one ray at
-/// a time answers (checked against the f64 oracle above) for every ray, under each option.
-/// The rays go in sorted by their direction's signs (stable), so the random and surface sets
-/// make packets of rays far apart too, which stress the packet's interval bounds.
+/// The batch query, whose groups of eight camera-like rays walk together, answers what one
+/// ray at a time answers (checked against the f64 oracle above) for every ray, under each
+/// option. The rays go in sorted by their direction's signs (stable), and each group of eight
+/// then takes its first ray's origin (a pinhole camera's rays) or, in the second half, its
+/// first ray's direction (an orthographic camera's): the random and surface sets so make
+/// packets whose directions or origins lie far apart, which stress the packet's interval
+/// bounds.
 fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> {
     let mut rays = rays.to_vec();
     rays.sort_by_key(|r| r.negative());
+    let half = rays.len() / 16 * 8;
+    for (k, group) in rays.chunks_mut(8).enumerate() {
+        let first = group[0];
+        for ray in group.iter_mut() {
+            *ray = if k * 8 < half {
+                Ray::with_range(first.origin(), ray.direction(), ray.t_min(), ray.t_max())
+            } else {
+                Ray::with_range(ray.origin(), first.direction(), ray.t_min(), ray.t_max())
+            };
+        }
+    }
     let rays = &rays[..];
     // Groups that walk as packets: eight valid rays, one sign per axis, no zero component.
     let packets = rays
@@ -317,7 +331,7 @@ fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> 
             culling,
             watertight,
         };
-        bvh.closest_triangles_into(rays, &options, &mut hits);
+        bvh.cast_rays(rays, RayQuery::Closest, &options, &mut hits);
         assert_eq!(hits.len(), rays.len());
         for (k, (ray, hit)) in rays.iter().zip(&hits).enumerate() {
             let want = bvh.closest_triangle(ray, &options);

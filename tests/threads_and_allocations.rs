@@ -3,7 +3,7 @@
 //! answers the same from many threads at once.
 mod common;
 
-use meshray::{Bvh, Culling, Mesh, QueryOptions, Ray, Scene, SceneOptions};
+use meshray::{Bvh, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions};
 use nalgebra::{Matrix4, Point3, Vector3};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -79,13 +79,12 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
         // The batch query into a vector already large enough (camera rows walk as packets).
         let mut batch = Vec::with_capacity(rays.len());
         let before = allocations();
-        bvh.closest_triangles_into(&rays, &options, &mut batch);
-        assert_eq!(
-            allocations() - before,
-            0,
-            "{}",
-            what("closest_triangles_into")
-        );
+        bvh.cast_rays(&rays, RayQuery::Closest, &options, &mut batch);
+        assert_eq!(allocations() - before, 0, "{}", what("cast_rays"));
+        assert_eq!(batch.iter().flatten().count(), hits);
+        let before = allocations();
+        bvh.cast_rays(&rays, RayQuery::Any, &options, &mut batch);
+        assert_eq!(allocations() - before, 0, "{}", what("cast_rays, any hit"));
         assert_eq!(batch.iter().flatten().count(), hits);
         // (Back-face culling on random rays still hits about half as often.)
         assert!(

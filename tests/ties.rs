@@ -5,8 +5,8 @@ mod common;
 
 use common::Rng;
 use meshray::{
-    BuildOptions, Bvh, Culling, Mesh, QueryOptions, Ray, Scene, SceneOptions, intersect_triangle,
-    intersect_triangle_watertight,
+    BuildOptions, Bvh, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions,
+    intersect_triangle, intersect_triangle_watertight,
 };
 use nalgebra::{Matrix4, Point3, Vector3};
 use std::sync::Arc;
@@ -107,7 +107,8 @@ fn the_lowest_triangle_wins_a_tie_under_every_build_and_test() {
         };
         for build in &builds {
             let bvh = Bvh::build_with(mesh.clone(), build);
-            let batch = bvh.closest_hit_per_ray(&rays, &options);
+            let mut batch = Vec::new();
+            bvh.cast_rays(&rays, RayQuery::Closest, &options, &mut batch);
             for (i, ray) in rays.iter().enumerate() {
                 let got = bvh.closest_hit(ray, &options).map(|h| (h.t, h.triangle));
                 assert_eq!(got, want[i], "ray {i}, {build:?}, watertight {watertight}");

@@ -187,15 +187,16 @@ fn held_out_rays(mesh: &Mesh, n: usize, seed: u64) -> RaySet {
 }
 
 /// Runs `meshray bench` on `mesh_path` with two held-out ray files and checks its hit files.
-/// The bench's hit files (closest hit, `--any`, or `--batch`: closest hit by the batch
-/// query, whose neighbouring camera rays walk together) against a brute force.
+/// The bench's hit files (closest hit, `--any`, or `--batch`: the batch query, whose
+/// neighbouring camera rays walk together, for closest or with `--any` any hit) against a
+/// brute force.
 fn check_bench_hits(mesh_path: &Path, mode: &str) {
     let mesh = Mesh::load(mesh_path).unwrap();
-    let any = mode == "--any";
+    let any = mode.contains("--any");
     let tag = format!(
         "{}-{}",
         mesh_path.file_stem().unwrap().to_string_lossy(),
-        mode.trim_start_matches('-')
+        mode.replace([' ', '-'], "")
     );
     let sets = [
         held_out_rays(&mesh, 4000, 11),
@@ -207,9 +208,7 @@ fn check_bench_hits(mesh_path: &Path, mode: &str) {
         .arg("bench")
         .arg(mesh_path)
         .args(["--passes", "1", "--threads", "2"]);
-    if !mode.is_empty() {
-        command.arg(mode);
-    }
+    command.args(mode.split_whitespace());
     let mut outputs = Vec::new();
     for (k, set) in sets.iter().enumerate() {
         let (rays_path, hits_path) = (
@@ -282,7 +281,7 @@ fn check_bench_hits(mesh_path: &Path, mode: &str) {
 
 #[test]
 fn bench_hits_equal_brute_force_on_the_scene() {
-    for mode in ["", "--any", "--batch", "--details"] {
+    for mode in ["", "--any", "--batch", "--any --batch", "--details"] {
         check_bench_hits(&common::asset("scene.obj"), mode);
     }
 }

@@ -13,7 +13,9 @@
 //! message says what), `-3` out of memory for the size asked.
 #![deny(missing_docs)]
 
-use meshray::{Aabb, BuildOptions, BuildQuality, Bvh, Culling, Frustum, Mesh, QueryOptions, Ray};
+use meshray::{
+    Aabb, BuildOptions, BuildQuality, Bvh, Culling, Frustum, Mesh, QueryOptions, Ray, RayQuery,
+};
 use nalgebra::Point3;
 use std::cell::RefCell;
 
@@ -31,7 +33,7 @@ const NO_MEMORY: i32 = -3;
 /// the module; 16M leaves room for the trees already built.
 const MAX_TRIANGLES: usize = 16_000_000;
 
-/// Rays per call of the closest-hit batch query: the scratch it needs stays small.
+/// Rays per call of the batch query: the rays made from the input take this much memory.
 const RAYS_PER_CHUNK: usize = 256;
 
 /// Query flags: the watertight triangle test.
@@ -149,16 +151,6 @@ fn options(flags: u32) -> QueryOptions {
             Culling::None
         },
     }
-}
-
-/// Whether `rays` look like a camera's: one origin (a pinhole) or one direction
-/// (orthographic), where the packet walk of the batch query pays.
-fn camera_like(rays: &[Ray]) -> bool {
-    let Some(first) = rays.first() else {
-        return false;
-    };
-    rays.iter().all(|r| r.origin() == first.origin())
-        || rays.iter().all(|r| r.direction() == first.direction())
 }
 
 /// Refuses a NaN or negative `near`, a NaN `far`, and both cull bits at once.
@@ -482,29 +474,20 @@ pub extern "C" fn mr_cast_batch(
                 answers.v[k] = h.v;
             }
         };
-        if any != 0 {
-            for k in 0..n {
-                answer(k, tree.any_triangle(&ray_at(input, k, near, far), &options));
-            }
+        let query = if any != 0 {
+            RayQuery::Any
         } else {
-            for start in (0..n).step_by(RAYS_PER_CHUNK) {
-                let end = (start + RAYS_PER_CHUNK).min(n);
-                chunk.clear();
-                chunk.extend((start..end).map(|k| ray_at(input, k, near, far)));
-                if camera_like(&chunk) {
-                    // Eight neighbouring rays with the same direction signs walk the tree
-                    // together: 1.04-1.08x the single-ray walk on the bunny's 1M camera
-                    // rays (Node, simd128, alternated), but 0.8-0.9x on its scattered
-                    // secondary rays (a noisier run), hence only for camera rays.
-                    tree.closest_triangles_into(&chunk, &options, &mut short);
-                    for (k, hit) in (start..end).zip(short.drain(..)) {
-                        answer(k, hit);
-                    }
-                } else {
-                    for (k, ray) in (start..end).zip(&chunk) {
-                        answer(k, tree.closest_triangle(ray, &options));
-                    }
-                }
+            RayQuery::Closest
+        };
+        // The batch query chunk by chunk, so that the rays made from the input take a chunk's
+        // memory, not the whole batch's.
+        for start in (0..n).step_by(RAYS_PER_CHUNK) {
+            let end = (start + RAYS_PER_CHUNK).min(n);
+            chunk.clear();
+            chunk.extend((start..end).map(|k| ray_at(input, k, near, far)));
+            tree.cast_rays(&chunk, query, &options, &mut short);
+            for (k, hit) in (start..end).zip(short.drain(..)) {
+                answer(k, hit);
             }
         }
         (s.chunk, s.short) = (chunk, short);

@@ -2,7 +2,7 @@
 //! run on all cores (rayon) with the GIL released; every error the crate types becomes a
 //! Python exception (never a panic across the boundary: inputs are checked here first).
 
-use meshray::{BuildOptions, BuildQuality, Bvh, Culling, QueryOptions, Ray, SavedBvh};
+use meshray::{BuildOptions, BuildQuality, Bvh, Culling, QueryOptions, Ray, RayQuery, SavedBvh};
 use nalgebra::{Point3, Vector3};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -200,8 +200,9 @@ struct Answers {
 }
 
 impl Answers {
-    /// Casts `ray(i)` for `i` in `0..n` in blocks of 65,536, the GIL released for each
-    /// block and `progress(done, n)` called between them.
+    /// Casts `ray(i)` for `i` in `0..n` through the batch query (`Bvh::cast_rays`, on all
+    /// cores) in blocks of 65,536, the GIL released for each block and `progress(done, n)`
+    /// called between them; the point and normal are computed for hits only.
     fn cast(
         py: Python<'_>,
         bvh: &Bvh,
@@ -220,11 +221,22 @@ impl Answers {
             point: vec![f32::NAN; 3 * n],
             normal: vec![f32::NAN; 3 * n],
         };
+        let query = if any_hit {
+            RayQuery::Any
+        } else {
+            RayQuery::Closest
+        };
         let mesh = bvh.mesh();
+        let (mut rays, mut hits) = (Vec::with_capacity(BLOCK.min(n)), Vec::new());
         for start in (0..n).step_by(BLOCK) {
             let end = (start + BLOCK).min(n);
             let out = &mut out;
             py.detach(|| {
+                (start..end)
+                    .into_par_iter()
+                    .map(&ray)
+                    .collect_into_vec(&mut rays);
+                bvh.cast_rays(&rays, query, options, &mut hits);
                 (
                     out.t[start..end].par_iter_mut(),
                     out.triangle[start..end].par_iter_mut(),
@@ -232,17 +244,12 @@ impl Answers {
                     out.v[start..end].par_iter_mut(),
                     out.point[3 * start..3 * end].par_chunks_mut(3),
                     out.normal[3 * start..3 * end].par_chunks_mut(3),
+                    rays.par_iter(),
+                    hits.par_iter(),
                 )
                     .into_par_iter()
-                    .enumerate()
                     .with_min_len(1024)
-                    .for_each(|(k, (t, tri, u, v, p, nrm))| {
-                        let ray = ray(start + k);
-                        let hit = if any_hit {
-                            bvh.any_triangle(&ray, options)
-                        } else {
-                            bvh.closest_triangle(&ray, options)
-                        };
+                    .for_each(|(t, tri, u, v, p, nrm, ray, hit)| {
                         let Some(h) = hit else { return };
                         (*t, *tri, *u, *v) = (h.t, i64::from(h.triangle), h.u, h.v);
                         let at = ray.at(h.t);

@@ -1,126 +1,125 @@
-//! Batch queries: many rays at once, answered in order, on all cores with the `parallel`
-//! feature (rayon's global pool, or the pool the caller `install`s).
+//! The batch query: a slice of rays in, one answer per ray out, on all cores. The command,
+//! the Python and the JavaScript packages all cast through it, so the choices below (how rays
+//! are shared among threads, which groups walk as packets) are made once.
 
-use super::{Bvh, CompactHit, Hit, QueryOptions};
+use super::coherent::PACKET;
+use super::{Bvh, CompactHit, QueryOptions};
 use crate::Ray;
 
 /// Rays per task: big enough that scheduling costs nothing next to the walks, small enough
-/// that two threads share a batch of a few thousand rays evenly.
+/// that two threads share a batch of a few thousand rays evenly. A multiple of [`PACKET`], so
+/// that the packets of a camera's rows stay whole.
 #[cfg(feature = "parallel")]
 const RAYS_PER_TASK: usize = 256;
 
+/// What a batch asks of each ray.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RayQuery {
+    /// The nearest hit, as [`Bvh::closest_triangle`] answers it.
+    #[default]
+    Closest,
+    /// Whether the ray hits anything: the first hit found, as [`Bvh::any_triangle`] answers
+    /// it (shadow rays, lines of sight). Faster than [`RayQuery::Closest`], since the walk
+    /// stops at the first hit.
+    Any,
+}
+
 impl Bvh {
-    /// [`closest_hit`](Bvh::closest_hit) for each ray; `hits[i]` answers `rays[i]`.
-    /// With the default `parallel` feature the rays are shared among rayon's threads. Groups
-    /// of eight neighbouring camera rays walk the tree together, as in
-    /// [`closest_triangles_into`](Bvh::closest_triangles_into).
+    /// Answers every ray of `rays`: `hits[i]` is the answer to `rays[i]`, exactly what
+    /// [`closest_triangle`](Bvh::closest_triangle) or [`any_triangle`](Bvh::any_triangle)
+    /// answers for it alone. `hits` is cleared first; a loop that reuses it allocates nothing
+    /// once it is large enough. [`hit_details`](Bvh::hit_details) turns an answer into a
+    /// full [`Hit`](crate::Hit).
+    ///
+    /// With the default `parallel` feature the rays are shared among the threads of the
+    /// current rayon pool (the global one, or the one the caller `install`s; one thread
+    /// casts them in order). For the closest hit, each group of eight consecutive rays that
+    /// share their origin (a pinhole camera's) or their direction (an orthographic camera's
+    /// or a scanner's) and the signs of their direction walks the tree together, sharing the
+    /// node tests, so give a camera's rays in rows of tiles: eight neighbouring pixels of a
+    /// row at a time. Other rays walk one by one; the answers are the same either way.
     ///
     /// ```
-    /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
+    /// use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery};
     /// use nalgebra::{Point3, Vector3};
     ///
     /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    /// let rays: Vec<Ray> = (0..100)
-    ///     .map(|i| Ray::new(Point3::new(i as f32 * 0.05 - 2.5, 1.0, 10.0), -Vector3::z()))
-    ///     .collect();
-    /// let hits = bvh.closest_hit_per_ray(&rays, &QueryOptions::default());
-    /// for (ray, hit) in rays.iter().zip(&hits) {
-    ///     assert_eq!(*hit, bvh.closest_hit(ray, &QueryOptions::default()));
-    /// }
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_hit_per_ray(&self, rays: &[Ray], options: &QueryOptions) -> Vec<Option<Hit>> {
-        self.map_chunks(rays, |chunk, out| {
-            let mut short = Vec::with_capacity(chunk.len());
-            self.closest_triangles_into(chunk, options, &mut short);
-            let details = chunk.iter().zip(short);
-            out.extend(details.map(|(ray, hit)| hit.map(|h| self.own_hit_details(ray, &h))));
-        })
-    }
-
-    /// [`closest_triangle`](Bvh::closest_triangle) for each ray, in order, on all cores
-    /// like [`closest_hit_per_ray`](Bvh::closest_hit_per_ray) (and with its packets of
-    /// neighbouring rays).
-    ///
-    /// ```
-    /// use meshray::{QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
+    /// // A camera at z = 10 looking down -z, through 64 pixels of a row.
+    /// let eye = Point3::new(0.0, 1.0, 10.0);
     /// let rays: Vec<Ray> = (0..64)
-    ///     .map(|i| Ray::new(Point3::new(i as f32 * 0.1 - 3.2, 1.0, 10.0), -Vector3::z()))
+    ///     .map(|i| Ray::new(eye, Vector3::new(-0.2 + 0.00625 * i as f32, 0.01, -1.0)))
     ///     .collect();
-    /// let hits = bvh.closest_triangle_per_ray(&rays, &QueryOptions::default());
+    /// let options = QueryOptions::default();
+    /// let mut hits = Vec::new();
+    /// bvh.cast_rays(&rays, RayQuery::Closest, &options, &mut hits);
     /// for (ray, hit) in rays.iter().zip(&hits) {
-    ///     assert_eq!(*hit, bvh.closest_triangle(ray, &QueryOptions::default()));
+    ///     assert_eq!(*hit, bvh.closest_triangle(ray, &options));
     /// }
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_triangle_per_ray(
-        &self,
-        rays: &[Ray],
-        options: &QueryOptions,
-    ) -> Vec<Option<CompactHit>> {
-        self.map_chunks(rays, |chunk, out| {
-            let mut short = Vec::with_capacity(chunk.len());
-            self.closest_triangles_into(chunk, options, &mut short);
-            out.extend(short);
-        })
-    }
-
-    /// [`any_hit`](Bvh::any_hit) for each ray, in order; parallel like
-    /// [`closest_hit_per_ray`](Bvh::closest_hit_per_ray).
-    ///
-    /// ```
-    /// use meshray::{QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// // Which of these points on the ground can see a light high above the sphere?
     /// let light = Point3::new(0.0, 10.0, 0.0);
     /// let points = [Point3::new(0.3, 0.0, 0.2), Point3::new(3.0, 0.0, 3.0)];
-    /// let rays: Vec<Ray> = points.iter().map(|&p| Ray::with_range(p, light - p, 1e-4, 1.0)).collect();
-    /// let blocked = bvh.any_hit_per_ray(&rays, &QueryOptions::default());
-    /// assert!(blocked[0].is_some() && blocked[1].is_none());
+    /// let shadow: Vec<Ray> =
+    ///     points.iter().map(|&p| Ray::with_range(p, light - p, 1e-4, 1.0)).collect();
+    /// bvh.cast_rays(&shadow, RayQuery::Any, &options, &mut hits);
+    /// assert!(hits[0].is_some() && hits[1].is_none());
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn any_hit_per_ray(&self, rays: &[Ray], options: &QueryOptions) -> Vec<Option<Hit>> {
-        self.map_chunks(rays, |chunk, out| {
-            out.extend(chunk.iter().map(|ray| self.any_hit(ray, options)));
-        })
-    }
-
-    /// `fill(chunk, out)` appends the answers of each chunk of rays (whole packets of eight),
-    /// the chunks shared among threads; the answers in ray order.
-    #[cfg(feature = "parallel")]
-    fn map_chunks<T, F>(&self, rays: &[Ray], fill: F) -> Vec<T>
-    where
-        T: Send,
-        F: Fn(&[Ray], &mut Vec<T>) + Sync + Send,
-    {
-        use rayon::prelude::*;
-        let mut out: Vec<T> = Vec::with_capacity(rays.len());
-        let parts: Vec<Vec<T>> = rays
-            .par_chunks(RAYS_PER_TASK)
-            .map(|chunk| {
-                let mut part = Vec::with_capacity(chunk.len());
-                fill(chunk, &mut part);
-                part
-            })
-            .collect();
-        for part in parts {
-            out.extend(part);
+    pub fn cast_rays(
+        &self,
+        rays: &[Ray],
+        query: RayQuery,
+        options: &QueryOptions,
+        hits: &mut Vec<Option<CompactHit>>,
+    ) {
+        hits.clear();
+        hits.resize(rays.len(), None);
+        #[cfg(feature = "parallel")]
+        if rays.len() > RAYS_PER_TASK && rayon::current_num_threads() > 1 {
+            use rayon::prelude::*;
+            hits.par_chunks_mut(RAYS_PER_TASK)
+                .zip(rays.par_chunks(RAYS_PER_TASK))
+                .for_each(|(out, rays)| self.cast_in_order(rays, query, options, out));
+            return;
         }
-        out
+        self.cast_in_order(rays, query, options, hits);
     }
 
-    #[cfg(not(feature = "parallel"))]
-    fn map_chunks<T, F>(&self, rays: &[Ray], fill: F) -> Vec<T>
-    where
-        F: Fn(&[Ray], &mut Vec<T>),
-    {
-        let mut out = Vec::with_capacity(rays.len());
-        fill(rays, &mut out);
-        out
+    /// [`cast_rays`](Bvh::cast_rays) on this thread, into `out` (as long as `rays`).
+    fn cast_in_order(
+        &self,
+        rays: &[Ray],
+        query: RayQuery,
+        options: &QueryOptions,
+        out: &mut [Option<CompactHit>],
+    ) {
+        match query {
+            RayQuery::Any => {
+                for (slot, ray) in out.iter_mut().zip(rays) {
+                    *slot = self.any_triangle(ray, options);
+                }
+            }
+            RayQuery::Closest => {
+                for (group, out) in rays.chunks(PACKET).zip(out.chunks_mut(PACKET)) {
+                    if !(camera_like(group) && self.closest_packet(group, options, out)) {
+                        for (slot, ray) in out.iter_mut().zip(group) {
+                            *slot = self.closest_triangle(ray, options);
+                        }
+                    }
+                }
+            }
+        }
     }
+}
+
+/// Whether a group of rays came from one camera: a common origin or a common direction.
+/// Such neighbours visit nearly the same nodes, and a packet shares their node tests;
+/// scattered rays that merely share their direction signs gain nothing from walking
+/// together, so they walk ray by ray.
+fn camera_like(group: &[Ray]) -> bool {
+    let Some(first) = group.first() else {
+        return false;
+    };
+    group.iter().all(|r| r.origin() == first.origin())
+        || group.iter().all(|r| r.direction() == first.direction())
 }

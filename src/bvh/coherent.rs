@@ -226,50 +226,24 @@ impl Visitor for PacketVisitor<'_> {
 }
 
 impl Bvh {
-    /// [`closest_triangle`](Bvh::closest_triangle) for every ray, in order, into `hits`
-    /// (cleared first; a loop that reuses it allocates nothing once it is large enough).
-    /// Groups of eight consecutive rays that share their direction signs walk the tree
-    /// together, sharing the node tests, so order camera rays by tile rows: eight
-    /// neighbouring pixels of a row at a time. Same answers as one ray at a time; one thread
-    /// (see [`closest_triangle_per_ray`](Bvh::closest_triangle_per_ray) for all cores).
-    ///
-    /// ```
-    /// use meshray::{QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
-    /// // Sixteen rays of a camera at z = 10 looking down -z, through a row of pixels (two
-    /// // packets: the first eight go left, the others right).
-    /// let eye = Point3::new(0.0, 1.0, 10.0);
-    /// let rays: Vec<Ray> = (0..16)
-    ///     .map(|i| Ray::new(eye, Vector3::new(-0.0475 + 0.00625 * i as f32, 0.01, -1.0)))
-    ///     .collect();
-    /// let mut hits = Vec::new();
-    /// bvh.closest_triangles_into(&rays, &QueryOptions::default(), &mut hits);
-    /// for (ray, hit) in rays.iter().zip(&hits) {
-    ///     assert_eq!(*hit, bvh.closest_triangle(ray, &QueryOptions::default()));
-    /// }
-    /// assert!(hits.iter().all(Option::is_some)); // the sphere fills that row
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_triangles_into(
+    /// The closest hits of a group of eight rays walking together, into `out`; `false`
+    /// (and `out` untouched) when they cannot (see the module's opening comment).
+    pub(crate) fn closest_packet(
         &self,
-        rays: &[Ray],
+        group: &[Ray],
         options: &QueryOptions,
-        hits: &mut Vec<Option<CompactHit>>,
-    ) {
-        hits.clear();
-        for group in rays.chunks(PACKET) {
-            match PacketVisitor::new(self, group, options) {
-                Some(mut packet) => {
-                    match Avx2::detect() {
-                        Some(avx2) => avx2.walk(&self.nodes, &mut packet),
-                        None => Portable.walk(&self.nodes, &mut packet),
-                    }
-                    hits.extend(packet.best.map(|b| b.map(|found| self.ray_hit(found))));
-                }
-                None => hits.extend(group.iter().map(|ray| self.closest_triangle(ray, options))),
-            }
+        out: &mut [Option<CompactHit>],
+    ) -> bool {
+        let Some(mut packet) = PacketVisitor::new(self, group, options) else {
+            return false;
+        };
+        match Avx2::detect() {
+            Some(avx2) => avx2.walk(&self.nodes, &mut packet),
+            None => Portable.walk(&self.nodes, &mut packet),
         }
+        for (slot, best) in out.iter_mut().zip(packet.best) {
+            *slot = best.map(|found| self.ray_hit(found));
+        }
+        true
     }
 }

@@ -28,6 +28,7 @@ mod validate;
 pub(crate) mod walk;
 pub(crate) mod wide;
 
+pub use batch::RayQuery;
 pub(crate) use build::build as build_binary;
 pub use nearest::ClosestPoint;
 pub use stats::Stats;

@@ -1,6 +1,6 @@
 //! The common face of every ray caster compared, and meshray's own.
 
-use meshray::{Bvh, QueryOptions, Ray};
+use meshray::{Bvh, CompactHit, QueryOptions, Ray, RayQuery};
 
 /// A ray caster built over one mesh. Triangle numbers are the mesh's (file order).
 pub trait Engine {
@@ -71,12 +71,13 @@ macro_rules! query_loops {
 pub(crate) use query_loops;
 
 /// meshray with its default query options (both faces, the watertight triangle test): one
-/// ray at a time, or (`batch`) closest hits through the batch query, where eight neighbouring
-/// rays walk the tree together (any hit stays one ray at a time).
+/// ray at a time, or (`batch`) through the batch query `cast_rays`, where eight neighbouring
+/// camera rays walk the tree together, on a pool of one thread like every peer.
 pub struct Meshray {
     bvh: std::sync::Arc<Bvh>,
     options: QueryOptions,
     batch: bool,
+    one_thread: rayon::ThreadPool,
 }
 
 impl Meshray {
@@ -85,6 +86,10 @@ impl Meshray {
             bvh,
             options: QueryOptions::default(),
             batch,
+            one_thread: rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .expect("a one-thread pool"),
         }
     }
 }
@@ -107,8 +112,11 @@ impl Engine for Meshray {
     }
 
     fn any_all(&self, rays: &[Ray], out: &mut [bool]) {
-        // The batch engine's any hit is one ray at a time too.
-        peers_any_meshray(self, rays, out)
+        if self.batch {
+            peers_any_meshray_batch(self, rays, out)
+        } else {
+            peers_any_meshray(self, rays, out)
+        }
     }
 
     fn closest(&self, ray: &Ray) -> Option<(f32, u32)> {
@@ -131,19 +139,42 @@ impl Engine for Meshray {
 
 query_loops!(loops Meshray, peers_closest_meshray, peers_any_meshray);
 
-/// The batch query's closest-hit loop (see [`query_loops!`]): in chunks of 256 rays into one
+/// The batch query's closest-hit loop (see [`query_loops!`]): blocks of 4,096 rays into one
 /// reused vector, as an application casting an image tile by tile would (and as `meshray
 /// bench --batch` does).
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn peers_closest_meshray_batch(engine: &Meshray, rays: &[Ray], out: &mut [Option<(f32, u32)>]) {
-    let mut hits = Vec::with_capacity(256);
-    for (rays, out) in rays.chunks(256).zip(out.chunks_mut(256)) {
-        engine
-            .bvh
-            .closest_triangles_into(rays, &engine.options, &mut hits);
-        for (slot, hit) in out.iter_mut().zip(&hits) {
-            *slot = hit.map(|h| (h.t, h.triangle));
-        }
+    engine.batch(rays, RayQuery::Closest, out, |hit| {
+        hit.map(|h| (h.t, h.triangle))
+    });
+}
+
+/// The batch query's any-hit loop, as [`peers_closest_meshray_batch`].
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn peers_any_meshray_batch(engine: &Meshray, rays: &[Ray], out: &mut [bool]) {
+    engine.batch(rays, RayQuery::Any, out, |hit| hit.is_some());
+}
+
+impl Meshray {
+    /// `cast_rays` on the engine's one thread, in blocks of 4,096 rays; `out[k]` is
+    /// `answer(hit)` of the `k`-th ray.
+    fn batch<T: Send>(
+        &self,
+        rays: &[Ray],
+        query: RayQuery,
+        out: &mut [T],
+        answer: impl Fn(Option<CompactHit>) -> T + Sync,
+    ) {
+        let mut hits = Vec::with_capacity(4096);
+        self.one_thread.install(|| {
+            for (rays, out) in rays.chunks(4096).zip(out.chunks_mut(4096)) {
+                self.bvh.cast_rays(rays, query, &self.options, &mut hits);
+                for (slot, hit) in out.iter_mut().zip(&hits) {
+                    *slot = answer(*hit);
+                }
+            }
+        });
     }
 }

@@ -201,9 +201,6 @@ fn parse_args() -> Result<Args, String> {
     if !args.rays.is_empty() && args.meshes.len() > 1 {
         return Err("--rays files belong to one mesh: give only one".into());
     }
-    if args.callgrind.as_deref() == Some("meshray-batch") && args.any {
-        return Err("meshray's batch query is closest hit only: --callgrind meshray --any".into());
-    }
     Ok(args)
 }
 
@@ -471,7 +468,8 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
         build_ms: meshray_ms,
         version: env!("PEER_VERSION_MESHRAY").to_string(),
     }];
-    // The batch query on the same tree (closest hit only: any hit is the row above).
+    // The batch query on the same tree, for closest hit (its any hit walks ray by ray, as the
+    // row above does).
     if !args.any {
         engines.push(Built {
             engine: Box::new(Meshray::new(bvh.clone(), true)),

@@ -24,7 +24,7 @@
 //! server. minifb reads the mouse buttons and keys once a frame (60 a second), so a press
 //! and release quicker than a frame goes unseen.
 
-use meshray::{Bvh, Hit, QueryOptions, Ray};
+use meshray::{Bvh, Hit, QueryOptions, Ray, RayQuery};
 use meshray_cli::Failure;
 use meshray_cli::args::{command_line, set_mesh, unknown, wants_help};
 use meshray_cli::camera::{Camera, FRAMING_DISTANCE, Placement, default_direction, half_diagonal};
@@ -202,7 +202,12 @@ impl View {
                 let (xs, rays): (Vec<usize>, Vec<Ray>) =
                     (0..w).filter_map(|x| Some((x, self.ray(x, y)?))).unzip();
                 let mut hits = Vec::with_capacity(rays.len());
-                bvh.closest_triangles_into(&rays, &QueryOptions::default(), &mut hits);
+                bvh.cast_rays(
+                    &rays,
+                    RayQuery::Closest,
+                    &QueryOptions::default(),
+                    &mut hits,
+                );
                 for ((&x, ray), short) in xs.iter().zip(&rays).zip(hits) {
                     let Some(hit) = short.and_then(|s| bvh.hit_details(ray, &s)) else {
                         continue;
