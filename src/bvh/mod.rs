@@ -23,13 +23,13 @@ mod refit;
 pub(crate) mod selection;
 mod simd;
 mod stats;
-mod traverse;
+pub(crate) mod traverse;
+pub(crate) mod tree;
 mod validate;
 pub(crate) mod walk;
 pub(crate) mod wide;
 
 pub use batch::RayQuery;
-pub(crate) use build::build as build_binary;
 pub use nearest::ClosestPoint;
 pub use stats::Stats;
 pub use traverse::{CompactHit, Hit, QueryCost, QueryOptions};

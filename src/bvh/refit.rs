@@ -1,11 +1,29 @@
 //! Refitting: the vertices moved, the triangles did not; update the boxes, keep the tree.
 
 use super::Bvh;
-use super::leaf::LANES;
-use super::wide::NO_CHILD;
+use super::leaf::{LANES, TrianglePacket};
+use super::tree::{self, Leaves};
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Error, Result};
 use nalgebra::Point3;
+
+/// The mesh tree's leaf entries as the tree upkeep sees them: a leaf lane names `count`
+/// triangles from the packet `first`.
+struct Packets<'a>(&'a [TrianglePacket]);
+
+impl Leaves for Packets<'_> {
+    fn leaf_box(&self, first: u32, count: u32) -> Aabb {
+        let first = first as usize * LANES;
+        (first..first + count as usize).fold(Aabb::EMPTY, |b, slot| {
+            let tri = self.0[slot / LANES].get(slot % LANES);
+            b.union(&Aabb::from_points(&[
+                Point3::from(tri.a),
+                Point3::from(tri.b),
+                Point3::from(tri.c),
+            ]))
+        })
+    }
+}
 
 impl Bvh {
     /// Moves the mesh's vertices to `positions` (one per vertex of
@@ -71,29 +89,9 @@ impl Bvh {
                 self.leaf_packets[slot / LANES].set(slot % LANES, &LeafTriangle::new(&a, &b, &c));
             }
         }
-        // Children always come after their parent in the array (`validate` checks it), so one
-        // sweep from the back sees every child refit before its parent.
-        for i in (0..self.nodes.len()).rev() {
-            for k in 0..super::wide::WIDTH {
-                let (child, count) = (self.nodes[i].child[k], self.nodes[i].count[k]);
-                if child == NO_CHILD {
-                    continue;
-                }
-                let bounds = if count > 0 {
-                    let first = child as usize * LANES;
-                    (first..first + count as usize).fold(Aabb::EMPTY, |b, slot| {
-                        let tri = self.leaf_packets[slot / LANES].get(slot % LANES);
-                        b.union(&Aabb::from_points(&[
-                            Point3::from(tri.a),
-                            Point3::from(tri.b),
-                            Point3::from(tri.c),
-                        ]))
-                    })
-                } else {
-                    self.nodes[child as usize].bounds()
-                };
-                self.nodes[i].set_lane_bounds(k, &bounds);
-            }
-        }
+        // Children always come after their parent in the array (`validate` checks it), so
+        // the sweep from the back sees every child refit before its parent.
+        let leaves = Packets(&self.leaf_packets);
+        tree::refit_all(&mut self.nodes, &leaves);
     }
 }

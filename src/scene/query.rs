@@ -4,8 +4,9 @@
 use super::{Instance, InstanceId, Scene, SceneHit, SceneOptions};
 use crate::aabb::RaySlabs;
 use crate::bvh::nearest::lanes_near;
+use crate::bvh::traverse::walk_ray;
 use crate::bvh::walk::{Visitor, walk};
-use crate::bvh::wide::{WIDTH, WideNode, WideRay, lane_intervals, widened};
+use crate::bvh::wide::{WIDTH, WideNode, WideRay};
 use crate::{ClosestPoint, Hit, Ray};
 use nalgebra::{Matrix3, Point3, Unit, Vector3};
 
@@ -128,32 +129,46 @@ impl Scene {
         hits
     }
 
-    /// Walks the top-level trees near box first; `visit(id, instance, t_max)` queries an
-    /// instance the options let the query see (lowering `t_max` for closest hit) and returns
-    /// `Some(true)` to stop.
+    /// Walks the top-level trees near box first, with the mesh's ray kernel
+    /// ([`walk_ray`]); `visit(id, instance, t_max)` queries an instance the options let the
+    /// query see (lowering `t_max` for closest hit) and returns `Some(true)` to stop.
     fn walk(
         &self,
         ray: &Ray,
         options: &SceneOptions<'_>,
-        visit: impl FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>,
+        mut visit: impl FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>,
     ) {
         if !ray.is_valid() {
             return;
         }
-        let mut visitor = InstanceRays {
-            ray: WideRay::new(&RaySlabs::new(ray)),
-            t_min: ray.t_min(),
-            t_max: ray.t_max(),
-            slots: &self.slots,
-            order: &[],
-            options,
-            visit,
-            stopped: false,
-        };
+        let slabs = WideRay::new(&RaySlabs::new(ray));
+        let mut t_max = ray.t_max();
         for tree in self.top().trees() {
-            visitor.order = &tree.order;
-            walk(&tree.nodes, &mut visitor);
-            if visitor.stopped {
+            let mut stopped = false;
+            walk_ray(
+                &slabs,
+                (ray.t_min(), t_max),
+                &tree.nodes,
+                &mut (),
+                |first, count, t| {
+                    for &id in &tree.order[first..first + count] {
+                        let Some(Some(instance)) = self.slots.get(id as usize) else {
+                            continue; // removed since the tree was built
+                        };
+                        if !options.sees(id, instance) {
+                            continue;
+                        }
+                        let stop = visit(id, instance, t) == Some(true);
+                        t_max = *t;
+                        if stop {
+                            stopped = true;
+                            return true;
+                        }
+                    }
+                    false
+                },
+            );
+            if stopped {
                 return;
             }
         }
@@ -257,49 +272,6 @@ impl Scene {
             instance: id,
             hit: h,
         }
-    }
-}
-
-/// A ray's walk of the top-level tree: instance boxes by the slab test, and in the leaves
-/// the enabled instances the mask and filter accept, queried by `visit`.
-struct InstanceRays<'a, V> {
-    ray: WideRay,
-    t_min: f32,
-    t_max: f32,
-    slots: &'a [Option<Instance>],
-    order: &'a [u32],
-    options: &'a SceneOptions<'a>,
-    visit: V,
-    /// Set when `visit` stopped the walk (any hit), so the next tree is not walked.
-    stopped: bool,
-}
-
-impl<V: FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>> Visitor for InstanceRays<'_, V> {
-    type Key = f32;
-    const ORDERED: bool = true;
-
-    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f32; WIDTH]) {
-        lane_intervals(node, &self.ray, self.t_min, self.t_max)
-    }
-
-    fn worth(&self, entry: f32) -> bool {
-        entry <= widened(self.t_max)
-    }
-
-    fn leaf(&mut self, first: u32, count: u32, _: f32) -> bool {
-        for &id in &self.order[first as usize..(first + count) as usize] {
-            let Some(Some(instance)) = self.slots.get(id as usize) else {
-                continue; // removed since the tree was built
-            };
-            if !self.options.sees(id, instance) {
-                continue;
-            }
-            if (self.visit)(id, instance, &mut self.t_max) == Some(true) {
-                self.stopped = true;
-                return true;
-            }
-        }
-        false
     }
 }
 

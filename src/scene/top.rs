@@ -19,8 +19,8 @@
 //! Measured with `cargo bench --bench scene` (100,000 instances): see the README's "Scenes".
 
 use super::{Instance, InstanceId};
-use crate::bvh::build_binary;
-use crate::bvh::wide::{NO_CHILD, WIDTH, WideNode, collapse};
+use crate::bvh::tree::{self, Leaves, Links};
+use crate::bvh::wide::WideNode;
 use crate::{Aabb, BuildOptions};
 
 /// Rebuild once the refit tree's cost exceeds its cost after the build by this factor.
@@ -36,15 +36,27 @@ pub(super) const REMOVED: u32 = u32::MAX;
 pub(super) struct Tree {
     pub nodes: Vec<WideNode>,
     pub order: Vec<u32>,
-    /// Each node's parent ([`REMOVED`] for the root).
-    parent: Vec<u32>,
-    /// For each entry of `order`, the node whose lane holds it.
-    holder: Vec<u32>,
-    /// The sum of the lanes' half areas: now, and just after the build.
+    links: Links,
+    /// The tree's cost ([`tree::cost`]): now, and just after the build.
     cost: f64,
     built_cost: f64,
     /// Leaf entries not [`REMOVED`].
     live: usize,
+}
+
+/// A tree's leaf entries as the tree upkeep sees them: instance ids, boxed by `bounds`.
+struct Instances<'a> {
+    order: &'a [u32],
+    bounds: &'a [Aabb],
+}
+
+impl Leaves for Instances<'_> {
+    fn leaf_box(&self, first: u32, count: u32) -> Aabb {
+        self.order[first as usize..(first + count) as usize]
+            .iter()
+            .filter(|&&id| id != REMOVED)
+            .fold(Aabb::EMPTY, |b, &id| b.union(&self.bounds[id as usize]))
+    }
 }
 
 impl Tree {
@@ -58,92 +70,44 @@ impl Tree {
             max_leaf_size: 1,
             ..Default::default()
         };
-        let (binary, order) = build_binary(&boxes, &options, &|_| {});
-        let nodes = collapse(&binary, options.traversal_cost, options.intersection_cost);
-        let (mut parent, mut holder) = (vec![REMOVED; nodes.len()], vec![REMOVED; order.len()]);
-        for (i, node) in nodes.iter().enumerate() {
-            for k in node.lanes() {
-                let (child, count) = (node.child[k], node.count[k]);
-                if count == 0 {
-                    parent[child as usize] = i as u32;
-                } else {
-                    holder[child as usize..(child + count) as usize].fill(i as u32);
-                }
-            }
-        }
-        let cost = nodes.iter().map(lanes_cost).sum();
+        let (nodes, order) = tree::build_over_boxes(&boxes, &options);
+        let links = Links::new(&nodes, order.len());
+        let cost = tree::cost(&nodes);
         Tree {
             nodes,
             order: order.iter().map(|&i| ids[i as usize]).collect(),
-            parent,
-            holder,
+            links,
             cost,
             built_cost: cost,
             live: ids.len(),
         }
     }
 
-    /// Recomputes node `i`'s lane boxes from its children (already up to date) and the
-    /// instances' `bounds`, keeping `cost` current.
-    fn refit_node(&mut self, i: usize, bounds: &[Aabb]) {
-        let before = lanes_cost(&self.nodes[i]);
-        for k in 0..WIDTH {
-            let (child, count) = (self.nodes[i].child[k], self.nodes[i].count[k]);
-            if child == NO_CHILD {
-                continue;
-            }
-            let b = if count > 0 {
-                let ids = &self.order[child as usize..(child + count) as usize];
-                ids.iter()
-                    .filter(|&&id| id != REMOVED)
-                    .fold(Aabb::EMPTY, |b, &id| b.union(&bounds[id as usize]))
-            } else {
-                self.nodes[child as usize].bounds()
-            };
-            self.nodes[i].set_lane_bounds(k, &b);
-        }
-        self.cost += lanes_cost(&self.nodes[i]) - before;
-    }
-
-    /// Recomputes every box, bottom-up (children come after their parent).
+    /// Recomputes every box, bottom-up.
     fn refit_all(&mut self, bounds: &[Aabb]) {
-        for i in (0..self.nodes.len()).rev() {
-            self.refit_node(i, bounds);
-        }
+        let leaves = Instances {
+            order: &self.order,
+            bounds,
+        };
+        tree::refit_all(&mut self.nodes, &leaves);
         // Summed afresh, so the running sum's rounding never piles up.
-        self.cost = self.nodes.iter().map(lanes_cost).sum();
+        self.cost = tree::cost(&self.nodes);
     }
 
     /// Recomputes the nodes in `dirty` and all their ancestors, children first. `dirty` is
     /// scratch space: it ends up holding that whole set.
     fn refit_paths(&mut self, dirty: &mut Vec<u32>, bounds: &[Aabb]) {
-        let touched = dirty.len();
-        for k in 0..touched {
-            let mut node = self.parent[dirty[k] as usize];
-            while node != REMOVED {
-                dirty.push(node);
-                node = self.parent[node as usize];
-            }
-        }
-        // Children come after their parent in the array: highest index first is bottom-up.
-        dirty.sort_unstable_by(|a, b| b.cmp(a));
-        dirty.dedup();
-        for &node in dirty.iter() {
-            self.refit_node(node as usize, bounds);
-        }
+        let leaves = Instances {
+            order: &self.order,
+            bounds,
+        };
+        self.cost += tree::refit_paths(&mut self.nodes, &self.links.parent, dirty, &leaves);
     }
 
     /// Whether the refit tree has grown worse enough, or emptier enough, to rebuild.
     fn spoiled(&self) -> bool {
         self.cost > REBUILD_COST * self.built_cost || 2 * self.live < self.order.len()
     }
-}
-
-/// The sum of a node's used lanes' half areas (empty lanes count 0).
-fn lanes_cost(node: &WideNode) -> f64 {
-    node.lanes()
-        .map(|k| f64::from(node.lane_bounds(k).half_area()))
-        .sum()
 }
 
 /// The scene's top-level trees: `main` over the instances that were live at its build,
@@ -185,7 +149,7 @@ impl TopLevel {
     /// Notes that instance `id`'s box changed (moved, another mesh, refitted).
     pub fn touch(&mut self, id: InstanceId) {
         match self.in_main.get(id as usize) {
-            Some(&at) if at != REMOVED => self.dirty.push(self.main.holder[at as usize]),
+            Some(&at) if at != REMOVED => self.dirty.push(self.main.links.holder[at as usize]),
             // In `added`: refitted whole at the update.
             _ => {}
         }
@@ -196,7 +160,7 @@ impl TopLevel {
         match self.in_main.get_mut(id as usize) {
             Some(at) if *at != REMOVED => {
                 self.main.order[*at as usize] = REMOVED;
-                self.dirty.push(self.main.holder[*at as usize]);
+                self.dirty.push(self.main.links.holder[*at as usize]);
                 self.main.live -= 1;
                 *at = REMOVED;
             }
