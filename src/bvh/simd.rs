@@ -23,6 +23,8 @@ use super::ray_walk::{Entered, RayKernel, RayStack};
 use super::traverse::Tally;
 use super::walk::{Visitor, walk};
 use super::wide::{WideNode, WideRay};
+use crate::Ray;
+use crate::aabb::RaySlabs;
 
 /// How a ray walk tests a node's boxes: the portable way or with AVX2.
 pub(crate) trait NodeTest: Copy {
@@ -30,11 +32,12 @@ pub(crate) trait NodeTest: Copy {
     fn walk<V: Visitor>(self, nodes: &[WideNode], visitor: &mut V);
 
     /// Runs the single-ray walk ([`ray_walk::walk`]) with this way's node visit, compiled
-    /// for its instructions.
+    /// for its instructions. The ray's lanes ([`WideRay`]) are made inside, with those
+    /// instructions (an AVX2 broadcast each).
     fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         self,
         nodes: &[WideNode],
-        ray: &WideRay,
+        ray: &Ray,
         range: (f32, f32),
         tally: &mut T,
         leaf: L,
@@ -59,12 +62,13 @@ impl NodeTest for Portable {
     fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         self,
         nodes: &[WideNode],
-        ray: &WideRay,
+        ray: &Ray,
         (t_min, t_max): (f32, f32),
         tally: &mut T,
         leaf: L,
     ) {
-        ray_walk::walk(PortableKernel, nodes, ray, t_min, t_max, tally, leaf)
+        let ray = WideRay::new(&RaySlabs::new(ray));
+        ray_walk::walk(PortableKernel, nodes, &ray, t_min, t_max, tally, leaf)
     }
 }
 
@@ -116,7 +120,7 @@ impl NodeTest for Avx2 {
     fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         self,
         nodes: &[WideNode],
-        ray: &WideRay,
+        ray: &Ray,
         (t_min, t_max): (f32, f32),
         tally: &mut T,
         leaf: L,
@@ -128,7 +132,15 @@ impl NodeTest for Avx2 {
             x86::walk_ray_avx2(self, nodes, ray, t_min, t_max, tally, leaf)
         }
         #[cfg(not(target_arch = "x86_64"))]
-        ray_walk::walk(PortableKernel, nodes, ray, t_min, t_max, tally, leaf)
+        ray_walk::walk(
+            PortableKernel,
+            nodes,
+            &WideRay::new(&RaySlabs::new(ray)),
+            t_min,
+            t_max,
+            tally,
+            leaf,
+        )
     }
 }
 
@@ -192,12 +204,13 @@ mod x86 {
     pub(super) fn walk_ray_avx2<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         avx2: Avx2,
         nodes: &[WideNode],
-        ray: &WideRay,
+        ray: &Ray,
         t_min: f32,
         t_max: f32,
         tally: &mut T,
         leaf: L,
     ) {
+        let ray = &WideRay::new(&RaySlabs::new(ray));
         macro_rules! octants {
             ($($octant:literal)*) => {
                 match ray.octant() {
@@ -425,8 +438,6 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     fn x86_node_visits() {
         use super::*;
-        use crate::Ray;
-        use crate::aabb::RaySlabs;
         use crate::bvh::wide::WIDTH;
         use crate::test_support::Lcg;
         use nalgebra::{Point3, Vector3};

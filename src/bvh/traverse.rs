@@ -9,8 +9,7 @@
 use super::Bvh;
 use super::leaf::LeafTest;
 use super::simd::{Avx2, NodeTest, Portable};
-use super::wide::{WideNode, WideRay};
-use crate::aabb::RaySlabs;
+use super::wide::WideNode;
 use crate::triangle::{LeafTriangle, TriangleHit};
 use crate::{Culling, Mesh, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
@@ -549,8 +548,7 @@ impl Bvh {
         tally: &mut T,
         leaf: L,
     ) {
-        let slabs = WideRay::new(&RaySlabs::new(ray));
-        walk_ray(&slabs, (ray.t_min(), ray.t_max()), &self.nodes, tally, leaf);
+        walk_ray(ray, (ray.t_min(), ray.t_max()), &self.nodes, tally, leaf);
     }
 
     /// Fills in a hit's details from the mesh.
@@ -595,21 +593,21 @@ fn unit(v: &Vector3<f32>) -> Option<Unit<Vector3<f32>>> {
     Some(Unit::new_normalize(v / m))
 }
 
-/// Walks `nodes` (root at 0) for the ray of `slabs` over `t_min..=t_max` with the fastest
+/// Walks `nodes` (root at 0) for `ray` over `range` (instead of its own) with the fastest
 /// kernel this CPU has ([`ray_walk`](super::ray_walk)), nearest child first, calling `leaf` with each
 /// reached leaf lane's child word and count and the current `t_max`, which it may lower;
 /// `leaf` returns `true` to stop. The ray walk of every tree: the mesh's (leaf lanes name
 /// packets of triangles) and the scene's top-level tree (leaf lanes name instances).
 #[inline(always)]
 pub(crate) fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
-    slabs: &WideRay,
+    ray: &Ray,
     range: (f32, f32),
     nodes: &[WideNode],
     tally: &mut T,
     leaf: L,
 ) {
     match Avx2::detect() {
-        Some(avx2) => avx2.walk_ray(nodes, slabs, range, tally, leaf),
-        None => Portable.walk_ray(nodes, slabs, range, tally, leaf),
+        Some(avx2) => avx2.walk_ray(nodes, ray, range, tally, leaf),
+        None => Portable.walk_ray(nodes, ray, range, tally, leaf),
     }
 }

@@ -2,11 +2,10 @@
 //! top-level trees and queries the instances it reaches in their own object space.
 
 use super::{Instance, InstanceId, Scene, SceneHit, SceneOptions};
-use crate::aabb::RaySlabs;
 use crate::bvh::nearest::lanes_near;
 use crate::bvh::traverse::walk_ray;
 use crate::bvh::walk::{Visitor, walk};
-use crate::bvh::wide::{WIDTH, WideNode, WideRay};
+use crate::bvh::wide::{WIDTH, WideNode};
 use crate::{ClosestPoint, Hit, Ray};
 use nalgebra::{Matrix3, Point3, Unit, Vector3};
 
@@ -141,12 +140,11 @@ impl Scene {
         if !ray.is_valid() {
             return;
         }
-        let slabs = WideRay::new(&RaySlabs::new(ray));
         let mut t_max = ray.t_max();
         for tree in self.top().trees() {
             let mut stopped = false;
             walk_ray(
-                &slabs,
+                ray,
                 (ray.t_min(), t_max),
                 &tree.nodes,
                 &mut (),
