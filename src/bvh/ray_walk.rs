@@ -273,7 +273,10 @@ pub(crate) fn order_lanes(
 }
 
 /// Exactly two children entered, lanes `a < b` with their entry distances: the farther
-/// (by [`order_key`], as the sort would order them) waits on the stack, the nearer is next.
+/// waits on the stack, the nearer is next (`a` when they tie). A float comparison, not
+/// [`order_key`]'s keys: two keys cost a dozen integer instructions more per visit, and any
+/// order of the children finds the same closest hit (the keys matter only where the sort
+/// needs distinct ones).
 #[inline(always)]
 pub(crate) fn two_lanes(
     node: &WideNode,
@@ -281,7 +284,7 @@ pub(crate) fn two_lanes(
     (b, entry_b): (usize, f32),
     stack: &mut RayStack,
 ) -> Entered {
-    let (near, far) = if order_key(entry_b, b) < order_key(entry_a, a) {
+    let (near, far) = if entry_b < entry_a {
         (
             Waiting::lane(node, b, entry_b),
             Waiting::lane(node, a, entry_a),
