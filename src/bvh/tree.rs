@@ -1,16 +1,19 @@
 //! The wide tree's upkeep, whatever its leaves hold: a tree built over boxes, its boxes
 //! refitted bottom-up (all of them, or only the paths above edited leaves), the links a
-//! partial refit needs, and the cost that says when a refit tree should be rebuilt.
+//! partial refit needs, the cost that says when a refit tree should be rebuilt, and the
+//! check of the invariants every wide tree keeps.
 //!
 //! Two trees use it: the mesh's ([`Bvh`](super::Bvh), whose leaf lanes name packets of
 //! triangles) and the scene's top-level tree (whose leaf lanes name instances). What differs
-//! is only what a leaf lane's entries are, hence their box: [`Leaves`].
+//! is only what a leaf lane's entries are, hence their box ([`Leaves`]) and what checking
+//! them means ([`CheckedLeaves`]).
 //!
 //! The layout these rely on ([`WideNode`]): a node's used lanes come first; a lane is a
 //! leaf when its count is non-zero (its child word then names the leaf's first entry),
 //! else it names an interior child, which comes after its parent in the array — so one
 //! sweep from the back sees every child before its parent.
 
+use super::build::MAX_DEPTH;
 use super::wide::{NO_CHILD, WIDTH, WideNode, collapse};
 use crate::{Aabb, BuildOptions};
 
@@ -18,6 +21,91 @@ use crate::{Aabb, BuildOptions};
 pub(crate) trait Leaves {
     /// The box of the entries a leaf lane names: its child word `first` and its `count`.
     fn leaf_box(&self, first: u32, count: u32) -> Aabb;
+}
+
+/// What a tree's leaves hold, as far as checking it goes.
+pub(crate) trait CheckedLeaves: Leaves {
+    /// Checks the leaf lane `lane` (node and lane) naming `first` and `count`: that its
+    /// entries exist, that none was claimed by another leaf lane before (it claims them
+    /// now), and whatever else the leaves promise. The reason when not.
+    fn check_leaf(&mut self, lane: (usize, usize), first: u32, count: u32) -> Result<(), String>;
+}
+
+/// Checks the invariants every wide tree keeps, whatever its leaves hold: there is a root;
+/// every node is reached once from it, no deeper than the walks' stacks allow; a node uses
+/// two to eight lanes (the root one or more), packed first, its unused lanes empty; an
+/// interior child comes after its parent in the array and lies inside the parent's lane
+/// box; a leaf lane holds 1 to `max_leaf` entries, its box is exactly their box, and
+/// `leaves` accepts them ([`CheckedLeaves::check_leaf`]). The first broken one's reason.
+pub(crate) fn check_shape(
+    nodes: &[WideNode],
+    leaves: &mut impl CheckedLeaves,
+    max_leaf: usize,
+) -> Result<(), String> {
+    if nodes.is_empty() {
+        return Err("no root node".to_string());
+    }
+    let mut seen = vec![false; nodes.len()];
+    seen[0] = true;
+    let mut waiting = vec![(0usize, 0usize)];
+    while let Some((i, depth)) = waiting.pop() {
+        let node = &nodes[i];
+        if depth >= MAX_DEPTH {
+            return Err(format!(
+                "node {i} at depth {depth}, deeper than {MAX_DEPTH}"
+            ));
+        }
+        let used = node.lanes().count();
+        if used == 0 || (used == 1 && i != 0) || node.lanes().any(|k| k >= used) {
+            return Err(format!(
+                "node {i} uses lanes {:?}: a node needs two or more (the root one), packed first",
+                node.lanes().collect::<Vec<_>>()
+            ));
+        }
+        for k in used..WIDTH {
+            if node.lane_bounds(k) != Aabb::EMPTY || node.count[k] != 0 {
+                return Err(format!("node {i} lane {k} is unused but not empty"));
+            }
+        }
+        for k in 0..used {
+            let bounds = node.lane_bounds(k);
+            let (child, count) = (node.child[k], node.count[k]);
+            if count > 0 {
+                if count as usize > max_leaf {
+                    return Err(format!(
+                        "leaf {i}.{k} holds {count} entries, more than {max_leaf}"
+                    ));
+                }
+                leaves.check_leaf((i, k), child, count)?;
+                let tight = leaves.leaf_box(child, count);
+                if tight != bounds {
+                    return Err(format!(
+                        "leaf {i}.{k} box {bounds:?} is not its entries' box {tight:?}"
+                    ));
+                }
+                continue;
+            }
+            let child = child as usize;
+            // After their parent: refit sweeps the array backwards.
+            if child <= i || child >= nodes.len() {
+                return Err(format!(
+                    "node {i} lane {k} points to node {child} of {}",
+                    nodes.len()
+                ));
+            }
+            if std::mem::replace(&mut seen[child], true) {
+                return Err(format!("node {child} is reached twice"));
+            }
+            if !bounds.contains(&nodes[child].bounds()) {
+                return Err(format!("node {child} sticks out of its parent {i}.{k}"));
+            }
+            waiting.push((child, depth + 1));
+        }
+    }
+    match seen.iter().position(|s| !s) {
+        Some(i) => Err(format!("node {i} is not reachable")),
+        None => Ok(()),
+    }
 }
 
 /// A wide tree over `boxes`, one entry per leaf lane at most `options.max_leaf_size`: the
@@ -151,6 +239,65 @@ mod tests {
 
     /// A partial refit after moving some entries gives the boxes and cost of a full one, and
     /// a full refit of an unmoved tree changes nothing.
+    impl CheckedLeaves for Boxes {
+        fn check_leaf(&mut self, _: (usize, usize), first: u32, count: u32) -> Result<(), String> {
+            match (first as usize).checked_add(count as usize) {
+                Some(end) if end <= self.0.len() => Ok(()),
+                _ => Err(format!("entries {first}+{count} of {}", self.0.len())),
+            }
+        }
+    }
+
+    /// A built tree passes the shape check; each kind of damage fails it.
+    #[test]
+    fn the_shape_check_catches_broken_trees() {
+        let boxes: Vec<Aabb> = (0..300).map(|i| unit_box(2.0 * i as f32)).collect();
+        let options = BuildOptions {
+            max_leaf_size: 1,
+            ..Default::default()
+        };
+        let (nodes, order) = build_over_boxes(&boxes, &options);
+        let mut leaves = Boxes(order.iter().map(|&i| boxes[i as usize]).collect());
+        check_shape(&nodes, &mut leaves, 1).unwrap();
+        let interior = (0..WIDTH).find(|&k| nodes[0].count[k] == 0).unwrap();
+        let leaf = (1..nodes.len())
+            .flat_map(|i| (0..WIDTH).map(move |k| (i, k)))
+            .find(|&(i, k)| nodes[i].count[k] > 0)
+            .unwrap();
+        type Damage = Box<dyn Fn(&mut Vec<WideNode>)>;
+        let damage: [(&str, Damage); 6] = [
+            ("a cycle", Box::new(move |n| n[0].child[interior] = 0)),
+            (
+                "a loose box",
+                Box::new(move |n| n[leaf.0].max[0][leaf.1] += 1.0),
+            ),
+            (
+                "a child sticking out",
+                Box::new(move |n| n[0].max[0][interior] -= 1.0),
+            ),
+            (
+                "a hole in the lanes",
+                Box::new(|n| n[1].child[0] = NO_CHILD),
+            ),
+            (
+                "entries out of range",
+                Box::new(move |n| n[leaf.0].child[leaf.1] = 1000),
+            ),
+            (
+                "a leaf too big",
+                Box::new(move |n| n[leaf.0].count[leaf.1] = 2),
+            ),
+        ];
+        for (what, damage) in damage {
+            let mut broken = nodes.clone();
+            damage(&mut broken);
+            assert!(
+                check_shape(&broken, &mut leaves, 1).is_err(),
+                "{what} passed"
+            );
+        }
+    }
+
     #[test]
     fn partial_refit_equals_full_refit() {
         let boxes: Vec<Aabb> = (0..300).map(|i| unit_box(2.0 * i as f32)).collect();

@@ -1,10 +1,8 @@
 //! The invariants a built BVH keeps, checked in full.
 
 use super::Bvh;
-use super::build::MAX_DEPTH;
 use super::leaf::LANES;
-use super::walk::{Visitor, walk};
-use super::wide::{WIDTH, WideNode};
+use super::tree::{self, CheckedLeaves, Leaves};
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Error, Result};
 
@@ -45,29 +43,18 @@ impl Bvh {
             return fail(format!("{} nodes for {n} triangles", nodes.len()));
         }
         let max_leaf = self.options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
-        let mut sweep = ValidateVisitor {
+        let mut leaves = MeshLeaves {
             bvh: self,
-            max_leaf,
-            depth_of: vec![0; nodes.len()],
-            seen_node: vec![false; nodes.len()],
             seen_packet: vec![false; packets.len()],
             seen_triangle: vec![false; n],
-            broken: None,
         };
-        sweep.seen_node[0] = true;
-        walk(nodes, &mut sweep);
-        if let Some(reason) = sweep.broken {
+        if let Err(reason) = tree::check_shape(nodes, &mut leaves, max_leaf) {
             return fail(reason);
         }
-        let (seen_node, seen_packet, seen_triangle) =
-            (sweep.seen_node, sweep.seen_packet, sweep.seen_triangle);
-        if let Some(i) = seen_node.iter().position(|s| !s) {
-            return fail(format!("node {i} is not reachable"));
-        }
-        if let Some(p) = seen_packet.iter().position(|s| !s) {
+        if let Some(p) = leaves.seen_packet.iter().position(|s| !s) {
             return fail(format!("packet {p} is in no leaf"));
         }
-        if let Some(t) = seen_triangle.iter().position(|s| !s) {
+        if let Some(t) = leaves.seen_triangle.iter().position(|s| !s) {
             return fail(format!("triangle {t} is in no leaf"));
         }
         // Finite once the coordinates are in range; a NaN here would mean the build's costs
@@ -80,136 +67,68 @@ impl Bvh {
     }
 }
 
-/// The validation sweep: checks each node as the walk reaches it and enters only interior
-/// children not seen before (so a malformed tree is walked once, node by node); the first
-/// broken invariant ends the walk.
-struct ValidateVisitor<'a> {
+/// The mesh tree's leaves as the shape check sees them: a leaf lane names `count`
+/// triangles in whole packets from packet `first`; each packet and triangle in one leaf, the
+/// packets' unused lanes empty, each slot a copy of its mesh triangle.
+struct MeshLeaves<'a> {
     bvh: &'a Bvh,
-    max_leaf: usize,
-    depth_of: Vec<usize>,
-    seen_node: Vec<bool>,
     seen_packet: Vec<bool>,
     seen_triangle: Vec<bool>,
-    broken: Option<String>,
 }
 
-impl ValidateVisitor<'_> {
-    /// Checks node `i` and its lanes; the interior children to enter.
-    fn check(&mut self, i: usize, node: &WideNode) -> std::result::Result<u32, String> {
+impl Leaves for MeshLeaves<'_> {
+    /// The box of the mesh's triangles the leaf's slots name (the slots are checked to
+    /// match them first).
+    fn leaf_box(&self, first: u32, count: u32) -> Aabb {
+        let first = first as usize * LANES;
+        self.bvh.triangle_index[first..first + count as usize]
+            .iter()
+            .fold(Aabb::EMPTY, |b, &t| {
+                b.union(&Aabb::from_points(&self.bvh.mesh.triangle(t as usize)))
+            })
+    }
+}
+
+impl CheckedLeaves for MeshLeaves<'_> {
+    fn check_leaf(&mut self, (i, k): (usize, usize), first: u32, count: u32) -> Result<(), String> {
+        let (child, count) = (first as usize, count as usize);
         let n = self.bvh.mesh.triangle_count();
-        let depth = self.depth_of[i];
-        let mut enter = 0;
-        if depth >= MAX_DEPTH {
-            return Err(format!(
-                "node {i} at depth {depth}, deeper than {MAX_DEPTH}"
-            ));
+        let owned = child..child + count.div_ceil(LANES);
+        if owned.end > self.bvh.leaf_packets.len() {
+            return Err(format!("leaf {i}.{k} holds packets {owned:?}"));
         }
-        let used = node.lanes().count();
-        if used == 0 || (used == 1 && i != 0) || node.lanes().any(|k| k >= used) {
-            return Err(format!(
-                "node {i} uses lanes {:?}: a node needs two or more (the root one), packed first",
-                node.lanes().collect::<Vec<_>>()
-            ));
-        }
-        for k in used..WIDTH {
-            if node.lane_bounds(k) != Aabb::EMPTY || node.count[k] != 0 {
-                return Err(format!("node {i} lane {k} is unused but not empty"));
+        for p in owned {
+            if std::mem::replace(&mut self.seen_packet[p], true) {
+                return Err(format!("packet {p} is in two leaves"));
             }
-        }
-        for k in 0..used {
-            let bounds = node.lane_bounds(k);
-            let (child, count) = (node.child[k] as usize, node.count[k] as usize);
-            if count > 0 {
-                if count > self.max_leaf {
-                    return Err(format!(
-                        "leaf {i}.{k} holds {count} triangles, more than {}",
-                        self.max_leaf
-                    ));
-                }
-                let owned = child..child + count.div_ceil(LANES);
-                if owned.end > self.bvh.leaf_packets.len() {
-                    return Err(format!("leaf {i}.{k} holds packets {owned:?}"));
-                }
-                let mut tight = Aabb::EMPTY;
-                for p in owned {
-                    if std::mem::replace(&mut self.seen_packet[p], true) {
-                        return Err(format!("packet {p} is in two leaves"));
+            for lane in 0..LANES {
+                let slot = p * LANES + lane;
+                let t = self.bvh.triangle_index[slot];
+                if slot >= child * LANES + count {
+                    if t != u32::MAX || !self.bvh.leaf_packets[p].lane_is_empty(lane) {
+                        return Err(format!("slot {slot} should be empty"));
                     }
-                    for lane in 0..LANES {
-                        let slot = p * LANES + lane;
-                        let t = self.bvh.triangle_index[slot];
-                        if slot >= child * LANES + count {
-                            if t != u32::MAX || !self.bvh.leaf_packets[p].lane_is_empty(lane) {
-                                return Err(format!("slot {slot} should be empty"));
-                            }
-                            continue;
-                        }
-                        let t = t as usize;
-                        if t >= n || std::mem::replace(&mut self.seen_triangle[t], true) {
-                            return Err(format!(
-                                "triangle {t} (slot {slot}) is out of range or in two leaves"
-                            ));
-                        }
-                        let [a, b, c] = self.bvh.mesh.triangle(t);
-                        if self.bvh.leaf_packets[p].get(lane) != LeafTriangle::new(&a, &b, &c) {
-                            return Err(format!("slot {slot} does not match triangle {t}"));
-                        }
-                        tight = tight.union(&Aabb::from_points(&[a, b, c]));
-                    }
+                    continue;
                 }
-                if tight != bounds {
+                let t = t as usize;
+                if t >= n || std::mem::replace(&mut self.seen_triangle[t], true) {
                     return Err(format!(
-                        "leaf {i}.{k} box {bounds:?} is not its triangles' box {tight:?}"
+                        "triangle {t} (slot {slot}) is out of range or in two leaves"
                     ));
                 }
-            } else {
-                // After their parent: refit sweeps the array backwards.
-                if child <= i || child >= self.bvh.nodes.len() {
-                    return Err(format!(
-                        "node {i} lane {k} points to node {child} of {}",
-                        self.bvh.nodes.len()
-                    ));
+                let [a, b, c] = self.bvh.mesh.triangle(t);
+                if self.bvh.leaf_packets[p].get(lane) != LeafTriangle::new(&a, &b, &c) {
+                    return Err(format!("slot {slot} does not match triangle {t}"));
                 }
-                if std::mem::replace(&mut self.seen_node[child], true) {
-                    return Err(format!("node {child} is reached twice"));
-                }
-                if !bounds.contains(&self.bvh.nodes[child].bounds()) {
-                    return Err(format!("node {child} sticks out of its parent {i}.{k}"));
-                }
-                self.depth_of[child] = depth + 1;
-                enter |= 1 << k;
             }
         }
-        Ok(enter)
-    }
-}
-
-impl Visitor for ValidateVisitor<'_> {
-    type Key = ();
-    const ORDERED: bool = false;
-
-    fn node(&mut self, index: u32, node: &WideNode) -> (u32, [(); WIDTH]) {
-        match self.check(index as usize, node) {
-            Ok(enter) => (enter, [(); WIDTH]),
-            Err(reason) => {
-                self.broken = Some(reason);
-                (0, [(); WIDTH])
-            }
-        }
-    }
-
-    fn worth(&self, _: ()) -> bool {
-        self.broken.is_none()
-    }
-
-    fn leaf(&mut self, _: u32, _: u32, _: ()) -> bool {
-        false
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::WIDTH;
+    use crate::bvh::wide::WIDTH;
     use crate::{Bvh, Mesh};
     use nalgebra::Point3;
 

@@ -571,7 +571,12 @@ impl Scene {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .take();
-            TopLevel::update(stale, &self.slots, &self.bounds)
+            let top = TopLevel::update(stale, &self.slots, &self.bounds);
+            #[cfg(debug_assertions)]
+            if let Err(e) = top.check(&self.slots, &self.bounds) {
+                panic!("meshray updated an invalid top-level tree (a bug): {e}");
+            }
+            top
         })
     }
 
@@ -980,6 +985,62 @@ mod tests {
         assert_ne!(top.main.nodes.as_ptr(), built, "rebuilt");
         let first = (0..500).find(|&id| place(id) == 0.0);
         assert_eq!(hit(&scene, 0.2), first);
+    }
+
+    /// After every kind of edit the updated top-level trees keep their invariants
+    /// (`TopLevel::check`): moves refitted along their paths, removals, additions into the
+    /// second tree, freed ids reused, and the rebuilds the rules call for.
+    #[test]
+    fn updated_top_level_trees_stay_valid() {
+        let (triangle, mut scene) = (triangle(), Scene::new());
+        let check = |scene: &Scene| {
+            let top = scene.top();
+            top.check(&scene.slots, &scene.bounds).unwrap();
+        };
+        scene
+            .add_all((0..700).map(|i| (triangle.clone(), at(2.0 * i as f32))))
+            .unwrap();
+        check(&scene);
+        let mut seed = 7u32;
+        let mut next = |n: u32| {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) % n
+        };
+        for round in 0..60 {
+            for _ in 0..1 + next(20) {
+                let id = next(800);
+                match next(4) {
+                    0 | 1 => {
+                        let _ = scene.set_transform(id, at(next(3000) as f32 - 500.0));
+                    }
+                    2 => {
+                        let _ = scene.remove(id);
+                    }
+                    _ => {
+                        scene.add(triangle.clone(), at(next(3000) as f32)).unwrap();
+                    }
+                }
+            }
+            check(&scene);
+            assert_eq!(
+                scene
+                    .top()
+                    .main
+                    .order
+                    .iter()
+                    .filter(|&&id| id != top::REMOVED)
+                    .count()
+                    + scene.top().added.order.len(),
+                scene.len(),
+                "round {round}"
+            );
+        }
+        // A damaged tree is caught.
+        scene.update();
+        let mut top = scene.top().clone();
+        top.main.order.swap(0, 1);
+        top.main.nodes[0].max[0][0] += 1.0;
+        assert!(top.check(&scene.slots, &scene.bounds).is_err());
     }
 
     #[test]

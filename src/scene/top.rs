@@ -19,7 +19,7 @@
 //! Measured with `cargo bench --bench scene` (100,000 instances): see the README's "Scenes".
 
 use super::{Instance, InstanceId};
-use crate::bvh::tree::{self, Leaves, Links};
+use crate::bvh::tree::{self, CheckedLeaves, Leaves, Links};
 use crate::bvh::wide::WideNode;
 use crate::{Aabb, BuildOptions};
 
@@ -56,6 +56,49 @@ impl Leaves for Instances<'_> {
             .iter()
             .filter(|&&id| id != REMOVED)
             .fold(Aabb::EMPTY, |b, &id| b.union(&self.bounds[id as usize]))
+    }
+}
+
+/// [`Instances`] claimed as the shape check meets them, for [`TopLevel::check`].
+struct ClaimedInstances<'a> {
+    instances: Instances<'a>,
+    slots: &'a [Option<Instance>],
+    /// Whether the tree may name removed instances ([`REMOVED`] entries): `main` may.
+    removed_allowed: bool,
+    claimed: &'a mut [bool],
+}
+
+impl Leaves for ClaimedInstances<'_> {
+    fn leaf_box(&self, first: u32, count: u32) -> Aabb {
+        self.instances.leaf_box(first, count)
+    }
+}
+
+impl CheckedLeaves for ClaimedInstances<'_> {
+    fn check_leaf(&mut self, (i, k): (usize, usize), first: u32, count: u32) -> Result<(), String> {
+        let order = self.instances.order;
+        let Some(ids) = order.get(first as usize..(first as usize).saturating_add(count as usize))
+        else {
+            return Err(format!(
+                "leaf {i}.{k} names entries {first}+{count} of {}",
+                order.len()
+            ));
+        };
+        for &id in ids {
+            if id == REMOVED && self.removed_allowed {
+                continue;
+            }
+            match self.slots.get(id as usize) {
+                Some(Some(_)) if !std::mem::replace(&mut self.claimed[id as usize], true) => {}
+                Some(Some(_)) => return Err(format!("instance {id} is in two leaves")),
+                _ => {
+                    return Err(format!(
+                        "leaf {i}.{k} names instance {id}, which is not live"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -215,5 +258,38 @@ impl TopLevel {
     /// The trees a query walks.
     pub fn trees(&self) -> [&Tree; 2] {
         [&self.main, &self.added]
+    }
+
+    /// Checks the trees once up to date ([`update`](TopLevel::update)) against the scene's
+    /// `slots` and `bounds`: each has the shape of every wide tree
+    /// ([`tree::check_shape`]: one instance per leaf lane, boxes tight), every live
+    /// instance is in exactly one of them, and only `main` names removed ones. The first
+    /// broken invariant's reason.
+    pub fn check(&self, slots: &[Option<Instance>], bounds: &[Aabb]) -> Result<(), String> {
+        let mut claimed = vec![false; slots.len()];
+        for (name, tree, removed_allowed) in
+            [("main", &self.main, true), ("added", &self.added, false)]
+        {
+            if tree.nodes.is_empty() {
+                if tree.order.is_empty() {
+                    continue;
+                }
+                return Err(format!("{name}: {} entries and no nodes", tree.order.len()));
+            }
+            let mut leaves = ClaimedInstances {
+                instances: Instances {
+                    order: &tree.order,
+                    bounds,
+                },
+                slots,
+                removed_allowed,
+                claimed: &mut claimed,
+            };
+            tree::check_shape(&tree.nodes, &mut leaves, 1).map_err(|e| format!("{name}: {e}"))?;
+        }
+        match (0..slots.len()).find(|&id| slots[id].is_some() && !claimed[id]) {
+            Some(id) => Err(format!("instance {id} is in neither tree")),
+            None => Ok(()),
+        }
     }
 }
