@@ -19,7 +19,9 @@
 //! Measured with `cargo bench --bench scene` (100,000 instances): see the README's "Scenes".
 
 use super::{Instance, InstanceId};
-use crate::bvh::tree::{self, CheckedLeaves, Leaves, Links};
+#[cfg(any(test, debug_assertions))]
+use crate::bvh::tree::CheckedLeaves;
+use crate::bvh::tree::{self, Leaves, Links};
 use crate::bvh::wide::WideNode;
 use crate::{Aabb, BuildOptions};
 
@@ -60,6 +62,7 @@ impl Leaves for Instances<'_> {
 }
 
 /// [`Instances`] claimed as the shape check meets them, for [`TopLevel::check`].
+#[cfg(any(test, debug_assertions))]
 struct ClaimedInstances<'a> {
     instances: Instances<'a>,
     slots: &'a [Option<Instance>],
@@ -68,12 +71,14 @@ struct ClaimedInstances<'a> {
     claimed: &'a mut [bool],
 }
 
+#[cfg(any(test, debug_assertions))]
 impl Leaves for ClaimedInstances<'_> {
     fn leaf_box(&self, first: u32, count: u32) -> Aabb {
         self.instances.leaf_box(first, count)
     }
 }
 
+#[cfg(any(test, debug_assertions))]
 impl CheckedLeaves for ClaimedInstances<'_> {
     fn check_leaf(&mut self, (i, k): (usize, usize), first: u32, count: u32) -> Result<(), String> {
         let order = self.instances.order;
@@ -264,7 +269,8 @@ impl TopLevel {
     /// `slots` and `bounds`: each has the shape of every wide tree
     /// ([`tree::check_shape`]: one instance per leaf lane, boxes tight), every live
     /// instance is in exactly one of them, and only `main` names removed ones. The first
-    /// broken invariant's reason.
+    /// broken invariant's reason. (Run after every update in debug builds, and by the tests.)
+    #[cfg(any(test, debug_assertions))]
     pub fn check(&self, slots: &[Option<Instance>], bounds: &[Aabb]) -> Result<(), String> {
         let mut claimed = vec![false; slots.len()];
         for (name, tree, removed_allowed) in
