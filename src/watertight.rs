@@ -8,9 +8,10 @@ use nalgebra::Point3;
 /// A ray prepared for the watertight test: the axis along which the direction is largest
 /// becomes z, and a shear maps the direction onto (0, 0, 1).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct WatertightRay {
-    pub(crate) origin: [f32; 3],
-    pub(crate) dir: [f32; 3],
+pub(crate) struct WatertightRay<'a> {
+    /// The ray itself, read where its origin and direction are needed rather than copied
+    /// into every query's set-up.
+    pub(crate) ray: &'a Ray,
     pub(crate) kx: usize,
     pub(crate) ky: usize,
     pub(crate) kz: usize,
@@ -18,9 +19,9 @@ pub(crate) struct WatertightRay {
     pub(crate) sy: f32,
 }
 
-impl WatertightRay {
+impl<'a> WatertightRay<'a> {
     #[inline]
-    pub fn new(ray: &Ray) -> WatertightRay {
+    pub fn new(ray: &'a Ray) -> WatertightRay<'a> {
         let d = ray.direction();
         // The axis of the largest component, the first of equal ones (as `iamax`, written out:
         // its generic loop cost more per ray than these comparisons).
@@ -41,14 +42,25 @@ impl WatertightRay {
             std::mem::swap(&mut kx, &mut ky);
         }
         WatertightRay {
-            origin: ray.origin().coords.into(),
-            dir: d.into(),
+            ray,
             kx,
             ky,
             kz,
             sx: d[kx] / d[kz],
             sy: d[ky] / d[kz],
         }
+    }
+
+    /// The ray's origin.
+    #[inline(always)]
+    pub fn origin(&self) -> [f32; 3] {
+        self.ray.origin().coords.into()
+    }
+
+    /// The ray's direction.
+    #[inline(always)]
+    pub fn dir(&self) -> [f32; 3] {
+        self.ray.direction().into()
     }
 
     /// The watertight test; `t` must land in `[t_min, t_max]`.
@@ -61,7 +73,7 @@ impl WatertightRay {
         culling: Culling,
     ) -> Option<TriangleHit> {
         let (kx, ky, kz) = (self.kx, self.ky, self.kz);
-        let o = &self.origin;
+        let o = self.origin();
         // Translate to the ray's origin, then shear so the ray runs along +z.
         let a = [tri.a[0] - o[0], tri.a[1] - o[1], tri.a[2] - o[2]];
         let b = [tri.b[0] - o[0], tri.b[1] - o[1], tri.b[2] - o[2]];
@@ -118,7 +130,7 @@ impl WatertightRay {
         // as Cramer's. The plane's normal also decides the two rules: a degenerate triangle (a
         // segment or a point, whose sheared corners round off the line they lie on, so the edge
         // functions alone could accept it) and a ray nearly parallel to the plane never hit.
-        let t = plane_t_checked(tri, &self.origin, &self.dir)?;
+        let t = plane_t_checked(tri, &self.origin(), &self.dir())?;
         if !(t >= t_min && t <= t_max && t < f32::INFINITY) {
             return None;
         }

@@ -70,14 +70,14 @@ struct PacketVisitor<'a> {
     t_max_high: f32,
     /// Each ray's current `t_max` (its best hit's `t` once it has one).
     t_max: [f32; PACKET],
-    tests: [LeafTest; PACKET],
+    tests: [LeafTest<'a>; PACKET],
     best: [Option<(u32, TriangleHit)>; PACKET],
 }
 
 impl<'a> PacketVisitor<'a> {
     /// The packet of `rays` (eight), or `None` when they cannot walk together.
     #[inline(always)]
-    fn new(bvh: &'a Bvh, rays: &[Ray], options: &QueryOptions) -> Option<PacketVisitor<'a>> {
+    fn new(bvh: &'a Bvh, rays: &'a [Ray], options: &QueryOptions) -> Option<PacketVisitor<'a>> {
         let rays: &[Ray; PACKET] = rays.try_into().ok()?;
         let negative = rays[0].negative();
         // Incoherent groups (most random rays) leave at once.

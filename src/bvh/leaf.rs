@@ -155,7 +155,8 @@ impl TrianglePacket {
         culling: Culling,
     ) -> (u32, u32, [[f32; LANES]; 3]) {
         let (kx, ky, kz) = (w.kx, w.ky, w.kz);
-        let [ox, oy, oz] = [kx, ky, kz].map(|k| f32x4::splat(w.origin[k]));
+        let origin = w.origin();
+        let [ox, oy, oz] = [kx, ky, kz].map(|k| f32x4::splat(origin[k]));
         let (sx, sy) = (f32x4::splat(w.sx), f32x4::splat(w.sy));
         // The corners relative to the origin, sheared: as `intersect`, axis by axis.
         let corner = |p: &[[f32; LANES]; 3]| {
@@ -257,20 +258,20 @@ fn leaf_lanes(node: &WideNode) -> impl Iterator<Item = usize> + use<> {
 }
 
 /// The triangle test a query runs in the leaves, prepared once per ray.
-pub(crate) struct LeafTest {
-    ray: PreparedRay,
+pub(crate) struct LeafTest<'a> {
+    ray: PreparedRay<'a>,
     culling: Culling,
     t_min: f32,
 }
 
 /// The ray as the chosen triangle test wants it.
-enum PreparedRay {
+enum PreparedRay<'a> {
     Cramer(PacketRay),
-    Watertight(WatertightRay),
+    Watertight(WatertightRay<'a>),
 }
 
-impl LeafTest {
-    pub(crate) fn new(ray: &Ray, options: &QueryOptions) -> LeafTest {
+impl<'a> LeafTest<'a> {
+    pub(crate) fn new(ray: &'a Ray, options: &QueryOptions) -> LeafTest<'a> {
         LeafTest {
             ray: if options.watertight {
                 PreparedRay::Watertight(WatertightRay::new(ray))
@@ -422,7 +423,8 @@ mod tests {
                 (aim.a[1] + aim.b[1] + aim.c[1]) / 3.0 + next() * 0.3,
                 (aim.a[2] + aim.b[2] + aim.c[2]) / 3.0,
             );
-            let ray = WatertightRay::new(&Ray::new(o, target - o));
+            let source = Ray::new(o, target - o);
+            let ray = WatertightRay::new(&source);
             for culling in [Culling::None, Culling::Back, Culling::Front] {
                 let (mask, on_edge, edges) = packet.watertight_edges(&ray, culling);
                 assert_eq!(on_edge & !mask, 0, "round {round}");
