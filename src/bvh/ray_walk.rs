@@ -58,27 +58,42 @@ impl Waiting {
 /// `WIDTH` lanes past the top.
 const CAPACITY: usize = (WIDTH - 1) * MAX_DEPTH + 1 + WIDTH;
 
-/// The walk's stack: the children's words and entry distances in three arrays, so a node's
-/// ordered lanes go on in one vector store each.
+/// The walk's stack: the children's words and entry distances in three arrays
+/// ([`RaySlots`]), so a node's ordered lanes go on in one vector store each, and the length.
 ///
-/// Its arrays are left uninitialized (zeroing 5 KB would cost more than a typical ray's
-/// whole walk); only the slots below `len` are read, and every one of those was written.
-pub(crate) struct RayStack {
-    child: [MaybeUninit<u32>; CAPACITY],
-    count: [MaybeUninit<u32>; CAPACITY],
-    entry: [MaybeUninit<f32>; CAPACITY],
+/// The arrays live apart from the length (the walk owns them, the stack borrows them): in one
+/// struct, the length shared an object with the arrays' variable-offset vector stores, and
+/// LLVM kept it in memory, a store on every push and pop.
+pub(crate) struct RayStack<'a> {
+    slots: &'a mut RaySlots,
     len: usize,
 }
 
-impl RayStack {
+/// The stack's arrays, left uninitialized (zeroing 5 KB would cost more than a typical ray's
+/// whole walk); only the slots below the length are read, and every one of those was
+/// written.
+pub(crate) struct RaySlots {
+    child: [MaybeUninit<u32>; CAPACITY],
+    count: [MaybeUninit<u32>; CAPACITY],
+    entry: [MaybeUninit<f32>; CAPACITY],
+}
+
+impl RaySlots {
     #[inline(always)]
-    pub(crate) fn new() -> RayStack {
-        RayStack {
+    pub(crate) fn new() -> RaySlots {
+        RaySlots {
             child: uninit_array(),
             count: uninit_array(),
             entry: uninit_array(),
-            len: 0,
         }
+    }
+}
+
+impl<'a> RayStack<'a> {
+    /// An empty stack over `slots`.
+    #[inline(always)]
+    pub(crate) fn new(slots: &'a mut RaySlots) -> RayStack<'a> {
+        RayStack { slots, len: 0 }
     }
 
     /// Writes all `WIDTH` lanes above the top and keeps the first `k` of them. Panics
@@ -93,13 +108,13 @@ impl RayStack {
         k: usize,
     ) {
         let at = self.len;
-        for (slot, x) in self.child[at..at + WIDTH].iter_mut().zip(child) {
+        for (slot, x) in self.slots.child[at..at + WIDTH].iter_mut().zip(child) {
             *slot = MaybeUninit::new(x);
         }
-        for (slot, x) in self.count[at..at + WIDTH].iter_mut().zip(count) {
+        for (slot, x) in self.slots.count[at..at + WIDTH].iter_mut().zip(count) {
             *slot = MaybeUninit::new(x);
         }
-        for (slot, x) in self.entry[at..at + WIDTH].iter_mut().zip(entry) {
+        for (slot, x) in self.slots.entry[at..at + WIDTH].iter_mut().zip(entry) {
             *slot = MaybeUninit::new(x);
         }
         self.len = at + k.min(WIDTH);
@@ -109,9 +124,9 @@ impl RayStack {
     #[inline(always)]
     pub(crate) fn push(&mut self, entry: Waiting) {
         let at = self.len;
-        self.child[at] = MaybeUninit::new(entry.child);
-        self.count[at] = MaybeUninit::new(entry.count);
-        self.entry[at] = MaybeUninit::new(entry.entry);
+        self.slots.child[at] = MaybeUninit::new(entry.child);
+        self.slots.count[at] = MaybeUninit::new(entry.count);
+        self.slots.entry[at] = MaybeUninit::new(entry.entry);
         self.len = at + 1;
     }
 
@@ -124,9 +139,9 @@ impl RayStack {
         // so every slot below it holds a written value.
         unsafe {
             Some(Waiting {
-                child: self.child[i].assume_init(),
-                count: self.count[i].assume_init(),
-                entry: self.entry[i].assume_init(),
+                child: self.slots.child[i].assume_init(),
+                count: self.slots.count[i].assume_init(),
+                entry: self.slots.entry[i].assume_init(),
             })
         }
     }
@@ -319,7 +334,8 @@ pub(crate) fn walk<K, T, L>(
     if nodes.is_empty() {
         return;
     }
-    let mut stack = RayStack::new();
+    let mut slots = RaySlots::new();
+    let mut stack = RayStack::new(&mut slots);
     let mut current = Waiting {
         child: 0,
         count: 0,

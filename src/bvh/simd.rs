@@ -17,6 +17,8 @@
 //! `target-cpu`. The `unsafe` here is the calls into the AVX2 code, each allowed only
 //! through an [`Avx2`] token, which exists only when the CPU has the instructions.
 
+#[cfg(all(test, target_arch = "x86_64"))]
+use super::ray_walk::RaySlots;
 use super::ray_walk::{self, PortableKernel};
 #[cfg(target_arch = "x86_64")]
 use super::ray_walk::{Entered, RayKernel, RayStack};
@@ -476,7 +478,9 @@ mod tests {
                 1 => f32::NAN,
                 _ => next().abs() * 2.0,
             };
-            let (mut want_stack, mut got_stack) = (RayStack::new(), RayStack::new());
+            let (mut want_slots, mut got_slots) = (RaySlots::new(), RaySlots::new());
+            let mut want_stack = RayStack::new(&mut want_slots);
+            let mut got_stack = RayStack::new(&mut got_slots);
             let want = PortableKernel.enter(&node, &slabs, 0.0, t_max, &mut want_stack);
             let got = {
                 let stack = &mut got_stack;
