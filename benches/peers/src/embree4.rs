@@ -338,20 +338,9 @@ impl Embree4 {
         };
         device.check("rtcSetNewGeometryBuffer");
         assert!(!vertices.is_null() && !indices.is_null());
-        // SAFETY: Embree's buffers are 16-byte aligned, 3·len f32 / u32 long, and owned by
-        // the geometry, which nothing else touches until the commit below.
-        let (vertices, indices) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(vertices as *mut f32, 3 * positions.len()),
-                std::slice::from_raw_parts_mut(indices as *mut u32, 3 * triangles.len()),
-            )
-        };
-        for (dst, p) in vertices.chunks_exact_mut(3).zip(positions) {
-            dst.copy_from_slice(&[p.x, p.y, p.z]);
-        }
-        for (dst, t) in indices.chunks_exact_mut(3).zip(triangles) {
-            dst.copy_from_slice(t);
-        }
+        // SAFETY: both buffers were just allocated for this geometry, for these counts, and
+        // nothing else touches it until the commit below.
+        unsafe { fill_buffers(vertices, indices, positions, triangles) };
         // SAFETY: the geometry and scene are live; the scene keeps its own reference to the
         // geometry, so ours is released after attaching.
         unsafe {

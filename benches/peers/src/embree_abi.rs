@@ -3,6 +3,7 @@
 //! each engine declares its own).
 
 use meshray::Ray;
+use nalgebra::Point3;
 use std::ffi::c_void;
 
 pub type RtcDevice = *mut c_void;
@@ -47,5 +48,34 @@ impl RtcRay {
             id: 0,
             flags: 0,
         }
+    }
+}
+
+/// Copies a mesh into the vertex and index buffers Embree allocated for its geometry
+/// (`rtcSetNewGeometryBuffer`'s answers), as both engines build their scenes.
+///
+/// # Safety
+/// `vertices` and `indices` must be non-null buffers Embree allocated for
+/// `positions.len()` `FLOAT3` vertices and `triangles.len()` `UINT3` triangles of a geometry
+/// not yet committed, which nothing else touches meanwhile.
+pub unsafe fn fill_buffers(
+    vertices: *mut c_void,
+    indices: *mut c_void,
+    positions: &[Point3<f32>],
+    triangles: &[[u32; 3]],
+) {
+    // SAFETY: the caller's promise: Embree's buffers are 16-byte aligned, 3·len f32 / u32
+    // long, and owned by the geometry alone until its commit.
+    let (vertices, indices) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(vertices as *mut f32, 3 * positions.len()),
+            std::slice::from_raw_parts_mut(indices as *mut u32, 3 * triangles.len()),
+        )
+    };
+    for (dst, p) in vertices.chunks_exact_mut(3).zip(positions) {
+        dst.copy_from_slice(&[p.x, p.y, p.z]);
+    }
+    for (dst, t) in indices.chunks_exact_mut(3).zip(triangles) {
+        dst.copy_from_slice(t);
     }
 }
