@@ -289,9 +289,8 @@ pub(crate) fn order_lanes(
 
 /// Exactly two children entered, lanes `a < b` with their entry distances: the farther
 /// waits on the stack, the nearer is next (`a` when they tie). A float comparison, not
-/// [`order_key`]'s keys: two keys cost a dozen integer instructions more per visit, and any
-/// order of the children finds the same closest hit (the keys matter only where the sort
-/// needs distinct ones).
+/// [`order_key`]'s keys, which cost more per visit: any order of the children finds the
+/// same closest hit (the keys matter only where the sort needs distinct ones).
 #[inline(always)]
 pub(crate) fn two_lanes(
     node: &WideNode,

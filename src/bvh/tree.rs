@@ -237,8 +237,6 @@ mod tests {
         Aabb::from_points(&[Point3::new(x, 0.0, 0.0), Point3::new(x + 1.0, 1.0, 1.0)])
     }
 
-    /// A partial refit after moving some entries gives the boxes and cost of a full one, and
-    /// a full refit of an unmoved tree changes nothing.
     impl CheckedLeaves for Boxes {
         fn check_leaf(&mut self, _: (usize, usize), first: u32, count: u32) -> Result<(), String> {
             match (first as usize).checked_add(count as usize) {
@@ -248,16 +246,25 @@ mod tests {
         }
     }
 
-    /// A built tree passes the shape check; each kind of damage fails it.
-    #[test]
-    fn the_shape_check_catches_broken_trees() {
+    /// A tree over a row of 300 unit boxes, one per leaf, and its leaves' entries in leaf
+    /// order.
+    fn row() -> (Vec<WideNode>, Boxes) {
         let boxes: Vec<Aabb> = (0..300).map(|i| unit_box(2.0 * i as f32)).collect();
         let options = BuildOptions {
             max_leaf_size: 1,
             ..Default::default()
         };
         let (nodes, order) = build_over_boxes(&boxes, &options);
-        let mut leaves = Boxes(order.iter().map(|&i| boxes[i as usize]).collect());
+        (
+            nodes,
+            Boxes(order.iter().map(|&i| boxes[i as usize]).collect()),
+        )
+    }
+
+    /// A built tree passes the shape check; each kind of damage fails it.
+    #[test]
+    fn the_shape_check_catches_broken_trees() {
+        let (nodes, mut leaves) = row();
         check_shape(&nodes, &mut leaves, 1).unwrap();
         let interior = (0..WIDTH).find(|&k| nodes[0].count[k] == 0).unwrap();
         let leaf = (1..nodes.len())
@@ -298,24 +305,20 @@ mod tests {
         }
     }
 
+    /// A partial refit after moving some entries gives the boxes and cost of a full one, and
+    /// a full refit of an unmoved tree changes nothing.
     #[test]
     fn partial_refit_equals_full_refit() {
-        let boxes: Vec<Aabb> = (0..300).map(|i| unit_box(2.0 * i as f32)).collect();
-        let options = BuildOptions {
-            max_leaf_size: 1,
-            ..Default::default()
-        };
-        let (nodes, order) = build_over_boxes(&boxes, &options);
+        let (nodes, mut leaves) = row();
         assert!(
             nodes.len() > 10,
             "{} nodes: too small a tree to test",
             nodes.len()
         );
-        let mut leaves = Boxes(order.iter().map(|&i| boxes[i as usize]).collect());
         let mut full = nodes.clone();
         refit_all(&mut full, &leaves);
         assert_eq!(full, nodes, "a refit of an unmoved tree changed it");
-        let links = Links::new(&nodes, order.len());
+        let links = Links::new(&nodes, leaves.0.len());
         let mut partial = nodes.clone();
         let mut dirty = Vec::new();
         for k in [0, 17, 150, 299] {

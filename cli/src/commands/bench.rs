@@ -150,9 +150,8 @@ enum Mode {
 }
 
 /// Rays per call of the batch query, as an application casting an image in 64×64 tiles
-/// would: the answers of one block stay in the core's cache. Casting a million random rays
-/// into one vector of answers ran about 0.88× as fast on the bunny (one thread), the
-/// answers' 20 MB pushing the tree out of the cache.
+/// would: the answers of one block stay in the core's cache, where a million answers (20 MB)
+/// at once push the tree out of it and measured slower (the commit that set this).
 const BATCH_BLOCK: usize = 4096;
 
 fn median(mut xs: Vec<f64>) -> f64 {
