@@ -116,6 +116,20 @@ impl SceneOptions<'_> {
     fn sees(&self, id: InstanceId, instance: &Instance) -> bool {
         instance.enabled && instance.mask & self.mask != 0 && self.filter.is_none_or(|f| f(id))
     }
+
+    /// The instances a top-level leaf names (`ids`) that are still in `slots` (not removed
+    /// since the tree was built) and that a query with these options sees.
+    fn seen_in<'s>(
+        &'s self,
+        slots: &'s [Option<Instance>],
+        ids: &'s [InstanceId],
+    ) -> impl Iterator<Item = (InstanceId, &'s Instance)> + 's {
+        ids.iter()
+            .filter_map(move |&id| match slots.get(id as usize) {
+                Some(Some(instance)) if self.sees(id, instance) => Some((id, instance)),
+                _ => None,
+            })
+    }
 }
 
 /// A hit in a scene: the instance and everything a mesh hit tells, with `point`, `normal`

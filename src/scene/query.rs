@@ -149,13 +149,8 @@ impl Scene {
                 &tree.nodes,
                 &mut (),
                 |first, count, t| {
-                    for &id in &tree.order[first..first + count] {
-                        let Some(Some(instance)) = self.slots.get(id as usize) else {
-                            continue; // removed since the tree was built
-                        };
-                        if !options.sees(id, instance) {
-                            continue;
-                        }
+                    let ids = &tree.order[first..first + count];
+                    for (id, instance) in options.seen_in(&self.slots, ids) {
                         let stop = visit(id, instance, t) == Some(true);
                         t_max = *t;
                         if stop {
@@ -298,13 +293,8 @@ impl Visitor for NearestInstance<'_> {
     }
 
     fn leaf(&mut self, first: u32, count: u32, _: f64) -> bool {
-        for &id in &self.order[first as usize..(first + count) as usize] {
-            let Some(Some(instance)) = self.slots.get(id as usize) else {
-                continue;
-            };
-            if !self.options.sees(id, instance) {
-                continue;
-            }
+        let ids = &self.order[first as usize..(first + count) as usize];
+        for (id, instance) in self.options.seen_in(self.slots, ids) {
             let Some((t, n)) =
                 instance
                     .bvh

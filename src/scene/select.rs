@@ -200,13 +200,8 @@ impl<R: Region> Visitor for SelectInstances<'_, R> {
     }
 
     fn leaf(&mut self, first: u32, count: u32, _: ()) -> bool {
-        for &id in &self.order[first as usize..(first + count) as usize] {
-            let Some(Some(instance)) = self.slots.get(id as usize) else {
-                continue;
-            };
-            if !self.options.sees(id, instance) {
-                continue;
-            }
+        let ids = &self.order[first as usize..(first + count) as usize];
+        for (id, instance) in self.options.seen_in(self.slots, ids) {
             let found = instance.bvh.select(self.region, Some(&instance.to_world));
             self.out
                 .extend(found.into_iter().map(|triangle| SceneTriangle {
