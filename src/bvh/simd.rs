@@ -133,16 +133,9 @@ impl NodeTest for Avx2 {
         unsafe {
             x86::walk_ray_avx2(self, nodes, ray, t_min, t_max, tally, leaf)
         }
+        // (No `Avx2` is ever made off x86-64.)
         #[cfg(not(target_arch = "x86_64"))]
-        ray_walk::walk(
-            PortableKernel,
-            nodes,
-            &WideRay::new(&RaySlabs::new(ray)),
-            t_min,
-            t_max,
-            tally,
-            leaf,
-        )
+        Portable.walk_ray(nodes, ray, (t_min, t_max), tally, leaf)
     }
 }
 
