@@ -6,8 +6,10 @@
 //! `libembree3.so` under `$EMBREE_DIR`, `/usr/local` and `/usr`. `MESHRAY_PEERS_NO_EMBREE=1`
 //! skips it (to check the build without it).
 //!
-//! tinybvh is C++ in one header (`tinybvh/tiny_bvh.h`, 1.6.8 as the `tinybvh-rs` crate
-//! vendors it), so it is compiled here with the `cc` crate, through our own C interface
+//! tinybvh is C++ in one header (`tiny_bvh.h`, 1.6.8, as the `tinybvh-rs` crate ships it: this
+//! repository holds no copy). `cargo metadata` says where cargo unpacked that package (the
+//! manifest names it for a platform that never matches, so it is downloaded, never built), and
+//! the header is compiled from there with the `cc` crate, through our own C interface
 //! (`tinybvh/shim.cpp`), with `-O3 -march=native -std=c++20`: its BVH8_CPU needs AVX2 and
 //! FMA at compile time, which `-march=native` gives on a machine that has them, and the
 //! comparison runs where it is built. `MESHRAY_PEERS_MARCH=x86-64-v3` (or any other `-march`
@@ -53,7 +55,19 @@ fn main() {
 /// static library and links it.
 fn tinybvh() {
     println!("cargo::rerun-if-changed=tinybvh/shim.cpp");
-    println!("cargo::rerun-if-changed=tinybvh/tiny_bvh.h");
+    let header_dir = match tinybvh_header_dir() {
+        Ok(dir) => dir,
+        Err(why) => {
+            println!(
+                "cargo::warning=tinybvh's header not found ({why}): the comparison runs without it"
+            );
+            return;
+        }
+    };
+    println!(
+        "cargo::rerun-if-changed={}",
+        header_dir.join("tiny_bvh.h").display()
+    );
     let march = std::env::var("MESHRAY_PEERS_MARCH")
         .ok()
         .filter(|m| !m.is_empty())
@@ -62,7 +76,7 @@ fn tinybvh() {
     build
         .cpp(true)
         .file("tinybvh/shim.cpp")
-        .include("tinybvh")
+        .include(&header_dir)
         .std("c++20")
         // The release profile's opt-level would give -O3 too; fixed, so a debug build of
         // this crate still compares an optimized tinybvh.
@@ -87,6 +101,45 @@ fn tinybvh() {
         Err(e) => println!(
             "cargo::warning=tinybvh shim did not compile ({e}): the comparison runs without it"
         ),
+    }
+}
+
+/// The directory of `tiny_bvh.h` inside the `tinybvh-rs` package that cargo unpacked
+/// (`ffi/tinybvh/` beside its manifest), found with `cargo metadata`, which also downloads
+/// it when it is not there yet.
+fn tinybvh_header_dir() -> Result<PathBuf, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest =
+        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").ok_or("no CARGO_MANIFEST_DIR")?)
+            .join("Cargo.toml");
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
+        .arg(&manifest)
+        .output()
+        .map_err(|e| format!("cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo metadata: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+    let package = metadata["packages"]
+        .as_array()
+        .and_then(|packages| packages.iter().find(|p| p["name"] == "tinybvh-rs"))
+        .ok_or("cargo metadata lists no tinybvh-rs package")?;
+    let path = package["manifest_path"]
+        .as_str()
+        .ok_or("tinybvh-rs has no manifest_path")?;
+    let dir = Path::new(path)
+        .parent()
+        .ok_or("tinybvh-rs's manifest has no directory")?
+        .join("ffi/tinybvh");
+    if dir.join("tiny_bvh.h").is_file() {
+        Ok(dir)
+    } else {
+        Err(format!("{} has no tiny_bvh.h", dir.display()))
     }
 }
 

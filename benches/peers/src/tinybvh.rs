@@ -1,5 +1,5 @@
-//! tinybvh's BVH8_CPU (Jacco Bikker's single-header C++ library, 1.6.8 as vendored by the
-//! `tinybvh-rs` crate) through our C shim, `tinybvh/shim.cpp`, compiled by build.rs with
+//! tinybvh's BVH8_CPU (Jacco Bikker's single-header C++ library, 1.6.8, the header the
+//! `tinybvh-rs` crate ships, found by build.rs) through our C shim, `tinybvh/shim.cpp`, compiled by build.rs with
 //! `-O3 -march=native`. BVH8_CPU is its fastest CPU layout: an 8-wide tree walked with AVX2,
 //! leaves of four triangles tested at once (Möller–Trumbore, two-sided). The build is
 //! tinybvh's default (`Build`: binned SAH, its AVX builder), on one thread
