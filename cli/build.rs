@@ -1,2 +1,2 @@
 //! The test suite's view of this machine, as for the library: see ../build.rs.
-include!("../build.rs");
+include!("../tests/build.rs");

@@ -274,7 +274,11 @@
 //! The tree the queries walk is 8-wide: one node holds eight child boxes in struct-of-arrays
 //! form, tested against the ray in one SIMD pass (AVX2 when the CPU has it, else the `wide`
 //! crate: SSE, NEON, or scalar elsewhere); the leaves hold their triangles in packets of four,
-//! tested together. Nodes, packets and the map back to the file's triangle numbers take 51.5
+//! tested together. The AVX2 path is chosen at run time, once per process, when the CPU has
+//! AVX2, FMA, POPCNT, LZCNT and BMI1/2; setting the environment variable
+//! `MESHRAY_SIMD=portable` before the first query keeps the portable path instead (the same
+//! answers, bit for bit: a way to rule the vector kernel out when chasing a problem, or to
+//! time the portable path). Nodes, packets and the map back to the file's triangle numbers take 51.5
 //! to 52.2 bytes per triangle on the shared meshes
 //! ([`Stats::bytes_per_triangle`]), besides the mesh itself. Closest and any hit allocate
 //! nothing; [`Bvh::all_hits_into`] reuses the caller's vector. An invalid ray is answered

@@ -5,7 +5,7 @@ mod common;
 
 use meshray::{Bvh, Error, LoadOptions, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn scene() -> Bvh {
     Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap())
@@ -345,7 +345,7 @@ fn triangle_limit_names_the_line() {
 
 #[test]
 fn a_directory_and_a_missing_file_are_io_errors() {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let here = common::repository().join("assets");
     assert!(matches!(Mesh::load(&here), Err(Error::Io { .. })));
     assert!(matches!(
         Mesh::load(here.join("no such file.obj")),

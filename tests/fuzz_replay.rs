@@ -7,7 +7,7 @@ use std::path::Path;
 
 fn replay(target: &str, check: fn(&[u8])) -> usize {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fuzz/corpus")
+        .join("fuzz/corpus")
         .join(target);
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {

@@ -238,7 +238,7 @@ fn compare_with_reference(mesh: &Mesh, r: &Reference, materials: &[String]) -> V
 // ---------------------------------------------------------------------------------------
 
 fn scene_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scene.obj")
+    common::repository().join("assets/scene.obj")
 }
 
 /// (object, triangles, material), in file order, from assets/README.md.

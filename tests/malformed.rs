@@ -7,7 +7,7 @@ use std::panic::catch_unwind;
 use std::path::{Path, PathBuf};
 
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/malformed")
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/malformed")).to_path_buf()
 }
 
 /// One row of `expected.tsv`.

@@ -146,11 +146,7 @@ fn a_file_under_another_formats_name_is_refused_by_its_real_format() {
     }
     // The two the issue names, word for word in spirit.
     let path = scratch("scene.stl");
-    std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"),
-        &path,
-    )
-    .unwrap();
+    std::fs::copy(common::repository().join("assets/scene.obj"), &path).unwrap();
     let message = Mesh::load(&path).unwrap_err().to_string();
     assert!(
         message.contains("this is an OBJ file, not STL: rename it to .obj"),

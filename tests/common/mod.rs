@@ -68,22 +68,18 @@ impl Rng {
     }
 }
 
-/// The repository's root: the directory of the crate including this module, or its parent
-/// for the command-line crate (`cli/`), whose tests include it too.
+/// The repository's root: the parent of the crate including this module (the test crate in
+/// `tests/`, or the command-line crate in `cli/`, whose tests include it too).
 pub fn repository() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if dir.join("assets").is_dir() {
-        dir
-    } else {
-        dir.parent()
-            .expect("cli/ lies inside the repository")
-            .to_path_buf()
-    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the test crates lie inside the repository")
+        .to_path_buf()
 }
 
 /// The shared meshes' directory: `MESHRAY_MESHES`, else `../shared/meshes` beside the crate.
-/// `None` (with a printed note) when absent and build.rs did not find them either (the tests
-/// that need them are then ignored); a failure when build.rs found them or under `CI=true`.
+/// `None` (with a printed note) when absent and tests/build.rs did not find them either (the tests
+/// that need them are then ignored); a failure when tests/build.rs found them or under `CI=true`.
 pub fn meshes_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("MESHRAY_MESHES")
         .map(PathBuf::from)
@@ -91,7 +87,7 @@ pub fn meshes_dir() -> Option<PathBuf> {
     if dir.join("manifest.tsv").is_file() {
         return Some(dir);
     }
-    // build.rs sets `shared_meshes` when it found them (or under CI=true): the tests that
+    // tests/build.rs sets `shared_meshes` when it found them (or under CI=true): the tests that
     // need them are compiled as ignored otherwise, so here their absence is a failure.
     if cfg!(shared_meshes) {
         panic!(

@@ -1,34 +1,26 @@
-// Tells the test suite what this machine has, so a test that cannot run here is compiled
-// as `#[ignore]` and counted as ignored in `cargo test`'s summary instead of passing
-// without checking anything. The library itself reads none of this.
+// Tells the test suites (this crate's, and the command's: cli/build.rs includes this file)
+// what this machine has, so a test that cannot run here is compiled as `#[ignore]` and
+// counted as ignored in `cargo test`'s summary instead of passing without checking anything.
+// The library has no build script: none of this runs in a user's build.
 //
 // - `shared_meshes`: the shared real meshes are present (`MESHRAY_MESHES`, else
-//   `../shared/meshes` beside the crate, with a `manifest.tsv`). Also set under `CI=true`,
+//   `../shared/meshes` beside the repository, with a `manifest.tsv`). Also set under `CI=true`,
 //   so there the tests run and fail loudly when the meshes are missing.
 // - `x11_tools`: `Xvfb`, `xdotool` and `xwd` are on the `PATH` (the viewer's test).
-// - `host_avx2`: this machine (building for itself) has AVX2 and FMA and `MESHRAY_SIMD` is not
-//   `portable`, so the run-time AVX2 path can be tested against the portable one.
 
 use std::path::PathBuf;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(shared_meshes)");
     println!("cargo::rustc-check-cfg=cfg(x11_tools)");
-    println!("cargo::rustc-check-cfg=cfg(host_avx2)");
-    println!("cargo::rerun-if-env-changed=MESHRAY_SIMD");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=MESHRAY_MESHES");
     println!("cargo::rerun-if-env-changed=CI");
     println!("cargo::rerun-if-env-changed=PATH");
 
-    // The repository's root: this crate's directory, or its parent for the command-line
-    // crate (cli/build.rs includes this file).
+    // The repository's root: the parent of this crate's directory (`tests/` or `cli/`).
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
-    let root = if manifest_dir.join("assets").is_dir() {
-        manifest_dir
-    } else {
-        manifest_dir.join("..")
-    };
+    let root = manifest_dir.join("..");
     let meshes = std::env::var_os("MESHRAY_MESHES")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../shared/meshes"));
@@ -51,9 +43,6 @@ fn main() {
     if manifest.is_file() || ci {
         println!("cargo::rustc-cfg=shared_meshes");
     }
-    if host_avx2() {
-        println!("cargo::rustc-cfg=host_avx2");
-    }
     if ["Xvfb", "xdotool", "xwd"].iter().all(|tool| on_path(tool)) {
         println!("cargo::rustc-cfg=x11_tools");
     }
@@ -62,21 +51,4 @@ fn main() {
 fn on_path(tool: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
-}
-
-/// Whether the run-time AVX2 path will run here: building for this machine, which has AVX2,
-/// FMA and the bit instructions the path also enables, without `MESHRAY_SIMD=portable`.
-fn host_avx2() -> bool {
-    let native = std::env::var("TARGET").ok() == std::env::var("HOST").ok();
-    let portable = std::env::var_os("MESHRAY_SIMD").is_some_and(|v| v == "portable");
-    #[cfg(target_arch = "x86_64")]
-    let has = std::is_x86_feature_detected!("avx2")
-        && std::is_x86_feature_detected!("fma")
-        && std::is_x86_feature_detected!("popcnt")
-        && std::is_x86_feature_detected!("lzcnt")
-        && std::is_x86_feature_detected!("bmi1")
-        && std::is_x86_feature_detected!("bmi2");
-    #[cfg(not(target_arch = "x86_64"))]
-    let has = false;
-    native && !portable && has
 }
