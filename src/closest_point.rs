@@ -129,8 +129,8 @@ mod tests {
     /// computed point, and the computed point lies on the triangle.
     #[test]
     fn nearest_point_beats_dense_sampling() {
-        let mut rng = crate::test_support::Lcg::new(5);
-        let mut next = move || rng.uniform(-1.0, 1.0);
+        let mut rng = crate::test_support::Rng::new(5);
+        let mut next = move || rng.range(-1.0, 1.0);
         for round in 0..400 {
             let mut q = || Point3::new(next(), next(), next());
             let (a, b, mut c) = (q(), q(), q());

@@ -95,7 +95,7 @@
 //! 2.6 to 3.5× faster to build, rays at 0.68 to 0.98× the default tree's speed),
 //! [`BuildQuality::Default`] and [`BuildQuality::High`] (the SAH tree improved by
 //! reinsertion, for static scenes: up to 1.2× faster rays in architectural interiors, 1.2
-//! to 1.8× the default build time). The README's "Build quality" section has the
+//! to 1.8× the default build time). docs/benchmarks.md, "Build quality", has the
 //! measurements.
 //!
 //! When the vertices move but the triangles stay (a deforming character, an edited scan),
@@ -284,8 +284,8 @@
 //! nothing; [`Bvh::all_hits_into`] reuses the caller's vector. An invalid ray is answered
 //! before any traversal.
 //!
-//! How fast, measured against Embree, tinybvh and obvhs on the same rays, is in the README's
-//! *Benchmarks* section, with the date, the machine and the command of each figure; absolute
+//! How fast, measured against Embree, tinybvh and obvhs on the same rays, is in
+//! docs/benchmarks.md, with the date, the machine and the command of each figure; absolute
 //! figures depend on the machine, so measure your own (`cargo run --release -p meshray-cli
 //! -- bench MESH.obj`). Build time grows as n log n and the boxes a ray tests as log n. For
 //! speed: build in release mode, prefer [`Bvh::any_hit`] when any hit will do, the short

@@ -420,6 +420,7 @@ impl Rect {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::Rng;
 
     fn p(x: f32, y: f32) -> Point2<f32> {
         Point2::new(x, y)
@@ -587,13 +588,8 @@ mod tests {
         // integers. With coordinates in [-16, 16] every determinant is exact in f32 too, so
         // hit or miss must be the exact rule's, for either sign of D, and t, s within an ulp
         // of the exact quotients.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut int = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 33) % 33) as i64 - 16
-        };
+        let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut int = || rng.below(33) as i64 - 16;
         let close = |got: f32, num: i64, den: i64| {
             let exact = num as f64 / den as f64;
             let ulp = (exact as f32).abs().max(f32::MIN_POSITIVE) * f32::EPSILON;
@@ -870,31 +866,13 @@ mod tests {
 
     // ---------------------------------------------------------------- randomized
 
-    /// SplitMix64: tiny, deterministic, good enough to spread test inputs.
-    struct Rng(u64);
+    /// The test inputs on grids, where every product below stays exact in f32.
+    trait Grid {
+        fn grid(&mut self) -> f32;
+        fn grid_dir(&mut self) -> f32;
+    }
 
-    impl Rng {
-        fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        /// Uniform in [0, 1).
-        fn unit(&mut self) -> f32 {
-            (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-        }
-
-        fn range(&mut self, lo: f32, hi: f32) -> f32 {
-            lo + (hi - lo) * self.unit()
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next_u64() % n
-        }
-
+    impl Grid for Rng {
         /// Multiple of 1/4 in [-8, 8]: all products below stay exact in f32.
         fn grid(&mut self) -> f32 {
             (self.below(65) as f32 - 32.0) * 0.25
@@ -997,7 +975,7 @@ mod tests {
 
     #[test]
     fn random_ray_segment_matches_f64_reference() {
-        let mut rng = Rng(0x5EED_0001);
+        let mut rng = Rng::new(0x5EED_0001);
         let (mut hits, mut misses, mut parallel, mut skipped, mut endpoint_hits) = (0, 0, 0, 0, 0);
         for i in 0..200_000 {
             // Odd iterations use a coarse grid: f32 is exact there, so ties (endpoints,
@@ -1080,7 +1058,7 @@ mod tests {
         // The range test is exact, so pinning the range to the returned t (or one ulp beside
         // it) must never produce a t outside [t_min, t_max], and a range that excludes the
         // rounded t by an ulp must miss.
-        let mut rng = Rng(0x5EED_0003);
+        let mut rng = Rng::new(0x5EED_0003);
         let (mut checked, mut pinned_hits) = (0, 0);
         for _ in 0..100_000 {
             let mut pt = || p(rng.range(-10.0, 10.0), rng.range(-10.0, 10.0));
@@ -1149,7 +1127,7 @@ mod tests {
 
     #[test]
     fn random_ray_rect_matches_f64_reference() {
-        let mut rng = Rng(0x5EED_0002);
+        let mut rng = Rng::new(0x5EED_0002);
         let (mut hits, mut misses, mut skipped, mut touching, mut axis_parallel) = (0, 0, 0, 0, 0);
         for i in 0..200_000 {
             let grid = i % 2 == 1;

@@ -2,22 +2,36 @@
 
 use nalgebra::Point3;
 
-/// A seeded linear congruential generator: `uniform(lo, hi)` gives the same sequence for the
-/// same seed on every machine.
-pub(crate) struct Lcg(u64);
+/// SplitMix64 (Steele, Lea and Flood 2014): small, seeded, and the same sequence for the same
+/// seed on every machine; the one generator of the unit tests.
+pub(crate) struct Rng(u64);
 
-impl Lcg {
-    pub fn new(seed: u64) -> Lcg {
-        Lcg(seed)
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`, 24 bits.
+    pub fn unit(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
     }
 
     /// Uniform in `[lo, hi)`.
-    pub fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        lo + ((self.0 >> 40) as f32 / (1u64 << 24) as f32) * (hi - lo)
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.unit()
+    }
+
+    /// Uniform in `0..n` (`n` small: the modulo's bias is negligible for tests).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
     }
 }
 

@@ -485,13 +485,8 @@ mod tests {
         // every determinant of Cramer's rule is an exact i64 here (and exact in f32 inside
         // the test too, being below 2^24), so the hit or miss must be exactly the exact
         // rule's, and u, v, t within an ulp or two of the exact quotients.
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut int = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 33) % 33) as i64 - 16
-        };
+        let mut rng = crate::test_support::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut int = || rng.below(33) as i64 - 16;
         let (mut hits, mut misses) = (0, 0);
         for _ in 0..200_000 {
             let mut v3 = || [int(), int(), int()];

@@ -647,8 +647,8 @@ mod tests {
     }
 
     fn soup(n: usize) -> Vec<Item> {
-        let mut rng = crate::test_support::Lcg::new(12345);
-        let mut next = move || rng.uniform(0.0, 1.0);
+        let mut rng = crate::test_support::Rng::new(12345);
+        let mut next = move || rng.range(0.0, 1.0);
         (0..n)
             .map(|i| {
                 let p = Point3::new(next(), next(), next()) * 100.0;

@@ -167,7 +167,7 @@ fn radix_sort(codes: &mut Vec<u64>, order: &mut Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::Lcg;
+    use crate::test_support::Rng;
 
     #[test]
     fn spread_puts_each_bit_three_apart() {
@@ -179,12 +179,12 @@ mod tests {
 
     #[test]
     fn radix_sort_sorts_and_keeps_pairs() {
-        let mut rng = Lcg::new(9);
+        let mut rng = Rng::new(9);
         for n in [0usize, 1, 2, 300, 5000] {
             let mut codes: Vec<u64> = (0..n)
                 .map(|i| match i % 3 {
-                    0 => (rng.uniform(0.0, 1.0) * 1e6) as u64,
-                    1 => ((rng.uniform(0.0, 1.0) * 1e6) as u64) << 40,
+                    0 => (rng.range(0.0, 1.0) * 1e6) as u64,
+                    1 => ((rng.range(0.0, 1.0) * 1e6) as u64) << 40,
                     _ => 7,
                 })
                 .collect();

@@ -394,8 +394,8 @@ mod tests {
     /// drops most misses and culled faces.
     #[test]
     fn packet_filter_keeps_every_hit() {
-        let mut rng = crate::test_support::Lcg::new(7);
-        let mut next = move || rng.uniform(-2.0, 2.0);
+        let mut rng = crate::test_support::Rng::new(7);
+        let mut next = move || rng.range(-2.0, 2.0);
         let (mut hits, mut dropped) = (0, 0);
         for round in 0..20_000 {
             let mut packet = TrianglePacket::EMPTY;
@@ -454,8 +454,8 @@ mod tests {
     /// random triangles and rays (including degenerate triangles and empty lanes).
     #[test]
     fn lanes_equal_the_scalar_test() {
-        let mut rng = crate::test_support::Lcg::new(99);
-        let mut next = move || rng.uniform(-2.0, 2.0);
+        let mut rng = crate::test_support::Rng::new(99);
+        let mut next = move || rng.range(-2.0, 2.0);
         let mut checked = 0;
         let mut hits = 0;
         for round in 0..20_000 {

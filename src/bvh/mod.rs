@@ -43,8 +43,8 @@ use wide::WideNode;
 pub(crate) const MAX_LEAF_SIZE: usize = 1 << 16;
 
 /// Which builder makes the tree: build time against the speed of the rays cast into it,
-/// as Embree's `RTC_BUILD_QUALITY_LOW`, `MEDIUM` and `HIGH`. Their measured costs are in the README's
-/// "Build quality" section.
+/// as Embree's `RTC_BUILD_QUALITY_LOW`, `MEDIUM` and `HIGH`. Their measured costs are in
+/// docs/benchmarks.md, "Build quality".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum BuildQuality {

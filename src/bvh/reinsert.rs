@@ -263,7 +263,7 @@ pub(crate) fn optimize(binary: Vec<Node>) -> Vec<Node> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::Lcg;
+    use crate::test_support::Rng;
     use nalgebra::Point3;
 
     /// A deliberately bad tree (leaves paired in random order) over random small boxes: the
@@ -272,13 +272,13 @@ mod tests {
     /// (children after their parent, side by side, boxes their children's).
     #[test]
     fn reinsertion_improves_a_bad_tree_and_keeps_its_leaves() {
-        let mut rng = Lcg::new(5);
+        let mut rng = Rng::new(5);
         let leaves: Vec<Node> = (0..500)
             .map(|i| {
                 let p = Point3::new(
-                    rng.uniform(0.0, 100.0),
-                    rng.uniform(0.0, 100.0),
-                    rng.uniform(0.0, 100.0),
+                    rng.range(0.0, 100.0),
+                    rng.range(0.0, 100.0),
+                    rng.range(0.0, 100.0),
                 );
                 Node::leaf(&Aabb::new(p, p + nalgebra::Vector3::repeat(1.0)), i * 4, 4)
             })

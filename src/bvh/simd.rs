@@ -461,14 +461,14 @@ mod tests {
         use super::*;
         use crate::bvh::ray_walk::RaySlots;
         use crate::bvh::wide::WIDTH;
-        use crate::test_support::Lcg;
+        use crate::test_support::Rng;
         use nalgebra::{Point3, Vector3};
 
         // Built for x86-64-v3, so running at all means the CPU has what `Avx2` needs (made
         // directly: `detect` would also heed MESHRAY_SIMD=portable).
         let avx2 = Avx2(());
-        let mut rng = Lcg::new(3);
-        let mut next = move || rng.uniform(-4.0, 4.0);
+        let mut rng = Rng::new(3);
+        let mut next = move || rng.range(-4.0, 4.0);
         let mut entered = 0;
         for round in 0..50_000 {
             let mut node = WideNode::EMPTY;

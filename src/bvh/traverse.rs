@@ -30,7 +30,7 @@ pub struct QueryOptions {
     /// no ray slips between triangles that share an edge or a vertex. `false` selects
     /// Cramer's rule ([`intersect_triangle`]), a few per cent faster (see the benchmarks),
     /// which can let a ray aimed exactly at a shared edge or vertex pass between the two
-    /// triangles (`tests/leaks.rs` counts such leaks; the README gives the figures).
+    /// triangles (`tests/leaks.rs` counts such leaks; docs/robustness.md gives the figures).
     ///
     /// [`intersect_triangle_watertight`]: crate::intersect_triangle_watertight
     /// [`intersect_triangle`]: crate::intersect_triangle

@@ -16,7 +16,8 @@
 //!   since its build, when over half its leaves are removed instances, or when the added
 //!   instances outnumber an eighth of it (and 64).
 //!
-//! Measured with `cargo bench --bench scene` (100,000 instances): see the README's "Scenes".
+//! Measured with `cargo bench --bench scene` (100,000 instances): see docs/benchmarks.md,
+//! "Scenes".
 
 use super::{Instance, InstanceId};
 #[cfg(any(test, debug_assertions))]
