@@ -1,5 +1,6 @@
 // Runs a wasm32-wasip1 program under Node's WASI: cargo's runner for the crate's tests on a
-// wasm target (`CARGO_TARGET_WASM32_WASIP1_RUNNER="node js/wasi-run.mjs"`). The whole file
+// wasm target (`CARGO_TARGET_WASM32_WASIP1_RUNNER="node $PWD/js/wasi-run.mjs"`: an absolute
+// path, since cargo runs each test binary in its own package's directory). The whole file
 // system is preopened, so the tests read assets/ and the shared meshes by their host paths;
 // the environment passes through (MESHRAY_MESHES, CI). Exits with the program's status.
 import { readFile } from "node:fs/promises";

@@ -1,5 +1,5 @@
-//! Bad input at the API and in files, one test per row of the README's table: each gives a
-//! typed error or the documented "no hit", never a panic or a wrong hit. (Malformed OBJ text
+//! Bad input at the API and in files, one test per row of docs/robustness.md's table: each
+//! gives a typed error or the documented "no hit", never a panic or a wrong hit. (Malformed OBJ text
 //! is covered file by file in `malformed.rs`.)
 mod common;
 

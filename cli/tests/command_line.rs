@@ -1,8 +1,8 @@
 //! The `meshray` command as a user meets it: every command answers `--help` with its usage
-//! (the README's too) and exits 0; mistakes on the command line are sentences naming what is
-//! wrong, with exit code 2, and nothing is left behind; every command prints the mesh's load
-//! warnings; the camera goes where `--eye` and `--target` say; and no command panics on a
-//! mesh the library loads, however small, large or far away.
+//! (docs/command.md's too) and exits 0; mistakes on the command line are sentences naming
+//! what is wrong, with exit code 2, and nothing is left behind; every command prints the
+//! mesh's load warnings; the camera goes where `--eye` and `--target` say; and no command
+//! panics on a mesh the library loads, however small, large or far away.
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
@@ -52,7 +52,7 @@ fn usage_error(args: &[&str], words: &[&str]) -> String {
 
 #[test]
 fn every_command_answers_help_with_its_usage() {
-    let readme = std::fs::read_to_string(common::repository().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(common::repository().join("docs/command.md")).unwrap();
     for command in &COMMANDS {
         for flag in ["--help", "-h"] {
             let output = meshray(&[command.name, flag]);
@@ -71,7 +71,7 @@ fn every_command_answers_help_with_its_usage() {
         assert!(output.status.success(), "{}", command.name);
         assert!(
             readme.contains(command.usage),
-            "the README gives the usage of {} as --help prints it",
+            "docs/command.md gives the usage of {} as --help prints it",
             command.name
         );
     }

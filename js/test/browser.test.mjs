@@ -6,7 +6,7 @@
 // same ray and the same mesh (loaded and merged by the same code, demo/mesh.js), that the
 // picked triangle is highlighted, that a click on the background misses, and that dropped
 // OBJ and GLB files load. Saves a screenshot after a pick: to $MESHRAY_DEMO_SCREENSHOT when
-// set (the README's is demo/screenshot.png), else to the system's temporary directory.
+// set (docs/javascript.md's is demo/screenshot.png), else to the system's temporary directory.
 //
 // Chromium: $CHROMIUM, else /usr/bin/chromium. Without one the test is skipped, except
 // when CI=true, where it fails.

@@ -1,5 +1,5 @@
-//! `meshray bench`: ray throughput and build time on a mesh, the numbers behind the README's
-//! speed claims.
+//! `meshray bench`: ray throughput and build time on a mesh, the numbers behind
+//! docs/benchmarks.md and the speed claims that link to it.
 
 use crate::args::{Args, QUALITIES, set_mesh, unknown};
 use crate::progress::Progress;

@@ -1,6 +1,6 @@
 //! The commands, one module each, and the dispatch from the command line to them.
 //!
-//! Every command has a `USAGE` text (what `meshray COMMAND --help` prints, and the README
+//! Every command has a `USAGE` text (what `meshray COMMAND --help` prints, and docs/command.md
 //! repeats) and a `run` that takes the words after its name.
 
 pub mod bench;

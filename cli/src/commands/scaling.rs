@@ -1,5 +1,5 @@
 //! `meshray scaling`: how build time, memory and query speed grow with the triangle count
-//! (the README's scaling table).
+//! (the scaling table of docs/benchmarks.md).
 
 use crate::args::{Args, QUALITIES, quality_name, set_mesh, unknown};
 use crate::{Failure, memory, mesh, rays, subdivide};

@@ -1,6 +1,7 @@
-//! The viewer's command line, which needs no window: `--help` prints its usage (the README's
-//! too) and exits 0; a mistake is a sentence and exit code 2, before any window opens. (The
-//! window itself is tested by the root crate's `tests/viewer.rs`, under Xvfb.)
+//! The viewer's command line, which needs no window: `--help` prints its usage
+//! (docs/command.md's too) and exits 0; a mistake is a sentence and exit code 2, before any
+//! window opens. (The window itself is tested by `tests/viewer.rs`, in the meshray-tests crate, under
+//! Xvfb.)
 
 use std::process::{Command, Output};
 
@@ -15,7 +16,7 @@ fn viewer(args: &[&str]) -> Output {
 }
 
 #[test]
-fn help_prints_the_usage_the_readme_gives() {
+fn help_prints_the_usage_the_docs_give() {
     let output = viewer(&["--help"]);
     assert!(output.status.success());
     let usage = String::from_utf8(output.stdout).unwrap();
@@ -23,11 +24,14 @@ fn help_prints_the_usage_the_readme_gives() {
     for flag in ["--size", "--eye", "--target"] {
         assert!(usage.contains(flag), "{usage}");
     }
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/command.md"
+    ))
+    .unwrap();
     assert!(
         readme.contains(&usage),
-        "the README gives the viewer's usage"
+        "docs/command.md gives the viewer's usage"
     );
     assert!(viewer(&["-h", "--eye"]).status.success());
 }
