@@ -365,8 +365,8 @@ pub use aabb::Aabb;
 #[cfg(feature = "serde")]
 pub use bvh::SavedBvh;
 pub use bvh::{
-    BuildOptions, BuildQuality, Bvh, ClosestPoint, CompactHit, Hit, QueryCost, QueryOptions,
-    RayQuery, Stats,
+    BuildOptions, BuildQuality, Bvh, ClosestPoint, CompactHit, Hit, MeasuredCost, QueryCost,
+    QueryOptions, RayQuery, Stats,
 };
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};

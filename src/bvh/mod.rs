@@ -31,7 +31,7 @@ pub(crate) mod wide;
 
 pub use batch::RayQuery;
 pub use nearest::ClosestPoint;
-pub use stats::Stats;
+pub use stats::{MeasuredCost, Stats};
 pub use traverse::{CompactHit, Hit, QueryCost, QueryOptions};
 
 use crate::{Aabb, Mesh};

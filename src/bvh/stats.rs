@@ -7,16 +7,17 @@ use crate::{Aabb, QueryOptions, Ray};
 use nalgebra::Vector3;
 use std::fmt;
 
-/// Size and quality of a BVH (see [`Bvh::stats`]).
+/// Size and quality of a BVH (see [`Bvh::stats`]): figures read off the tree, cheap enough to
+/// check after every refit. What a query costs, measured with rays, is
+/// [`Bvh::measured_cost`].
 ///
 /// ```
 /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 /// let stats = bvh.stats();
-/// println!("{stats}"); // one line: triangles, nodes, leaves, depth, SAH cost, bytes/triangle, cost per ray
+/// println!("{stats}"); // one line: triangles, nodes, leaves, depth, SAH cost, bytes/triangle
 /// assert_eq!(stats.triangles, 2090);
 /// assert!(stats.leaves >= stats.triangles.div_ceil(stats.max_leaf_size));
 /// assert!(stats.bytes_per_triangle < 64.0);
-/// assert!(stats.boxes_per_ray > 0.0 && stats.triangles_per_ray < 100.0);
 /// # Ok::<(), meshray::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,19 +40,29 @@ pub struct Stats {
     /// Bytes of nodes, leaf triangles and the leaf-to-mesh map per triangle (the mesh
     /// itself not counted).
     pub bytes_per_triangle: f32,
-    /// Boxes a closest-hit query tests per ray, over a standard set of random rays: 4,096
-    /// rays from points on the sphere of 1.5 times the bounds' half diagonal about their
-    /// centre to points in the bounds, seeded, so the same bounds give the same rays. What
-    /// the SAH cost estimates, measured; compare builds of the same mesh with it.
+}
+
+/// What a closest-hit query tests per ray, measured over a standard set of random rays (see
+/// [`Bvh::measured_cost`]): what [`Stats::sah_cost`] estimates.
+///
+/// ```
+/// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// let cost = bvh.measured_cost();
+/// assert!(cost.boxes_per_ray > 0.0 && cost.triangles_per_ray < 100.0);
+/// # Ok::<(), meshray::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeasuredCost {
+    /// Boxes tested per ray.
     pub boxes_per_ray: f32,
-    /// Triangles a closest-hit query tests per ray over the same rays.
+    /// Triangles tested per ray.
     pub triangles_per_ray: f32,
 }
 
-/// Rays in the set behind [`Stats::boxes_per_ray`].
+/// Rays in the set behind [`Bvh::measured_cost`].
 const STANDARD_RAYS: u32 = 4096;
 
-/// The standard random rays through `bounds` (see [`Stats::boxes_per_ray`]), from a
+/// The standard random rays through `bounds` (see [`Bvh::measured_cost`]), from a
 /// splitmix64 sequence.
 fn standard_rays(bounds: &Aabb) -> impl Iterator<Item = Ray> + '_ {
     let mut state = 0x6d65_7368_7261_7921u64;
@@ -81,8 +92,8 @@ fn standard_rays(bounds: &Aabb) -> impl Iterator<Item = Ray> + '_ {
 }
 
 impl Bvh {
-    /// Measures the tree: a sweep over its nodes, and the 4,096 standard rays of
-    /// [`Stats::boxes_per_ray`] (a millisecond or two).
+    /// The tree's figures, from one sweep over its nodes (no rays are cast: cheap enough to
+    /// watch [`Stats::sah_cost`] after every [`refit`](Bvh::refit)).
     ///
     /// ```
     /// let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
@@ -96,16 +107,7 @@ impl Bvh {
         let bytes = std::mem::size_of_val(&self.nodes[..])
             + std::mem::size_of_val(&self.leaf_packets[..])
             + std::mem::size_of_val(&self.triangle_index[..]);
-        let (mut boxes_tested, mut triangles_tested) = (0u64, 0u64);
-        for ray in standard_rays(&self.bounds()) {
-            let (_, cost) = self.closest_hit_with_cost(&ray, &QueryOptions::default());
-            boxes_tested += u64::from(cost.boxes);
-            triangles_tested += u64::from(cost.triangles);
-        }
-        let per_ray = |tested: u64| (tested as f64 / f64::from(STANDARD_RAYS)) as f32;
         Stats {
-            boxes_per_ray: per_ray(boxes_tested),
-            triangles_per_ray: per_ray(triangles_tested),
             triangles: n,
             nodes: self.nodes.len(),
             leaves: sweep.leaves,
@@ -116,10 +118,23 @@ impl Bvh {
         }
     }
 
-    /// The tree's SAH cost ([`Stats::sah_cost`]) alone: the node sweep without the standard
-    /// rays, for [`validate`](Bvh::validate), which runs after every load.
-    pub(super) fn sah_cost(&self) -> f32 {
-        self.sweep().cost as f32
+    /// What a closest-hit query tests per ray over 4,096 standard random rays: from points on
+    /// the sphere of 1.5 times the bounds' half diagonal about their centre to points in the
+    /// bounds, seeded, so the same bounds give the same rays (a millisecond or two). Compare
+    /// builds, or a refitted tree with a rebuilt one, of the same mesh with it; for rays of
+    /// your own, sum [`closest_hit_with_cost`](Bvh::closest_hit_with_cost)'s answers.
+    pub fn measured_cost(&self) -> MeasuredCost {
+        let (mut boxes_tested, mut triangles_tested) = (0u64, 0u64);
+        for ray in standard_rays(&self.bounds()) {
+            let (_, cost) = self.closest_hit_with_cost(&ray, &QueryOptions::default());
+            boxes_tested += u64::from(cost.boxes);
+            triangles_tested += u64::from(cost.triangles);
+        }
+        let per_ray = |tested: u64| (tested as f64 / f64::from(STANDARD_RAYS)) as f32;
+        MeasuredCost {
+            boxes_per_ray: per_ray(boxes_tested),
+            triangles_per_ray: per_ray(triangles_tested),
+        }
     }
 
     /// One sweep over the nodes: leaves, depth, the largest leaf and the SAH cost.
@@ -199,16 +214,14 @@ impl fmt::Display for Stats {
         write!(
             f,
             "{} triangles, {} nodes, {} leaves (max {} triangles), depth {}, SAH cost {:.2}, \
-             {:.1} bytes/triangle, {:.1} boxes and {:.1} triangles per random ray",
+             {:.1} bytes/triangle",
             self.triangles,
             self.nodes,
             self.leaves,
             self.max_leaf_size,
             self.depth,
             self.sah_cost,
-            self.bytes_per_triangle,
-            self.boxes_per_ray,
-            self.triangles_per_ray
+            self.bytes_per_triangle
         )
     }
 }

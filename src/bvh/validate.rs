@@ -59,7 +59,7 @@ impl Bvh {
         }
         // Finite once the coordinates are in range; a NaN here would mean the build's costs
         // were meaningless.
-        let cost = self.sah_cost();
+        let cost = self.stats().sah_cost;
         if !cost.is_finite() {
             return fail(format!("its SAH cost is {cost}, not finite"));
         }

@@ -140,7 +140,13 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
             loaded.as_secs_f64() * 1e3,
             built.as_secs_f64() * 1e3
         );
-        crate::say!("BVH: {}", bvh.stats());
+        let cost = bvh.measured_cost();
+        crate::say!(
+            "BVH: {}, {:.1} boxes and {:.1} triangles per random ray",
+            bvh.stats(),
+            cost.boxes_per_ray,
+            cost.triangles_per_ray
+        );
     }
     let camera = options
         .placement
