@@ -350,14 +350,17 @@ mod bvh;
 mod camera;
 mod closest_point;
 mod error;
+mod format;
 mod io;
 mod mesh;
+mod picking;
 mod plane2d;
 mod ray;
+mod region;
 mod scene;
-mod select;
 #[cfg(test)]
 mod test_support;
+mod transform;
 mod triangle;
 mod watertight;
 
@@ -370,12 +373,12 @@ pub use bvh::{
 };
 pub use camera::{pixel_ray, pixel_ray_from_inverse};
 pub use error::{Error, Result};
-pub use io::Format;
-pub use io::obj::LoadOptions;
+pub use format::Format;
+pub use io::options::LoadOptions;
 pub use mesh::Mesh;
 pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
 pub use ray::Ray;
+pub use region::{Frustum, triangle_overlaps_box, triangle_overlaps_sphere};
 pub use scene::{InstanceId, Scene, SceneClosestPoint, SceneHit, SceneOptions, SceneTriangle};
-pub use select::{Frustum, triangle_overlaps_box, triangle_overlaps_sphere};
 pub use triangle::{Culling, TriangleHit, intersect_triangle};
 pub use watertight::intersect_triangle_watertight;

@@ -6,6 +6,7 @@ use super::leaf::LANES;
 use super::walk::{Visitor, walk};
 use super::wide::{WIDTH, WideNode};
 use crate::closest_point::{Nearest, box_distance_squared, nearest_on_triangle64};
+use crate::transform::moved_box;
 use nalgebra::{Matrix4, Point3};
 
 /// The point of a mesh nearest to a query point (see [`Bvh::closest_point`]).
@@ -170,28 +171,4 @@ pub(crate) fn lanes_near(
         }
     }
     (mask, keys)
-}
-
-/// The box around a box moved by the affine `m` (its eight corners' box, from the centre and
-/// half extent as Arvo (1990) bounds a transformed box), in f32 rounded outwards (a few ulps),
-/// so it holds every moved point of the original.
-pub(crate) fn moved_box(m: &Matrix4<f64>, min: [f32; 3], max: [f32; 3]) -> ([f32; 3], [f32; 3]) {
-    let (lo, hi) = (min.map(f64::from), max.map(f64::from));
-    let centre = [0, 1, 2].map(|a| 0.5 * (lo[a] + hi[a]));
-    let half = [0, 1, 2].map(|a| 0.5 * (hi[a] - lo[a]));
-    let (mut out_lo, mut out_hi) = ([0.0f32; 3], [0.0f32; 3]);
-    for r in 0..3 {
-        let (mut c, mut h, mut scale) = (m[(r, 3)], 0.0, m[(r, 3)].abs());
-        for k in 0..3 {
-            c += m[(r, k)] * centre[k];
-            h += m[(r, k)].abs() * half[k];
-            scale += (m[(r, k)] * centre[k]).abs();
-        }
-        // Rounding in f64 is a few ulps of the terms' sizes (`scale + h`), however they
-        // cancel; the f32 cast rounds by at most 2^-24 of the result.
-        let pad = |x: f64| x.abs() * 1e-6 + (scale + h) * 1e-12 + 1e-30;
-        out_lo[r] = ((c - h) - pad(c - h)) as f32;
-        out_hi[r] = ((c + h) + pad(c + h)) as f32;
-    }
-    (out_lo, out_hi)
 }

@@ -3,13 +3,12 @@
 
 use super::Bvh;
 use super::leaf::LANES;
-use super::nearest::moved_box;
-use super::traverse::QueryOptions;
 use super::walk::{Visitor, walk};
 use super::wide::{WIDTH, WideNode};
-use crate::select::{Ball, BoxRegion, Frustum, Region};
-use crate::{Aabb, Error, Result, pixel_ray};
-use nalgebra::{Matrix4, Point2, Point3, Vector2};
+use crate::Aabb;
+use crate::region::{Ball, BoxRegion, Frustum, Region};
+use crate::transform::moved_box;
+use nalgebra::{Matrix4, Point3};
 
 impl Bvh {
     /// Every triangle overlapping the box (touching counts), by number, ascending: what
@@ -84,65 +83,6 @@ impl Bvh {
         self.select(frustum, None)
     }
 
-    /// The triangles visible through the rectangle with corners `a` and `b` of the viewport
-    /// (pixel coordinates as in [`pixel_ray`]), ascending. **Visible** means: the closest
-    /// hit (with `options`) of at least one sample ray inside the rectangle, the samples
-    /// being the centres of a `samples × samples` grid in each pixel (`samples = 1`: the
-    /// pixel centres) whose centre lies in the rectangle and the viewport. So a triangle
-    /// smaller than a pixel may be missed at `samples = 1`, as it would be by the renderer.
-    ///
-    /// ```
-    /// use meshray::{pixel_ray, Error, QueryOptions};
-    /// # use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
-    /// # let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y()).to_homogeneous();
-    /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
-    /// # let viewport = Vector2::new(800.0, 600.0);
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
-    /// let options = QueryOptions::default();
-    /// let (a, b) = (Point2::new(390.0, 290.0), Point2::new(410.0, 310.0));
-    /// let visible = bvh.visible_triangles(view, projection, viewport, a, b, 1, &options)?;
-    /// let centre = pixel_ray(view, projection, viewport, Point2::new(400.5, 300.5))?;
-    /// let front = bvh.closest_triangle(&centre, &options).unwrap().triangle;
-    /// assert!(visible.contains(&front));
-    /// // Its back, seen by no sample ray, is not visible (but is in the frustum).
-    /// let back = bvh.all_hits(&centre, &options)[1].triangle;
-    /// assert!(!visible.contains(&back));
-    /// let denser = bvh.visible_triangles(view, projection, viewport, a, b, 4, &options)?;
-    /// assert!(visible.iter().all(|t| denser.contains(t)));
-    /// let zero = bvh.visible_triangles(view, projection, viewport, a, b, 0, &options);
-    /// assert!(matches!(zero, Err(Error::InvalidCamera { .. })));
-    /// let flipped = -viewport; // a negative viewport is refused, even for an empty rectangle
-    /// let refused = bvh.visible_triangles(view, projection, flipped, a, a, 1, &options);
-    /// assert!(matches!(refused, Err(Error::InvalidCamera { .. })));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::InvalidCamera`] for `samples` of 0 or above 64, non-finite corners, or a
-    /// camera or viewport [`pixel_ray`] rejects (checked first, whatever the rectangle).
-    #[allow(clippy::too_many_arguments)]
-    pub fn visible_triangles(
-        &self,
-        view: impl Into<mint::ColumnMatrix4<f32>>,
-        projection: impl Into<mint::ColumnMatrix4<f32>>,
-        viewport: impl Into<mint::Vector2<f32>>,
-        a: impl Into<mint::Point2<f32>>,
-        b: impl Into<mint::Point2<f32>>,
-        samples: u32,
-        options: &QueryOptions,
-    ) -> Result<Vec<u32>> {
-        let mut seen = Vec::new();
-        for_each_sample(view, projection, viewport, a, b, samples, |ray| {
-            if let Some(hit) = self.closest_triangle(ray, options) {
-                seen.push(hit.triangle);
-            }
-        })?;
-        seen.sort_unstable();
-        seen.dedup();
-        Ok(seen)
-    }
-
     /// The triangles overlapping `region`, ascending, the mesh moved by `to_world` first
     /// (`None`: as it is): its boxes are moved by their corners (rounded outwards, so
     /// culling stays conservative) and its triangles in `f64`.
@@ -158,57 +98,6 @@ impl Bvh {
         out.sort_unstable();
         out
     }
-}
-
-/// Casts the sample rays of [`Bvh::visible_triangles`] (checking its arguments first, with
-/// the same errors), calling `sample` with each.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn for_each_sample(
-    view: impl Into<mint::ColumnMatrix4<f32>>,
-    projection: impl Into<mint::ColumnMatrix4<f32>>,
-    viewport: impl Into<mint::Vector2<f32>>,
-    a: impl Into<mint::Point2<f32>>,
-    b: impl Into<mint::Point2<f32>>,
-    samples: u32,
-    mut sample: impl FnMut(&crate::Ray),
-) -> Result<()> {
-    let (view, projection) = (Matrix4::from(view.into()), Matrix4::from(projection.into()));
-    let viewport = Vector2::from(viewport.into());
-    let (a, b) = (Point2::from(a.into()), Point2::from(b.into()));
-    if !(1..=64).contains(&samples) {
-        return Err(Error::InvalidCamera {
-            reason: "samples per pixel side must be 1 to 64",
-        });
-    }
-    if !a.iter().chain(b.iter()).all(|c| c.is_finite()) {
-        return Err(Error::InvalidCamera {
-            reason: "the rectangle needs finite corners",
-        });
-    }
-    // The camera and viewport, checked once through the ray at the viewport's centre.
-    pixel_ray(view, projection, viewport, Point2::from(viewport / 2.0))?;
-    // Pixels whose sample centres may fall in the rectangle, within the viewport.
-    let (x0, x1) = (a.x.min(b.x).max(0.0), a.x.max(b.x).min(viewport.x));
-    let (y0, y1) = (a.y.min(b.y).max(0.0), a.y.max(b.y).min(viewport.y));
-    let step = 1.0 / samples as f32;
-    for j in (y0.floor() as u64)..(y1.ceil().max(0.0) as u64) {
-        for sy in 0..samples {
-            let y = j as f32 + (sy as f32 + 0.5) * step;
-            if !(y >= y0 && y < y1) {
-                continue;
-            }
-            for i in (x0.floor() as u64)..(x1.ceil().max(0.0) as u64) {
-                for sx in 0..samples {
-                    let x = i as f32 + (sx as f32 + 0.5) * step;
-                    if !(x >= x0 && x < x1) {
-                        continue;
-                    }
-                    sample(&pixel_ray(view, projection, viewport, Point2::new(x, y))?);
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// A selection: enter every box that may hold part of the region, in any order; keep the

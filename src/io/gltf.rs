@@ -3,20 +3,20 @@
 //! `gltf` parses and validates the JSON; the buffers are read here, and every accessor is
 //! bounds-checked against the bytes really present before it is read, so a file that lies
 //! about its buffers is an error naming it, never a panic. A document becomes either one
-//! flattened [`Mesh`] in world space ([`Mesh::load`]) or a [`Scene`] with one BVH per
-//! glTF mesh and one instance per node that uses it ([`Scene::load`]).
+//! flattened [`Mesh`] in world space ([`Mesh::load`]) or its meshes and the nodes that place
+//! them ([`read_scene`]), from which `Scene::load` (in `scene`) builds one BVH per glTF mesh
+//! and one instance per node.
 
 mod indices;
 
-use super::obj::{inside, read_limited};
+use super::options::{inside, read_limited};
 use super::{name_file, too_many_triangles};
-use crate::{Bvh, Error, LoadOptions, Mesh, Result, Scene};
+use crate::{Error, LoadOptions, Mesh, Result};
 use base64::Engine;
 use gltf::accessor::{DataType, Dimensions};
 use gltf::mesh::{Mode, Semantic};
 use nalgebra::{Matrix3, Matrix4, Point2, Point3, Vector3};
 use std::path::Path;
-use std::sync::Arc;
 
 /// A parsed document with its buffers' bytes.
 struct Document<'a> {
@@ -35,6 +35,35 @@ struct Placement {
     world: Matrix4<f64>,
     /// Whether the world transform is singular (a zero scale): the mesh covers no area.
     singular: bool,
+}
+
+/// A glTF document's default scene as meshes and where they are placed: what
+/// [`Scene::load`](crate::Scene::load) builds its trees and instances from.
+pub(crate) struct Placed {
+    /// Per glTF mesh: `None` when no node uses it or it has no triangles; else the mesh,
+    /// or the error that leaves its instances out (too small to compute with alone).
+    pub meshes: Vec<Option<Result<Mesh>>>,
+    /// One per node with a mesh, in the document's depth-first order.
+    pub instances: Vec<PlacedInstance>,
+}
+
+/// A node that places a mesh.
+pub(crate) struct PlacedInstance {
+    /// The glTF mesh's index.
+    pub mesh: usize,
+    /// The node's world transform.
+    pub world: Matrix4<f32>,
+    /// The node's name, else its mesh's, else `node N`.
+    pub name: String,
+    /// The warning to report when the transform is singular (a zero scale), which leaves
+    /// the instance out; `None` when it can be placed.
+    pub singular: Option<Error>,
+}
+
+/// Reads the glTF file at `path` as a scene of placed meshes.
+pub(crate) fn read_scene(path: &Path, options: &LoadOptions) -> Result<Placed> {
+    let bytes = read_limited(path, options.max_file_bytes)?;
+    Document::parse(path, path.parent(), &bytes, options)?.placed(options)
 }
 
 /// [`Error::NodeTransform`] reasons.
@@ -60,74 +89,6 @@ struct Part {
     has_normals: bool,
     has_uvs: bool,
     materials: Vec<Option<u32>>,
-}
-
-impl Scene {
-    /// Loads a glTF 2.0 file (`.gltf` or `.glb`) as a scene: each glTF mesh is built once
-    /// into a [`Bvh`] (in its own space), and each node that uses it becomes an instance
-    /// with the node's world transform, so a mesh placed a hundred times is stored once.
-    /// Instances follow a depth-first walk of the scene's nodes; [`Scene::name`] gives each
-    /// one's node name (else its mesh's, else `node N`). Nodes are taken as for
-    /// [`Mesh::load`]; a node whose transform is singular (a zero scale, used to hide
-    /// things), or whose mesh is too small to compute with on its own, gets no instance and
-    /// is reported in [`Scene::load_warnings`]; nor does a mesh without triangles get one.
-    ///
-    /// ```
-    /// # let dir = std::env::temp_dir().join(format!("meshray-gltf-doc-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir).unwrap();
-    /// # let path = dir.join("two.gltf");
-    /// # // One triangle (in a data URI) used by two nodes, the second moved 5 along x.
-    /// # std::fs::write(&path, r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],
-    /// #   "nodes":[{"name":"left","mesh":0},{"name":"right","mesh":0,"translation":[5,0,0]}],
-    /// #   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
-    /// #   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3",
-    /// #     "min":[0,0,0],"max":[1,1,0]}],
-    /// #   "bufferViews":[{"buffer":0,"byteLength":36}],
-    /// #   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#).unwrap();
-    /// use meshray::{Ray, Scene, SceneOptions};
-    /// use nalgebra::{Point3, Vector3};
-    ///
-    /// let scene = Scene::load(&path)?;
-    /// assert_eq!(scene.len(), 2);
-    /// assert_eq!((scene.name(0), scene.name(1)), (Some("left"), Some("right")));
-    /// assert!(scene.load_warnings().is_empty());
-    ///
-    /// let ray = Ray::new(Point3::new(5.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0));
-    /// let hit = scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
-    /// assert_eq!(scene.name(hit.instance), Some("right"));
-    /// assert!((hit.hit.point - Point3::new(5.2, 0.2, 0.0)).norm() < 1e-6); // world space
-    /// # std::fs::remove_dir_all(&dir).unwrap();
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`load_with`](Scene::load_with).
-    pub fn load(path: impl AsRef<Path>) -> Result<Scene> {
-        Scene::load_with(path, &LoadOptions::default())
-    }
-
-    /// [`load`](Scene::load) with the given [`LoadOptions`] (limits, and a glTF file of any
-    /// name when `options.format` is [`Format::Gltf`](crate::Format::Gltf)).
-    ///
-    /// # Errors
-    /// As [`Mesh::load_with`]; [`Error::Parse`] when the file is not named or asked for as
-    /// glTF (a scene of instances comes only from glTF); [`Error::NoTriangles`] when no node
-    /// places a triangle, or the warning of a node left out when every one is.
-    pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Scene> {
-        let path = path.as_ref();
-        let format = options.format.or_else(|| crate::Format::from_path(path));
-        if format != Some(crate::Format::Gltf) {
-            return Err(Error::Parse {
-                path: path.into(),
-                line: None,
-                message: "a scene of instances loads from glTF only (.gltf, .glb; or set \
-                          LoadOptions::format); load other formats with Mesh::load"
-                    .into(),
-            });
-        }
-        let bytes = read_limited(path, options.max_file_bytes)?;
-        Document::parse(path, path.parent(), &bytes, options)?.scene(options)
-    }
 }
 
 /// Loads the glTF document `bytes` of file `path` as one mesh; external buffers are read
@@ -302,7 +263,7 @@ impl<'a> Document<'a> {
                     mesh: mesh.index(),
                     name,
                     world,
-                    singular: !Scene::is_usable_transform(&world.cast::<f32>()),
+                    singular: crate::transform::affine(&world.cast::<f32>()).is_err(),
                 });
             }
             let children: Vec<gltf::Node> = node.children().collect();
@@ -610,24 +571,26 @@ impl<'a> Document<'a> {
         Ok(mesh)
     }
 
-    /// One BVH per used mesh with triangles, one instance per non-singular placement.
-    fn scene(&self, options: &LoadOptions) -> Result<Scene> {
+    /// The default scene as meshes and their placements, for
+    /// [`Scene::load`](crate::Scene::load) (in `scene`, the layer above) to build one tree per
+    /// mesh and one instance per placement: the meshes placements use, read in placement
+    /// order within the triangle budget.
+    fn placed(&self, options: &LoadOptions) -> Result<Placed> {
         let placements = self.placements()?;
-        let mut bvhs: Vec<Option<Option<Result<Arc<Bvh>>>>> =
+        let mut meshes: Vec<Option<Option<Result<Mesh>>>> =
             (0..self.document.meshes().len()).map(|_| None).collect();
         let mut total = 0usize;
-        let (mut names, mut warnings) = (Vec::new(), Vec::new());
         let mut instances = Vec::new();
         for placement in &placements {
-            if bvhs[placement.mesh].is_none() {
+            if meshes[placement.mesh].is_none() {
                 let budget = options.max_triangles.saturating_sub(total);
                 let part = self.part(placement.mesh, budget, options)?;
                 total += part.triangles.len();
-                let bvh = if part.triangles.is_empty() {
+                let mesh = if part.triangles.is_empty() {
                     None
                 } else {
                     match self.mesh_of(part) {
-                        Ok(mesh) => Some(Ok(Arc::new(Bvh::build(mesh)))),
+                        Ok(mesh) => Some(Ok(mesh)),
                         // Too small to compute with on its own (all of it degenerate, say),
                         // though it may sit in a flattened mesh of normal size: its
                         // instances are left out and reported.
@@ -635,35 +598,22 @@ impl<'a> Document<'a> {
                         Err(e) => return Err(e),
                     }
                 };
-                bvhs[placement.mesh] = Some(bvh);
+                meshes[placement.mesh] = Some(mesh);
             }
-            let bvh = match &bvhs[placement.mesh] {
-                Some(Some(Ok(bvh))) => bvh,
-                Some(Some(Err(too_small))) => {
-                    warnings.push(too_small.clone());
-                    continue;
-                }
-                _ => continue,
-            };
-            if placement.singular {
-                let name = placement.node_name.as_deref();
-                let warning = self.node_error(placement.node, name, SINGULAR_INSTANCE);
-                warnings.push(warning);
-                continue;
-            }
-            instances.push((bvh.clone(), placement.world.cast::<f32>()));
-            names.push(placement.name.clone());
+            let name = placement.node_name.as_deref();
+            instances.push(PlacedInstance {
+                mesh: placement.mesh,
+                world: placement.world.cast::<f32>(),
+                name: placement.name.clone(),
+                singular: placement
+                    .singular
+                    .then(|| self.node_error(placement.node, name, SINGULAR_INSTANCE)),
+            });
         }
-        if instances.is_empty() {
-            // Say why when every placement was singular or too small.
-            return Err(warnings.pop().unwrap_or(Error::NoTriangles {
-                path: Some(self.path.into()),
-            }));
-        }
-        let mut scene = Scene::new();
-        scene.add_all(instances)?;
-        scene.set_loaded(names, warnings);
-        Ok(scene)
+        Ok(Placed {
+            meshes: meshes.into_iter().map(Option::flatten).collect(),
+            instances,
+        })
     }
 
     /// A part as a mesh, with its materials and, when the part has them, its normals and

@@ -4,6 +4,8 @@
 //! ([`top`] says how it follows edits); the queries are in [`query`] (rays and the nearest
 //! point) and [`select`] (regions).
 
+#[cfg(feature = "gltf")]
+mod load;
 mod query;
 mod select;
 mod top;
@@ -11,9 +13,9 @@ mod top;
 pub use query::SceneClosestPoint;
 pub use select::SceneTriangle;
 
-use crate::bvh::nearest::moved_box;
+use crate::transform::{affine, moved_box};
 use crate::{Aabb, Bvh, Error, Hit, QueryOptions, Result};
-use nalgebra::{Matrix3, Matrix4, Point3};
+use nalgebra::{Matrix4, Point3};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use top::TopLevel;
 
@@ -238,31 +240,6 @@ impl Instance {
         };
         Ok((instance, bounds))
     }
-}
-
-/// Checks a transform: finite, affine (last row 0 0 0 1), invertible.
-fn affine(transform: &Matrix4<f32>) -> Result<(Matrix4<f64>, Matrix4<f64>)> {
-    let m = transform.cast::<f64>();
-    let bad = |reason| Err(Error::InvalidTransform { reason });
-    if !m.iter().all(|x| x.is_finite()) {
-        return bad("a NaN or infinite entry");
-    }
-    if m.row(3) != nalgebra::RowVector4::new(0.0, 0.0, 0.0, 1.0) {
-        return bad("not affine: the last row must be 0 0 0 1");
-    }
-    let linear: Matrix3<f64> = m.fixed_view::<3, 3>(0, 0).into_owned();
-    let det = linear.determinant();
-    let Some(inverse) = linear
-        .try_inverse()
-        .filter(|i| det != 0.0 && det.is_finite() && i.iter().all(|x| x.is_finite()))
-    else {
-        return bad("singular");
-    };
-    // The inverse of an affine map: the linear part inverted, the translation undone.
-    let shift = -(inverse * m.fixed_view::<3, 1>(0, 3));
-    let mut to_object = inverse.to_homogeneous();
-    to_object.fixed_view_mut::<3, 1>(0, 3).copy_from(&shift);
-    Ok((m, to_object))
 }
 
 /// The world box of an object box `b` placed by `to_world` (its corners moved, rounded
@@ -592,12 +569,6 @@ impl Scene {
             }
             top
         })
-    }
-
-    #[cfg(feature = "gltf")]
-    /// Whether [`add`](Scene::add) would take this transform.
-    pub(crate) fn is_usable_transform(transform: &Matrix4<f32>) -> bool {
-        affine(transform).is_ok()
     }
 
     /// Moves an instance: a new object-to-world transform. Its mesh BVH is kept; the

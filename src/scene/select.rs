@@ -8,11 +8,10 @@
 //! corners moved, rounded outwards), which can only keep too many boxes, never too few.
 
 use super::{Instance, InstanceId, Scene, SceneOptions};
-use crate::bvh::selection::for_each_sample;
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
-use crate::select::{Ball, BoxRegion, Region};
-use crate::{Aabb, Frustum, Result};
+use crate::region::{Ball, BoxRegion, Region};
+use crate::{Aabb, Frustum};
 use nalgebra::Point3;
 
 /// A triangle of a scene: the instance and the triangle's number in its mesh. Selections
@@ -117,41 +116,6 @@ impl Scene {
         options: &SceneOptions<'_>,
     ) -> Vec<SceneTriangle> {
         self.select(frustum, options)
-    }
-
-    /// The triangles visible through the rectangle with corners `a` and `b` of the viewport,
-    /// sorted: the closest hits ([`closest_hit`](Scene::closest_hit) with `options`) of the
-    /// sample rays [`Bvh::visible_triangles`](crate::Bvh::visible_triangles) casts (`samples ×
-    /// samples` per pixel). See [`triangles_in_frustum`](Scene::triangles_in_frustum) for an
-    /// example.
-    ///
-    /// # Errors
-    /// As [`Bvh::visible_triangles`](crate::Bvh::visible_triangles): [`Error::InvalidCamera`](crate::Error::InvalidCamera)
-    /// for `samples` of 0 or above 64, non-finite corners, or a camera or viewport
-    /// [`pixel_ray`](crate::pixel_ray) rejects.
-    #[allow(clippy::too_many_arguments)]
-    pub fn visible_triangles(
-        &self,
-        view: impl Into<mint::ColumnMatrix4<f32>>,
-        projection: impl Into<mint::ColumnMatrix4<f32>>,
-        viewport: impl Into<mint::Vector2<f32>>,
-        a: impl Into<mint::Point2<f32>>,
-        b: impl Into<mint::Point2<f32>>,
-        samples: u32,
-        options: &SceneOptions<'_>,
-    ) -> Result<Vec<SceneTriangle>> {
-        let mut seen = Vec::new();
-        for_each_sample(view, projection, viewport, a, b, samples, |ray| {
-            if let Some(hit) = self.closest_hit(ray, options) {
-                seen.push(SceneTriangle {
-                    instance: hit.instance,
-                    triangle: hit.hit.triangle,
-                });
-            }
-        })?;
-        seen.sort_unstable();
-        seen.dedup();
-        Ok(seen)
     }
 
     /// Walks the instances whose world box may hold part of `region`, and selects in each.

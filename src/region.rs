@@ -1,6 +1,6 @@
-//! Selection regions: a view frustum under a screen rectangle (box select), and the exact
-//! triangle tests behind `Bvh::triangles_in_box`, `triangles_in_sphere` and
-//! `triangles_in_frustum`.
+//! Regions of space and the exact triangle tests behind `Bvh::triangles_in_box`,
+//! `triangles_in_sphere` and `triangles_in_frustum`: boxes, balls and frusta (a frustum is
+//! made from a camera's screen rectangle in `picking`, the layer above).
 //!
 //! A triangle overlaps a convex region when no separating axis exists (the separating axis
 //! theorem; for a box, Akenine-Möller 2001): the region's face normals, the triangle's
@@ -8,17 +8,17 @@
 //! directions. Touching counts as overlapping (both are closed). Everything runs in `f64`
 //! from the `f32` inputs.
 
+use crate::Aabb;
 use crate::closest_point::{box_distance_squared, nearest_on_triangle, nearest_on_triangle64};
-use crate::{Aabb, Error, Result};
-use nalgebra::{Matrix4, Point2, Point3, Vector2, Vector3, Vector4};
+use nalgebra::{Point3, Vector3};
 
 /// A convex region as the separating axis test needs it: corners, outward face normals with
 /// their plane offsets (`n·x <= d` inside), and edge directions.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Polytope {
-    corners: Vec<Point3<f64>>,
-    faces: Vec<(Vector3<f64>, f64)>,
-    edges: Vec<Vector3<f64>>,
+    pub(crate) corners: Vec<Point3<f64>>,
+    pub(crate) faces: Vec<(Vector3<f64>, f64)>,
+    pub(crate) edges: Vec<Vector3<f64>>,
 }
 
 impl Polytope {
@@ -125,109 +125,6 @@ pub struct Frustum {
 }
 
 impl Frustum {
-    /// The frustum under the rectangle with corners `a` and `b` (pixel coordinates as in
-    /// [`pixel_ray`](crate::pixel_ray): origin top left, `y` down), between the projection's
-    /// near and far planes (OpenGL clip space).
-    ///
-    /// The corners may be given in any order; the rectangle may extend past the viewport.
-    ///
-    /// ```
-    /// use meshray::{Error, Frustum};
-    /// use nalgebra::Matrix4;
-    /// # use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
-    /// # let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y()).to_homogeneous();
-    /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
-    /// # let viewport = Vector2::new(800.0, 600.0);
-    ///
-    /// let (a, b) = (Point2::new(350.0, 250.0), Point2::new(450.0, 350.0));
-    /// let frustum = Frustum::from_screen_rect(view, projection, viewport, a, b)?;
-    /// assert_eq!(frustum, Frustum::from_screen_rect(view, projection, viewport, b, a)?);
-    /// // A rectangle of zero width, or a singular camera: errors.
-    /// let flat = Frustum::from_screen_rect(view, projection, viewport, a, Point2::new(350.0, 300.0));
-    /// assert!(matches!(flat, Err(Error::InvalidCamera { .. })));
-    /// let singular = Frustum::from_screen_rect(view, Matrix4::zeros(), viewport, a, b);
-    /// assert!(matches!(singular, Err(Error::InvalidCamera { .. })));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::InvalidCamera`] for a singular camera, a viewport that is not positive and
-    /// finite, non-finite corners, or a rectangle of zero width or height.
-    pub fn from_screen_rect(
-        view: impl Into<mint::ColumnMatrix4<f32>>,
-        projection: impl Into<mint::ColumnMatrix4<f32>>,
-        viewport: impl Into<mint::Vector2<f32>>,
-        a: impl Into<mint::Point2<f32>>,
-        b: impl Into<mint::Point2<f32>>,
-    ) -> Result<Frustum> {
-        let (view, projection) = (Matrix4::from(view.into()), Matrix4::from(projection.into()));
-        let viewport = Vector2::from(viewport.into());
-        let (a, b) = (Point2::from(a.into()), Point2::from(b.into()));
-        let invalid = |reason| Err(Error::InvalidCamera { reason });
-        if !viewport.iter().all(|v| v.is_finite() && *v > 0.0) {
-            return invalid("the viewport size must be positive and finite");
-        }
-        if !a.iter().chain(b.iter()).all(|c| c.is_finite()) || a.x == b.x || a.y == b.y {
-            return invalid("the rectangle needs finite corners and a nonzero width and height");
-        }
-        let inverse = (projection.cast::<f64>() * view.cast::<f64>())
-            .try_inverse()
-            .ok_or(Error::InvalidCamera {
-                reason: "projection · view is singular",
-            })?;
-        let ndc = |x: f32, y: f32| {
-            (
-                2.0 * f64::from(x) / f64::from(viewport.x) - 1.0,
-                1.0 - 2.0 * f64::from(y) / f64::from(viewport.y),
-            )
-        };
-        let (x0, y0) = ndc(a.x.min(b.x), a.y.max(b.y));
-        let (x1, y1) = ndc(a.x.max(b.x), a.y.min(b.y));
-        let mut corners = Vec::with_capacity(8);
-        for z in [-1.0, 1.0] {
-            for (x, y) in [(x0, y0), (x1, y0), (x1, y1), (x0, y1)] {
-                let h = inverse * Vector4::new(x, y, z, 1.0);
-                let p = Point3::new(h.x / h.w, h.y / h.w, h.z / h.w);
-                if !p.iter().all(|c| c.is_finite()) {
-                    return invalid("a corner of the frustum is at infinity");
-                }
-                corners.push(p);
-            }
-        }
-        let centre = Point3::from(
-            corners.iter().map(|p| p.coords).sum::<Vector3<f64>>() / corners.len() as f64,
-        );
-        // Faces by corner indices (near 0..4, far 4..8); normals turned outward.
-        let quads = [
-            [0, 1, 2],
-            [4, 5, 6],
-            [0, 1, 5],
-            [1, 2, 6],
-            [2, 3, 7],
-            [3, 0, 4],
-        ];
-        let mut faces = Vec::new();
-        for [i, j, k] in quads {
-            let mut n = (corners[j] - corners[i]).cross(&(corners[k] - corners[i]));
-            if n.dot(&(corners[i] - centre)) < 0.0 {
-                n = -n;
-            }
-            let Some(n) = n.try_normalize(0.0) else {
-                return invalid("the frustum is flat");
-            };
-            faces.push((n, n.dot(&corners[i].coords)));
-        }
-        let mut edges = vec![corners[1] - corners[0], corners[3] - corners[0]];
-        edges.extend((0..4).map(|i| corners[i + 4] - corners[i]));
-        Ok(Frustum {
-            region: Polytope {
-                corners,
-                faces,
-                edges,
-            },
-        })
-    }
-
     /// Whether the triangle `a, b, c` overlaps the frustum (touching counts).
     ///
     /// ```
