@@ -116,6 +116,26 @@ pub(crate) fn parse_ply(
         .read_header(&mut reader)
         .map_err(ply_error)?;
     let ascii = header.encoding == Encoding::Ascii;
+    // Every entry of an element takes at least a byte (a line of ASCII; a property, binary),
+    // so a count the file cannot hold is refused before any entry is read; and a vertex or
+    // face element without properties, whose entries the parser would collect from no
+    // bytes at all, is refused outright (found by fuzzing: 557 bytes that declared 444
+    // million property-less vertices, and the parser kept allocating).
+    for (name, element) in &header.elements {
+        let empty = element.properties.is_empty() && (name == "vertex" || name == "face");
+        if element.count > bytes.len() || (empty && element.count > 0) {
+            let message = if empty {
+                format!("element `{name}` has no properties")
+            } else {
+                format!(
+                    "element `{name}` declares {} entries, which the file's {} bytes cannot hold",
+                    element.count,
+                    bytes.len()
+                )
+            };
+            return Err(error(None, message));
+        }
+    }
     let (mut vertices, mut faces, mut face_line) = (None, None, None);
     for (name, element) in &header.elements {
         match name.as_str() {
