@@ -95,3 +95,27 @@ fn gltf_json_corpus() {
 fn gltf_json_mutations() {
     random(fuzz_checks::gltf_json::gltf_json, 5_000, 11);
 }
+
+#[cfg(feature = "ply")]
+#[test]
+fn ply_bytes_corpus_and_random_inputs() {
+    let n = replay("ply_bytes", fuzz_checks::ply_bytes);
+    assert!(n >= 5, "the corpus should not be empty ({n})");
+    random(fuzz_checks::ply_bytes, 5_000, 21);
+}
+
+#[cfg(feature = "stl")]
+#[test]
+fn stl_bytes_corpus_and_random_inputs() {
+    let n = replay("stl_bytes", fuzz_checks::stl_bytes);
+    assert!(n >= 5, "the corpus should not be empty ({n})");
+    random(fuzz_checks::stl_bytes, 5_000, 22);
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn saved_tree_corpus_and_random_inputs() {
+    let n = replay("saved_tree", fuzz_checks::saved_tree);
+    assert!(n >= 5, "the corpus should not be empty ({n})");
+    random(fuzz_checks::saved_tree, 5_000, 23);
+}

@@ -287,3 +287,78 @@ pub fn soup(data: &[u8]) {
         }
     }
 }
+
+/// Loads `data` in `format` with at most 2,000 triangles; a mesh it takes is built, validated
+/// and queried against brute force (rays from the same bytes).
+fn file_bytes(data: &[u8], format: meshray::Format) {
+    let options = LoadOptions {
+        max_triangles: 2_000,
+        ..Default::default()
+    };
+    let Ok(mesh) = Mesh::from_bytes(data, &options.with_format(format)) else {
+        return;
+    };
+    assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);
+    let bvh = Bvh::build(mesh);
+    bvh.validate().expect("a valid BVH");
+    aimed_rays(&bvh, data);
+}
+
+/// Target `ply_bytes`: any bytes as a PLY file (ASCII or binary), as `obj_bytes` for OBJ.
+#[cfg(feature = "ply")]
+pub fn ply_bytes(data: &[u8]) {
+    file_bytes(data, meshray::Format::Ply);
+}
+
+/// Target `stl_bytes`: any bytes as an STL file (binary or ASCII), as `obj_bytes` for OBJ.
+#[cfg(feature = "stl")]
+pub fn stl_bytes(data: &[u8]) {
+    file_bytes(data, meshray::Format::Stl);
+}
+
+/// Target `saved_tree`: a small soup from the first bytes is built and saved (postcard), the
+/// saved bytes are damaged as the rest of the input says (bytes overwritten, the file cut
+/// short or extended), and the result is loaded. Loading must refuse it with an error or give
+/// a tree that passes validation and answers rays as brute force over its own mesh does.
+#[cfg(feature = "serde")]
+pub fn saved_tree(data: &[u8]) {
+    let mut bytes = Bytes::new(data);
+    let vertices = 3 + bytes.u8() as usize % 12;
+    let triangles = 1 + bytes.u8() as usize % 16;
+    let positions: Vec<Point3<f32>> = (0..vertices).map(|_| bytes.finite_point()).collect();
+    let tris: Vec<[u32; 3]> = (0..triangles)
+        .map(|_| [0; 3].map(|_: u32| bytes.u8() as u32 % vertices as u32))
+        .collect();
+    let Ok(mesh) = Mesh::from_buffers(positions, tris) else {
+        return;
+    };
+    let build = BuildOptions {
+        max_leaf_size: 1 + bytes.u8() as usize % 8,
+        ..Default::default()
+    };
+    let saved = postcard::to_allocvec(&Bvh::build_with(mesh, &build)).expect("a tree saves");
+    let mut damaged = saved.clone();
+    for _ in 0..bytes.u8() % 8 {
+        let at = u16::from_le_bytes([bytes.u8(), bytes.u8()]) as usize;
+        match bytes.u8() % 8 {
+            // cut short, or grown by one byte
+            0 => damaged.truncate(at % (damaged.len() + 1)),
+            1 => damaged.push(bytes.u8()),
+            // one byte overwritten (a flipped bit, or any value)
+            2..=4 if !damaged.is_empty() => {
+                let k = at % damaged.len();
+                damaged[k] ^= 1 << (bytes.u8() % 8);
+            }
+            _ if !damaged.is_empty() => {
+                let k = at % damaged.len();
+                damaged[k] = bytes.u8();
+            }
+            _ => {}
+        }
+    }
+    let Ok(loaded) = postcard::from_bytes::<Bvh>(&damaged) else {
+        return;
+    };
+    loaded.validate().expect("a loaded tree is a valid tree");
+    aimed_rays(&loaded, data);
+}
