@@ -1,9 +1,9 @@
 //! How a mesh file is loaded: the options every format takes, and the reads they share
 //! (a file read within a size limit; a referenced file kept inside the model's directory).
 
-use crate::{Error, Format, Result};
 #[cfg(doc)]
 use crate::Mesh;
+use crate::{Error, Format, Result};
 use std::io::Read;
 use std::path::Path;
 
