@@ -1,9 +1,22 @@
 //! Loading Wavefront OBJ files through `tobj`, with errors that name the file and line.
 //!
-//! `tobj` parses and fans polygons into triangles; this module adds what a user needs
-//! around it: the line of a syntax error (read off a line-counting reader), the line of an
-//! out-of-range index or a non-finite coordinate (found by a second look at the text, paid
-//! only on the error path), and a material library that fails without losing the geometry.
+//! Two readers see every line, and each does what the other cannot:
+//!
+//! - **The checking reader** ([`CheckingReader`], this module) reads each line first. It
+//!   counts lines, so an error can name one (`tobj`'s errors carry no line); it refuses what
+//!   `tobj` lets through or panics on (faces of fewer than three corners, indices out of
+//!   range, short colour lines in a material file); and since it must read every `v` and
+//!   `f` for those checks anyway, it keeps the positions and the fanned triangles itself,
+//!   with the faces that really carry texture coordinates and normals (`tobj` invents them
+//!   for faces without).
+//! - **`tobj`** parses the rest: object and group names, material libraries and the
+//!   materials faces use, texture coordinates and normals, indexed per corner. Writing that
+//!   here would repeat a maintained parser. It is shown a placeholder `v 0 0 0` for each
+//!   vertex line ([`VERTEX_FOR_TOBJ`]), whose position it would otherwise parse a second
+//!   time for nothing, and a blank line for each `l` (polylines are not surfaces).
+//!
+//! A non-finite coordinate is found by a second look at the text, paid only on the error
+//! path; a material library that fails to load leaves the geometry loaded, with a warning.
 
 use super::name_file;
 use super::options::{LoadOptions, inside, read_limited};
