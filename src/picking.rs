@@ -11,7 +11,7 @@ use nalgebra::{Matrix4, Point2, Point3, Vector2, Vector3, Vector4};
 
 impl Frustum {
     /// The frustum under the rectangle with corners `a` and `b` (pixel coordinates as in
-    /// [`pixel_ray`](crate::pixel_ray): origin top left, `y` down), between the projection's
+    /// [`pixel_ray`]: origin top left, `y` down), between the projection's
     /// near and far planes (OpenGL clip space).
     ///
     /// The corners may be given in any order; the rectangle may extend past the viewport.
@@ -178,14 +178,14 @@ impl Bvh {
 impl Scene {
     /// The triangles visible through the rectangle with corners `a` and `b` of the viewport,
     /// sorted: the closest hits ([`closest_hit`](Scene::closest_hit) with `options`) of the
-    /// sample rays [`Bvh::visible_triangles`](crate::Bvh::visible_triangles) casts (`samples ×
+    /// sample rays [`Bvh::visible_triangles`] casts (`samples ×
     /// samples` per pixel). See [`triangles_in_frustum`](Scene::triangles_in_frustum) for an
     /// example.
     ///
     /// # Errors
-    /// As [`Bvh::visible_triangles`](crate::Bvh::visible_triangles): [`Error::InvalidCamera`](crate::Error::InvalidCamera)
+    /// As [`Bvh::visible_triangles`]: [`Error::InvalidCamera`]
     /// for `samples` of 0 or above 64, non-finite corners, or a camera or viewport
-    /// [`pixel_ray`](crate::pixel_ray) rejects.
+    /// [`pixel_ray`] rejects.
     #[allow(clippy::too_many_arguments)]
     pub fn visible_triangles(
         &self,
