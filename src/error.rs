@@ -3,6 +3,7 @@
 use crate::Format;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Everything that can go wrong while loading a mesh or building a structure.
 ///
@@ -19,15 +20,16 @@ use std::path::PathBuf;
 /// let message = error.to_string();
 /// assert!(message.starts_with("<memory>:2: "), "{message}");
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be opened or read (missing, a directory, no permission...).
     Io {
         /// The file.
         path: PathBuf,
-        /// What the operating system said.
-        source: std::io::Error,
+        /// What the operating system said (shared, so the error is `Clone`: `std::io::Error`
+        /// is not).
+        source: Arc<std::io::Error>,
     },
     /// The file is not valid in its format (OBJ, MTL, STL, PLY or glTF): an unreadable
     /// number, a face with fewer than three vertices, bytes that are not UTF-8, a truncated
@@ -154,8 +156,9 @@ pub enum Error {
         what: String,
         /// The file, where the document says it is.
         path: PathBuf,
-        /// What the operating system said.
-        source: std::io::Error,
+        /// What the operating system said (shared, so the error is `Clone`: `std::io::Error`
+        /// is not).
+        source: Arc<std::io::Error>,
     },
     /// A glTF node's transform cannot place its mesh. A NaN or infinite transform (also a
     /// world transform beyond the range of `f32`) or a matrix that is not affine is an error;
@@ -183,125 +186,6 @@ pub enum Error {
         /// The format its content shows.
         found: Format,
     },
-}
-
-impl Clone for Error {
-    /// Clones; an I/O error keeps its kind and message (`std::io::Error` is not `Clone`).
-    fn clone(&self) -> Self {
-        match self {
-            Error::Io { path, source } => Error::Io {
-                path: path.clone(),
-                source: std::io::Error::new(source.kind(), source.to_string()),
-            },
-            Error::Parse {
-                path,
-                line,
-                message,
-            } => Error::Parse {
-                path: path.clone(),
-                line: *line,
-                message: message.clone(),
-            },
-            Error::IndexOutOfRange {
-                path,
-                line,
-                what,
-                index,
-                count,
-            } => Error::IndexOutOfRange {
-                path: path.clone(),
-                line: *line,
-                what,
-                index: *index,
-                count: *count,
-            },
-            Error::NonFiniteCoordinate { path, line, vertex } => Error::NonFiniteCoordinate {
-                path: path.clone(),
-                line: *line,
-                vertex: *vertex,
-            },
-            Error::CoordinateOutOfRange {
-                path,
-                line,
-                vertex,
-                value,
-            } => Error::CoordinateOutOfRange {
-                path: path.clone(),
-                line: *line,
-                vertex: *vertex,
-                value: *value,
-            },
-            Error::MeshTooSmall { path, extent } => Error::MeshTooSmall {
-                path: path.clone(),
-                extent: *extent,
-            },
-            Error::NoTriangles { path } => Error::NoTriangles { path: path.clone() },
-            Error::Material {
-                path,
-                line,
-                message,
-            } => Error::Material {
-                path: path.clone(),
-                line: *line,
-                message: message.clone(),
-            },
-            Error::LimitExceeded {
-                path,
-                line,
-                what,
-                limit,
-            } => Error::LimitExceeded {
-                path: path.clone(),
-                line: *line,
-                what,
-                limit: *limit,
-            },
-            Error::InvalidCamera { reason } => Error::InvalidCamera { reason },
-            Error::InvalidBvh { reason } => Error::InvalidBvh {
-                reason: reason.clone(),
-            },
-            Error::VertexCount { expected, found } => Error::VertexCount {
-                expected: *expected,
-                found: *found,
-            },
-            Error::InvalidTransform { reason } => Error::InvalidTransform { reason },
-            Error::UnknownInstance { id, count } => Error::UnknownInstance {
-                id: *id,
-                count: *count,
-            },
-            Error::ReferencedFile {
-                document,
-                what,
-                path,
-                source,
-            } => Error::ReferencedFile {
-                document: document.clone(),
-                what: what.clone(),
-                path: path.clone(),
-                source: std::io::Error::new(source.kind(), source.to_string()),
-            },
-            Error::NodeTransform {
-                path,
-                node,
-                name,
-                reason,
-            } => Error::NodeTransform {
-                path: path.clone(),
-                node: *node,
-                name: name.clone(),
-                reason,
-            },
-            Error::WrongFormat {
-                path,
-                expected,
-                found,
-            } => Error::WrongFormat {
-                path: path.clone(),
-                expected: *expected,
-                found: *found,
-            },
-        }
-    }
 }
 
 /// `Result` with this crate's [`Error`].
@@ -455,7 +339,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { source, .. } | Error::ReferencedFile { source, .. } => Some(source),
+            Error::Io { source, .. } | Error::ReferencedFile { source, .. } => Some(&**source),
             _ => None,
         }
     }

@@ -154,10 +154,10 @@ fn not_a_directory(path: &Path) -> Result<()> {
     if path.is_dir() {
         return Err(Error::Io {
             path: path.into(),
-            source: std::io::Error::new(
+            source: std::sync::Arc::new(std::io::Error::new(
                 std::io::ErrorKind::IsADirectory,
                 "is a directory, not a mesh file",
-            ),
+            )),
         });
     }
     Ok(())

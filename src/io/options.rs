@@ -100,7 +100,7 @@ impl std::fmt::Debug for LoadOptions<'_> {
 pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     let io = |source| Error::Io {
         path: path.into(),
-        source,
+        source: std::sync::Arc::new(source),
     };
     let file = std::fs::File::open(path).map_err(io)?;
     let mut bytes = Vec::new();
