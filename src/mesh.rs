@@ -44,15 +44,30 @@ impl<T: Copy> CornerAttribute<T> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Mesh {
-    pub(crate) positions: Vec<Point3<f32>>,
-    pub(crate) triangles: Vec<[u32; 3]>,
-    pub(crate) normals: Option<CornerAttribute<Vector3<f32>>>,
-    pub(crate) uvs: Option<CornerAttribute<Point2<f32>>>,
-    pub(crate) object_ids: Vec<u32>,
-    pub(crate) objects: Vec<String>,
-    pub(crate) material_ids: Vec<u32>,
-    pub(crate) materials: Vec<String>,
-    pub(crate) load_warnings: Vec<Error>,
+    positions: Vec<Point3<f32>>,
+    triangles: Vec<[u32; 3]>,
+    normals: Option<CornerAttribute<Vector3<f32>>>,
+    uvs: Option<CornerAttribute<Point2<f32>>>,
+    object_ids: Vec<u32>,
+    objects: Vec<String>,
+    material_ids: Vec<u32>,
+    materials: Vec<String>,
+    load_warnings: Vec<Error>,
+}
+
+/// Every part of a [`Mesh`] but its load warnings, for the loaders and the saved format,
+/// which build and read them whole ([`Mesh::from_parts`], [`Mesh::to_parts`]).
+pub(crate) struct MeshParts {
+    pub positions: Vec<Point3<f32>>,
+    pub triangles: Vec<[u32; 3]>,
+    pub normals: Option<CornerAttribute<Vector3<f32>>>,
+    pub uvs: Option<CornerAttribute<Point2<f32>>>,
+    /// Per triangle, its object's number in `objects`.
+    pub object_ids: Vec<u32>,
+    pub objects: Vec<String>,
+    /// Per triangle, its material's number in `materials`, or [`NO_INDEX`].
+    pub material_ids: Vec<u32>,
+    pub materials: Vec<String>,
 }
 
 impl Mesh {
@@ -274,6 +289,64 @@ impl Mesh {
         self.material_ids = ids;
         self.materials = names;
         Ok(self)
+    }
+
+    /// A mesh from every part, as a loader or the saved format has them, checked as
+    /// [`from_buffers`](Mesh::from_buffers) checks its buffers. The attributes' and ids'
+    /// lengths are the caller's to get right (one entry per triangle), as
+    /// [`validate`](crate::Bvh::validate) checks them after a load.
+    pub(crate) fn from_parts(parts: MeshParts) -> Result<Mesh> {
+        let mesh = Mesh {
+            positions: parts.positions,
+            triangles: parts.triangles,
+            normals: parts.normals,
+            uvs: parts.uvs,
+            object_ids: parts.object_ids,
+            objects: parts.objects,
+            material_ids: parts.material_ids,
+            materials: parts.materials,
+            load_warnings: Vec::new(),
+        };
+        mesh.check()?;
+        Ok(mesh)
+    }
+
+    /// Every part, copied (for the saved format).
+    #[cfg(feature = "serde")]
+    pub(crate) fn to_parts(&self) -> MeshParts {
+        MeshParts {
+            positions: self.positions.clone(),
+            triangles: self.triangles.clone(),
+            normals: self.normals.clone(),
+            uvs: self.uvs.clone(),
+            object_ids: self.object_ids.clone(),
+            objects: self.objects.clone(),
+            material_ids: self.material_ids.clone(),
+            materials: self.materials.clone(),
+        }
+    }
+
+    /// This mesh with the warnings of its load ([`load_warnings`](Mesh::load_warnings)).
+    pub(crate) fn with_load_warnings(self, load_warnings: Vec<Error>) -> Mesh {
+        Mesh {
+            load_warnings,
+            ..self
+        }
+    }
+
+    /// Moves the vertices (same count, same triangles), checked as a new mesh's are: the
+    /// mesh is unchanged on an error.
+    pub(crate) fn move_vertices(&mut self, positions: &[Point3<f32>]) -> Result<()> {
+        let expected = self.positions.len();
+        if positions.len() != expected {
+            return Err(Error::VertexCount {
+                expected,
+                found: positions.len(),
+            });
+        }
+        check_coordinates(positions, &self.triangles)?;
+        self.positions.copy_from_slice(positions);
+        Ok(())
     }
 
     /// Checks what every mesh promises: triangles exist, indices are in range, the

@@ -176,7 +176,7 @@ impl<'de> Deserialize<'de> for Floats {
 
 impl From<&Bvh> for SavedBvh {
     fn from(bvh: &Bvh) -> SavedBvh {
-        let m = &bvh.mesh;
+        let m = bvh.mesh.to_parts();
         let flat3 = |v: &mut dyn Iterator<Item = [f32; 3]>| Floats(v.flatten().collect());
         let body = Body {
             positions: flat3(&mut m.positions.iter().map(|p| p.coords.into())),

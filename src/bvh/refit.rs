@@ -4,7 +4,7 @@ use super::Bvh;
 use super::leaf::{LANES, TrianglePacket};
 use super::tree::{self, Leaves};
 use crate::triangle::LeafTriangle;
-use crate::{Aabb, Error, Result};
+use crate::{Aabb, Result};
 use nalgebra::Point3;
 
 /// The mesh tree's leaf entries as the tree upkeep sees them: a leaf lane names `count`
@@ -61,15 +61,7 @@ impl Bvh {
     /// [`Error::CoordinateOutOfRange`] for one beyond ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)
     /// (vertices no triangle uses are not checked); the BVH is then unchanged.
     pub fn refit(&mut self, positions: &[Point3<f32>]) -> Result<()> {
-        let expected = self.mesh.positions.len();
-        if positions.len() != expected {
-            return Err(Error::VertexCount {
-                expected,
-                found: positions.len(),
-            });
-        }
-        crate::mesh::check_coordinates(positions, &self.mesh.triangles)?;
-        self.mesh.positions.copy_from_slice(positions);
+        self.mesh.move_vertices(positions)?;
         self.refill_leaves_and_boxes();
         #[cfg(debug_assertions)]
         if let Err(e) = self.validate() {

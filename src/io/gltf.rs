@@ -563,12 +563,11 @@ impl<'a> Document<'a> {
             world.materials.extend_from_slice(&part.materials);
         }
         let names = placements.iter().map(|p| p.name.clone()).collect();
-        let mut mesh = self
+        let mesh = self
             .mesh_of(world)?
             .with_objects(object_ids, names)
             .map_err(|e| name_file(e, self.path))?;
-        mesh.load_warnings = warnings;
-        Ok(mesh)
+        Ok(mesh.with_load_warnings(warnings))
     }
 
     /// The default scene as meshes and their placements, for

@@ -21,7 +21,7 @@
 use super::name_file;
 use super::options::{LoadOptions, inside, read_limited};
 use super::progress::Progress;
-use crate::mesh::{CornerAttribute, NO_INDEX};
+use crate::mesh::{CornerAttribute, MeshParts, NO_INDEX};
 use crate::{Error, Mesh, Result};
 use nalgebra::{Point2, Point3, Vector3};
 use std::cell::RefCell;
@@ -319,10 +319,8 @@ pub(crate) fn parse(
     };
     // The material loader above never fails, so this is always Ok.
     let materials = materials.unwrap_or_default();
-    let mut mesh =
-        assemble(path, models, materials, scan).map_err(|e| with_path(e, path, bytes))?;
-    mesh.load_warnings = warnings.into_inner();
-    Ok(mesh)
+    let mesh = assemble(path, models, materials, scan).map_err(|e| with_path(e, path, bytes))?;
+    Ok(mesh.with_load_warnings(warnings.into_inner()))
 }
 
 /// Turns tobj's models (one per object and material run) into one mesh. Positions and
@@ -337,7 +335,7 @@ fn assemble(
     scan: Scan,
 ) -> Result<Mesh> {
     let triangle_flags = &scan.triangle_flags;
-    let mut mesh = Mesh {
+    let mut mesh = MeshParts {
         positions: scan.positions,
         triangles: scan.triangles,
         normals: None,
@@ -346,7 +344,6 @@ fn assemble(
         objects: Vec::new(),
         material_ids: Vec::new(),
         materials: materials.into_iter().map(|m| m.name).collect(),
-        load_warnings: Vec::new(),
     };
     let mut normals = CornerAttribute {
         values: Vec::new(),
@@ -412,8 +409,7 @@ fn assemble(
     }
     mesh.normals = has_any(&normals).then_some(normals);
     mesh.uvs = has_any(&uvs).then_some(uvs);
-    mesh.check()?;
-    Ok(mesh)
+    Mesh::from_parts(mesh)
 }
 
 fn has_any<T>(a: &CornerAttribute<T>) -> bool {
