@@ -163,15 +163,9 @@ impl Bvh {
         samples: u32,
         options: &QueryOptions,
     ) -> Result<Vec<u32>> {
-        let mut seen = Vec::new();
-        for_each_sample(view, projection, viewport, a, b, samples, |ray| {
-            if let Some(hit) = self.closest_triangle(ray, options) {
-                seen.push(hit.triangle);
-            }
-        })?;
-        seen.sort_unstable();
-        seen.dedup();
-        Ok(seen)
+        visible(view, projection, viewport, a, b, samples, |ray| {
+            self.closest_triangle(ray, options).map(|hit| hit.triangle)
+        })
     }
 }
 
@@ -197,33 +191,28 @@ impl Scene {
         samples: u32,
         options: &SceneOptions<'_>,
     ) -> Result<Vec<SceneTriangle>> {
-        let mut seen = Vec::new();
-        for_each_sample(view, projection, viewport, a, b, samples, |ray| {
-            if let Some(hit) = self.closest_hit(ray, options) {
-                seen.push(SceneTriangle {
-                    instance: hit.instance,
-                    triangle: hit.hit.triangle,
-                });
-            }
-        })?;
-        seen.sort_unstable();
-        seen.dedup();
-        Ok(seen)
+        visible(view, projection, viewport, a, b, samples, |ray| {
+            self.closest_hit(ray, options).map(|hit| SceneTriangle {
+                instance: hit.instance,
+                triangle: hit.hit.triangle,
+            })
+        })
     }
 }
 
-/// Casts the sample rays of [`Bvh::visible_triangles`] (checking its arguments first, with
-/// the same errors), calling `sample` with each.
+/// What `closest` answers, sorted and without repeats, for each sample ray of
+/// [`Bvh::visible_triangles`] (its arguments checked first, with the same errors): the one
+/// walk over the rectangle's samples both `visible_triangles` share.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn for_each_sample(
+fn visible<T: Ord>(
     view: impl Into<mint::ColumnMatrix4<f32>>,
     projection: impl Into<mint::ColumnMatrix4<f32>>,
     viewport: impl Into<mint::Vector2<f32>>,
     a: impl Into<mint::Point2<f32>>,
     b: impl Into<mint::Point2<f32>>,
     samples: u32,
-    mut sample: impl FnMut(&crate::Ray),
-) -> Result<()> {
+    mut closest: impl FnMut(&crate::Ray) -> Option<T>,
+) -> Result<Vec<T>> {
     let (view, projection) = (Matrix4::from(view.into()), Matrix4::from(projection.into()));
     let viewport = Vector2::from(viewport.into());
     let (a, b) = (Point2::from(a.into()), Point2::from(b.into()));
@@ -239,6 +228,7 @@ pub(crate) fn for_each_sample(
     }
     // The camera and viewport, checked once through the ray at the viewport's centre.
     pixel_ray(view, projection, viewport, Point2::from(viewport / 2.0))?;
+    let mut seen = Vec::new();
     // Pixels whose sample centres may fall in the rectangle, within the viewport.
     let (x0, x1) = (a.x.min(b.x).max(0.0), a.x.max(b.x).min(viewport.x));
     let (y0, y1) = (a.y.min(b.y).max(0.0), a.y.max(b.y).min(viewport.y));
@@ -255,10 +245,13 @@ pub(crate) fn for_each_sample(
                     if !(x >= x0 && x < x1) {
                         continue;
                     }
-                    sample(&pixel_ray(view, projection, viewport, Point2::new(x, y))?);
+                    let ray = pixel_ray(view, projection, viewport, Point2::new(x, y))?;
+                    seen.extend(closest(&ray));
                 }
             }
         }
     }
-    Ok(())
+    seen.sort_unstable();
+    seen.dedup();
+    Ok(seen)
 }

@@ -445,99 +445,88 @@ mod tests {
             target_feature = "bmi1",
             target_feature = "bmi2"
         ))]
-        x86_node_visits();
-    }
+        {
+            use super::*;
+            use crate::bvh::ray_walk::RaySlots;
+            use crate::bvh::wide::WIDTH;
+            use crate::test_support::Rng;
+            use nalgebra::{Point3, Vector3};
 
-    #[cfg(all(
-        target_arch = "x86_64",
-        target_feature = "avx2",
-        target_feature = "fma",
-        target_feature = "popcnt",
-        target_feature = "lzcnt",
-        target_feature = "bmi1",
-        target_feature = "bmi2"
-    ))]
-    fn x86_node_visits() {
-        use super::*;
-        use crate::bvh::ray_walk::RaySlots;
-        use crate::bvh::wide::WIDTH;
-        use crate::test_support::Rng;
-        use nalgebra::{Point3, Vector3};
-
-        // Built for x86-64-v3, so running at all means the CPU has what `Avx2` needs (made
-        // directly: `detect` would also heed MESHRAY_SIMD=portable).
-        let avx2 = Avx2(());
-        let mut rng = Rng::new(3);
-        let mut next = move || rng.range(-4.0, 4.0);
-        let mut entered = 0;
-        for round in 0..50_000 {
-            let mut node = WideNode::EMPTY;
-            for k in 0..(1 + round % WIDTH) {
-                let (x, y, z) = (next(), next(), next());
-                let size = if round % 11 == 0 { 0.0 } else { next().abs() };
-                node.min[0][k] = x;
-                node.min[1][k] = y;
-                node.min[2][k] = z;
-                node.max[0][k] = x + size;
-                node.max[1][k] = y + if round % 13 == 0 { -1.0 } else { size };
-                node.max[2][k] = z + size;
-                node.child[k] = k as u32;
-            }
-            // Mostly aimed at lane 0's corner, so many boxes are entered.
-            let origin = Point3::new(next(), next(), next());
-            let corner = Point3::new(node.min[0][0], node.min[1][0], node.min[2][0]);
-            let mut d = corner - origin + Vector3::new(next(), next(), next()) * 0.1;
-            match round % 7 {
-                0 => d.x = 0.0,
-                1 => d = Vector3::new(-0.0, 0.0, 1.0),
-                2 => d = Vector3::new(next(), next(), next()),
-                _ => {}
-            }
-            let ray = Ray::new(origin, d);
-            let slabs = WideRay::new(&RaySlabs::new(&ray));
-            let t_max = match round % 5 {
-                0 => f32::INFINITY,
-                1 => f32::NAN,
-                _ => next().abs() * 2.0,
-            };
-            let (mut want_slots, mut got_slots) = (RaySlots::new(), RaySlots::new());
-            let mut want_stack = RayStack::new(&mut want_slots);
-            let mut got_stack = RayStack::new(&mut got_slots);
-            let want = PortableKernel.enter(&node, &slabs, 0.0, t_max, &mut want_stack);
-            let got = {
-                let stack = &mut got_stack;
-                macro_rules! octants {
-                    ($($octant:literal)*) => {
-                        match slabs.octant() {
-                            $($octant => Avx2Octant::<$octant>(avx2)
-                                .enter(&node, &slabs, 0.0, t_max, stack),)*
-                            _ => unreachable!("three sign bits"),
-                        }
-                    };
+            // Built for x86-64-v3, so running at all means the CPU has what `Avx2` needs (made
+            // directly: `detect` would also heed MESHRAY_SIMD=portable).
+            let avx2 = Avx2(());
+            let mut rng = Rng::new(3);
+            let mut next = move || rng.range(-4.0, 4.0);
+            let mut entered = 0;
+            for round in 0..50_000 {
+                let mut node = WideNode::EMPTY;
+                for k in 0..(1 + round % WIDTH) {
+                    let (x, y, z) = (next(), next(), next());
+                    let size = if round % 11 == 0 { 0.0 } else { next().abs() };
+                    node.min[0][k] = x;
+                    node.min[1][k] = y;
+                    node.min[2][k] = z;
+                    node.max[0][k] = x + size;
+                    node.max[1][k] = y + if round % 13 == 0 { -1.0 } else { size };
+                    node.max[2][k] = z + size;
+                    node.child[k] = k as u32;
                 }
-                octants!(0 1 2 3 4 5 6 7)
-            };
-            let bits = |e: &Entered| match e {
-                Entered::None => (0, 0, 0),
-                Entered::One(w) => (w.child + 1, w.count, w.entry.to_bits()),
-            };
-            assert_eq!(bits(&want), bits(&got), "round {round}");
-            let mut pushed = 0;
-            while let Some(w) = want_stack.pop() {
-                let g = got_stack.pop().expect("as many entries");
-                assert_eq!(
-                    (w.child, w.count, w.entry.to_bits()),
-                    (g.child, g.count, g.entry.to_bits()),
-                    "round {round}"
-                );
-                pushed += 1;
+                // Mostly aimed at lane 0's corner, so many boxes are entered.
+                let origin = Point3::new(next(), next(), next());
+                let corner = Point3::new(node.min[0][0], node.min[1][0], node.min[2][0]);
+                let mut d = corner - origin + Vector3::new(next(), next(), next()) * 0.1;
+                match round % 7 {
+                    0 => d.x = 0.0,
+                    1 => d = Vector3::new(-0.0, 0.0, 1.0),
+                    2 => d = Vector3::new(next(), next(), next()),
+                    _ => {}
+                }
+                let ray = Ray::new(origin, d);
+                let slabs = WideRay::new(&RaySlabs::new(&ray));
+                let t_max = match round % 5 {
+                    0 => f32::INFINITY,
+                    1 => f32::NAN,
+                    _ => next().abs() * 2.0,
+                };
+                let (mut want_slots, mut got_slots) = (RaySlots::new(), RaySlots::new());
+                let mut want_stack = RayStack::new(&mut want_slots);
+                let mut got_stack = RayStack::new(&mut got_slots);
+                let want = PortableKernel.enter(&node, &slabs, 0.0, t_max, &mut want_stack);
+                let got = {
+                    let stack = &mut got_stack;
+                    macro_rules! octants {
+                        ($($octant:literal)*) => {
+                            match slabs.octant() {
+                                $($octant => Avx2Octant::<$octant>(avx2)
+                                    .enter(&node, &slabs, 0.0, t_max, stack),)*
+                                _ => unreachable!("three sign bits"),
+                            }
+                        };
+                    }
+                    octants!(0 1 2 3 4 5 6 7)
+                };
+                let bits = |e: &Entered| match e {
+                    Entered::None => (0, 0, 0),
+                    Entered::One(w) => (w.child + 1, w.count, w.entry.to_bits()),
+                };
+                assert_eq!(bits(&want), bits(&got), "round {round}");
+                let mut pushed = 0;
+                while let Some(w) = want_stack.pop() {
+                    let g = got_stack.pop().expect("as many entries");
+                    assert_eq!(
+                        (w.child, w.count, w.entry.to_bits()),
+                        (g.child, g.count, g.entry.to_bits()),
+                        "round {round}"
+                    );
+                    pushed += 1;
+                }
+                assert!(got_stack.pop().is_none(), "round {round}");
+                entered += match want {
+                    Entered::None => 0,
+                    Entered::One(_) => 1 + pushed,
+                };
             }
-            assert!(got_stack.pop().is_none(), "round {round}");
-            entered += match want {
-                Entered::None => 0,
-                Entered::One(_) => 1 + pushed,
-            };
+            assert!(entered > 12_000, "{entered} boxes entered");
         }
-        assert!(entered > 12_000, "{entered} boxes entered");
     }
 }
