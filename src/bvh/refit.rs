@@ -3,6 +3,8 @@
 use super::Bvh;
 use super::leaf::{LANES, TrianglePacket};
 use super::tree::{self, Leaves};
+#[cfg(doc)]
+use crate::Error;
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Result};
 use nalgebra::Point3;
