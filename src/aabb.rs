@@ -48,7 +48,7 @@ pub struct Aabb {
 
 impl Default for Aabb {
     fn default() -> Self {
-        Aabb::empty()
+        Aabb::EMPTY
     }
 }
 
@@ -61,45 +61,28 @@ impl Aabb {
     /// assert_eq!(b.centroid(), Point3::new(1.0, 0.5, 0.5));
     /// assert!(Aabb::new(Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 1.0)).is_empty()); // min > max
     /// ```
-    pub fn new(min: Point3<f32>, max: Point3<f32>) -> Aabb {
-        Aabb { min, max }
+    pub fn new(min: impl Into<mint::Point3<f32>>, max: impl Into<mint::Point3<f32>>) -> Aabb {
+        Aabb {
+            min: min.into().into(),
+            max: max.into().into(),
+        }
     }
 
-    /// The empty box (`min = +inf`, `max = -inf`): the identity of [`grow`](Aabb::grow) and
-    /// [`union`](Aabb::union); it contains nothing and no ray hits it.
+    /// The empty box (`min = +inf`, `max = -inf`), the bounds of nothing (an empty scene's):
+    /// it contains nothing and no ray hits it. Also `Aabb::default()`.
     ///
     /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
-    /// let p = Point3::new(1.0, 2.0, 3.0);
-    /// assert!(Aabb::EMPTY.is_empty());
-    /// assert_eq!(Aabb::EMPTY.grow(&p), Aabb::new(p, p));
+    /// # use meshray::Aabb;
+    /// assert!(Aabb::EMPTY.is_empty() && Aabb::default() == Aabb::EMPTY);
     /// ```
     pub const EMPTY: Aabb = Aabb {
         min: Point3::new(f32::INFINITY, f32::INFINITY, f32::INFINITY),
         max: Point3::new(f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY),
     };
 
-    /// The same as [`Aabb::EMPTY`].
-    ///
-    /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
-    /// assert_eq!(Aabb::empty(), Aabb::EMPTY);
-    /// assert_eq!(Aabb::default(), Aabb::empty());
-    /// ```
-    pub fn empty() -> Aabb {
-        Aabb::EMPTY
-    }
-
     /// The smallest box holding all the points.
-    ///
-    /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
-    /// let b = Aabb::from_points(&[Point3::new(1.0, 5.0, 0.0), Point3::new(-1.0, 2.0, 3.0)]);
-    /// assert_eq!(b, Aabb::new(Point3::new(-1.0, 2.0, 0.0), Point3::new(1.0, 5.0, 3.0)));
-    /// assert!(Aabb::from_points(&[]).is_empty());
-    /// ```
-    pub fn from_points<'a>(points: impl IntoIterator<Item = &'a Point3<f32>>) -> Aabb {
-        points.into_iter().fold(Aabb::empty(), |b, p| b.grow(p))
+    pub(crate) fn from_points<'a>(points: impl IntoIterator<Item = &'a Point3<f32>>) -> Aabb {
+        points.into_iter().fold(Aabb::EMPTY, |b, p| b.grow(p))
     }
 
     /// Whether `min > max` on some axis.
@@ -115,29 +98,14 @@ impl Aabb {
     }
 
     /// This box grown to hold `p`.
-    ///
-    /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
-    /// let b = Aabb::new(Point3::origin(), Point3::new(1.0, 1.0, 1.0)).grow(&Point3::new(3.0, 0.5, 0.5));
-    /// assert_eq!(b.max, Point3::new(3.0, 1.0, 1.0));
-    /// ```
     #[inline]
-    pub fn grow(&self, p: &Point3<f32>) -> Aabb {
+    pub(crate) fn grow(&self, p: &Point3<f32>) -> Aabb {
         self.union(&Aabb { min: *p, max: *p })
     }
 
     /// The smallest box holding both.
-    ///
-    /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
-    /// let a = Aabb::new(Point3::origin(), Point3::new(1.0, 1.0, 1.0));
-    /// let b = Aabb::new(Point3::new(2.0, 0.0, 0.0), Point3::new(3.0, 1.0, 1.0));
-    /// let both = a.union(&b);
-    /// assert!(both.contains(&a) && both.contains(&b));
-    /// assert_eq!(a.union(&Aabb::EMPTY), a);
-    /// ```
     #[inline]
-    pub fn union(&self, other: &Aabb) -> Aabb {
+    pub(crate) fn union(&self, other: &Aabb) -> Aabb {
         // Written out per component as plain comparisons, which compile to single min/max
         // instructions (the builder calls this for every primitive at every level).
         let lo = |a: f32, b: f32| if b < a { b } else { a };
@@ -181,15 +149,8 @@ impl Aabb {
 
     /// Half the surface area, `xy + yz + zx` (0 for an empty box): the SAH only compares
     /// areas, so the factor 2 is left out.
-    ///
-    /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
-    /// let b = Aabb::new(Point3::origin(), Point3::new(1.0, 2.0, 3.0));
-    /// assert_eq!(b.half_area(), 1.0 * 2.0 + 2.0 * 3.0 + 3.0 * 1.0);
-    /// assert_eq!(Aabb::EMPTY.half_area(), 0.0);
-    /// ```
     #[inline]
-    pub fn half_area(&self) -> f32 {
+    pub(crate) fn half_area(&self) -> f32 {
         if self.is_empty() {
             return 0.0;
         }
@@ -305,6 +266,24 @@ mod tests {
 
     fn ray(o: [f32; 3], d: [f32; 3]) -> Ray {
         Ray::new(Point3::from(o), Vector3::from(d))
+    }
+
+    #[test]
+    fn grows_unions_and_measures() {
+        let p = Point3::new(1.0, 2.0, 3.0);
+        assert_eq!(Aabb::EMPTY.grow(&p), Aabb::new(p, p));
+        let b = Aabb::from_points(&[Point3::new(1.0, 5.0, 0.0), Point3::new(-1.0, 2.0, 3.0)]);
+        assert_eq!(b, Aabb::new([-1.0, 2.0, 0.0], [1.0, 5.0, 3.0]));
+        assert!(Aabb::from_points(&[]).is_empty());
+        let grown = unit_box().grow(&Point3::new(3.0, 0.5, 0.5));
+        assert_eq!(grown.max, Point3::new(3.0, 1.0, 1.0));
+        let far = Aabb::new([2.0, 0.0, 0.0], [3.0, 1.0, 1.0]);
+        let both = unit_box().union(&far);
+        assert!(both.contains(&unit_box()) && both.contains(&far));
+        assert_eq!(unit_box().union(&Aabb::EMPTY), unit_box());
+        let b = Aabb::new([0.0, 0.0, 0.0], [1.0, 2.0, 3.0]);
+        assert_eq!(b.half_area(), 1.0 * 2.0 + 2.0 * 3.0 + 3.0 * 1.0);
+        assert_eq!(Aabb::EMPTY.half_area(), 0.0);
     }
 
     #[test]
@@ -442,9 +421,9 @@ mod tests {
     #[test]
     fn empty_box_never_hits() {
         let r = ray([-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]);
-        assert_eq!(Aabb::empty().intersect_ray(&r), None);
-        assert!(Aabb::empty().is_empty());
-        assert_eq!(Aabb::empty().half_area(), 0.0);
+        assert_eq!(Aabb::EMPTY.intersect_ray(&r), None);
+        assert!(Aabb::EMPTY.is_empty());
+        assert_eq!(Aabb::EMPTY.half_area(), 0.0);
     }
 
     #[test]

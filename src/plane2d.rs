@@ -50,23 +50,29 @@ use nalgebra::{Point2, Vector2};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ray2 {
-    origin: Point2<f32>,
-    direction: Vector2<f32>,
-    t_min: f32,
-    t_max: f32,
-    /// `1/d` per axis, cached for the slab test; `±∞` for a `±0` component.
-    inv_direction: Vector2<f32>,
+    /// Where the ray starts, at `t = 0`.
+    pub origin: Point2<f32>,
+    /// The direction, as given (not normalized).
+    pub direction: Vector2<f32>,
+    /// The start of the range.
+    pub t_min: f32,
+    /// The end of the range (may be `+∞`).
+    pub t_max: f32,
 }
 
 impl Ray2 {
-    /// A ray over `t ∈ [0, +∞)`.
+    /// A ray over `t ∈ [0, +∞)`. Takes anything that converts into `mint`'s types.
     ///
     /// ```
     /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
     /// let ray = Ray2::new(Point2::new(0.0, 1.0), Vector2::new(3.0, 0.0));
-    /// assert_eq!((ray.t_min(), ray.t_max()), (0.0, f32::INFINITY));
+    /// assert_eq!((ray.t_min, ray.t_max), (0.0, f32::INFINITY));
+    /// assert_eq!(ray.origin, ray.at(0.0));
     /// ```
-    pub fn new(origin: Point2<f32>, direction: Vector2<f32>) -> Ray2 {
+    pub fn new(
+        origin: impl Into<mint::Point2<f32>>,
+        direction: impl Into<mint::Vector2<f32>>,
+    ) -> Ray2 {
         Ray2::with_range(origin, direction, 0.0, f32::INFINITY)
     }
 
@@ -86,60 +92,17 @@ impl Ray2 {
     /// assert!(!Ray2::with_range(Point2::origin(), Vector2::x(), 1.0, f32::NAN).is_valid());
     /// ```
     pub fn with_range(
-        origin: Point2<f32>,
-        direction: Vector2<f32>,
+        origin: impl Into<mint::Point2<f32>>,
+        direction: impl Into<mint::Vector2<f32>>,
         t_min: f32,
         t_max: f32,
     ) -> Ray2 {
         Ray2 {
-            origin,
-            direction,
+            origin: origin.into().into(),
+            direction: direction.into().into(),
             t_min,
             t_max,
-            inv_direction: direction.map(|c| 1.0 / c),
         }
-    }
-
-    /// The point at `t = 0`.
-    ///
-    /// ```
-    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
-    /// let ray = Ray2::new(Point2::new(1.0, 2.0), Vector2::x());
-    /// assert_eq!(ray.origin(), ray.at(0.0));
-    /// ```
-    pub fn origin(&self) -> Point2<f32> {
-        self.origin
-    }
-
-    /// The (unnormalized) direction.
-    ///
-    /// ```
-    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
-    /// let ray = Ray2::new(Point2::origin(), Vector2::new(3.0, 4.0));
-    /// assert_eq!(ray.direction().norm(), 5.0);
-    /// ```
-    pub fn direction(&self) -> Vector2<f32> {
-        self.direction
-    }
-
-    /// Lower end of the parameter range.
-    ///
-    /// ```
-    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
-    /// assert_eq!(Ray2::with_range(Point2::origin(), Vector2::x(), 0.5, 1.0).t_min(), 0.5);
-    /// ```
-    pub fn t_min(&self) -> f32 {
-        self.t_min
-    }
-
-    /// Upper end of the parameter range (may be `+∞`).
-    ///
-    /// ```
-    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
-    /// assert_eq!(Ray2::new(Point2::origin(), Vector2::x()).t_max(), f32::INFINITY);
-    /// ```
-    pub fn t_max(&self) -> f32 {
-        self.t_max
     }
 
     /// The point `origin + t·direction`.
@@ -226,7 +189,12 @@ pub struct SegmentHit {
 /// // Parallel segments never hit, even when collinear with the ray.
 /// assert!(ray_segment(&ray, Point2::new(1.0, 0.0), Point2::new(3.0, 0.0)).is_none());
 /// ```
-pub fn ray_segment(ray: &Ray2, a: Point2<f32>, b: Point2<f32>) -> Option<SegmentHit> {
+pub fn ray_segment(
+    ray: &Ray2,
+    a: impl Into<mint::Point2<f32>>,
+    b: impl Into<mint::Point2<f32>>,
+) -> Option<SegmentHit> {
+    let (a, b): (Point2<f32>, Point2<f32>) = (a.into().into(), b.into().into());
     let finite = |p: Point2<f32>| p.x.is_finite() && p.y.is_finite();
     if !ray.is_valid() || !finite(a) || !finite(b) || a == b {
         return None;
@@ -333,8 +301,11 @@ impl Rect {
     /// // Corners swapped: an empty rectangle, never hit.
     /// assert!(Rect::new(Point2::new(2.0, 1.0), Point2::new(1.0, 0.0)).intersect_ray(&ray).is_none());
     /// ```
-    pub fn new(min: Point2<f32>, max: Point2<f32>) -> Rect {
-        Rect { min, max }
+    pub fn new(min: impl Into<mint::Point2<f32>>, max: impl Into<mint::Point2<f32>>) -> Rect {
+        Rect {
+            min: min.into().into(),
+            max: max.into().into(),
+        }
     }
 
     /// Slab test: where the ray enters and leaves the rectangle within `[t_min, t_max]`.
@@ -380,7 +351,7 @@ impl Rect {
         let mut t_far = ray.t_max;
         for axis in 0..2 {
             let origin = ray.origin[axis];
-            let inv = ray.inv_direction[axis];
+            let inv = 1.0 / ray.direction[axis];
             let t0 = (self.min[axis] - origin) * inv;
             let t1 = (self.max[axis] - origin) * inv;
             // Order by the sign of 1/d, not by comparing t0 and t1: either may be NaN.
@@ -465,12 +436,12 @@ mod tests {
     #[test]
     fn ray_accessors_and_range() {
         let r = Ray2::new(p(1.0, 2.0), v(3.0, -4.0));
-        assert_eq!(r.origin(), p(1.0, 2.0));
-        assert_eq!(r.direction(), v(3.0, -4.0));
-        assert_eq!((r.t_min(), r.t_max()), (0.0, f32::INFINITY));
+        assert_eq!(r.origin, p(1.0, 2.0));
+        assert_eq!(r.direction, v(3.0, -4.0));
+        assert_eq!((r.t_min, r.t_max), (0.0, f32::INFINITY));
         assert_eq!(r.at(2.0), p(7.0, -6.0));
         let r = Ray2::with_range(p(0.0, 0.0), v(1.0, 0.0), -2.0, 3.0);
-        assert_eq!((r.t_min(), r.t_max()), (-2.0, 3.0));
+        assert_eq!((r.t_min, r.t_max), (-2.0, 3.0));
     }
 
     #[test]

@@ -93,17 +93,10 @@ impl Ray {
         }
     }
 
-    /// The same ray with another range.
-    ///
-    /// ```
-    /// use meshray::Ray;
-    /// use nalgebra::{Point3, Vector3};
-    ///
-    /// let ray = Ray::new(Point3::origin(), Vector3::x());
-    /// let near_only = ray.with_t_range(0.0, 5.0);
-    /// assert_eq!((near_only.origin(), near_only.t_max()), (ray.origin(), 5.0));
-    /// ```
-    pub fn with_t_range(&self, t_min: f32, t_max: f32) -> Ray {
+    /// The same ray with another range (for tests; users build rays with
+    /// [`Ray::with_range`]).
+    #[cfg(test)]
+    pub(crate) fn with_t_range(&self, t_min: f32, t_max: f32) -> Ray {
         Ray {
             t_min,
             t_max,
@@ -135,25 +128,13 @@ impl Ray {
     }
 
     /// `1 / direction`, per component; `±inf` where a component is `±0`.
-    ///
-    /// ```
-    /// # use meshray::Ray; use nalgebra::{Point3, Vector3};
-    /// let ray = Ray::new(Point3::origin(), Vector3::new(2.0, -0.0, 4.0));
-    /// assert_eq!(ray.inv_direction(), Vector3::new(0.5, f32::NEG_INFINITY, 0.25));
-    /// ```
-    pub fn inv_direction(&self) -> Vector3<f32> {
+    pub(crate) fn inv_direction(&self) -> Vector3<f32> {
         self.inv_direction
     }
 
     /// Per axis, whether the direction's sign bit is set (true for `-0.0` too), which
     /// decides which slab plane the ray meets first.
-    ///
-    /// ```
-    /// # use meshray::Ray; use nalgebra::{Point3, Vector3};
-    /// let ray = Ray::new(Point3::origin(), Vector3::new(-1.0, -0.0, 0.0));
-    /// assert_eq!(ray.negative(), [true, true, false]);
-    /// ```
-    pub fn negative(&self) -> [bool; 3] {
+    pub(crate) fn negative(&self) -> [bool; 3] {
         self.negative
     }
 

@@ -288,9 +288,15 @@ fn check_mesh_with(name: &str, mesh: Mesh, build: &BuildOptions) {
 /// first ray's direction (an orthographic camera's): the random and surface sets so make
 /// packets whose directions or origins lie far apart, which stress the packet's interval
 /// bounds.
+/// Per axis, whether the ray's direction has its sign bit set (`-0.0` too): the octant the
+/// packet walk groups rays by.
+fn signs(ray: &Ray) -> [bool; 3] {
+    ray.direction().map(|c| c.is_sign_negative()).into()
+}
+
 fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> {
     let mut rays = rays.to_vec();
-    rays.sort_by_key(|r| r.negative());
+    rays.sort_by_key(|r| signs(r));
     let half = rays.len() / 16 * 8;
     for (k, group) in rays.chunks_mut(8).enumerate() {
         let first = group[0];
@@ -308,9 +314,7 @@ fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> 
         .chunks_exact(8)
         .filter(|g| {
             g.iter().all(|r| {
-                r.is_valid()
-                    && r.negative() == g[0].negative()
-                    && r.direction().iter().all(|&c| c != 0.0)
+                r.is_valid() && signs(r) == signs(&g[0]) && r.direction().iter().all(|&c| c != 0.0)
             })
         })
         .count();

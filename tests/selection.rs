@@ -160,7 +160,7 @@ fn predicates_agree_with_sampling() {
         };
         let (a, b, c) = (p(&mut rng), p(&mut rng), p(&mut rng));
         let bx = random_box(&mut rng, Point3::origin(), 2.0);
-        let tri_box = Aabb::from_points(&[a, b, c]);
+        let tri_box = Aabb::new(a.inf(&b).inf(&c), a.sup(&b).sup(&c));
         let overlaps = triangle_overlaps_box(&a, &b, &c, &bx);
         if !(0..3).all(|k| tri_box.min[k] <= bx.max[k] && bx.min[k] <= tri_box.max[k]) {
             assert!(!overlaps, "boxes apart");

@@ -117,7 +117,7 @@ fn standard_sets_have_the_documented_shape() {
     // Every random ray starts outside the bounds and aims inside them.
     let b = mesh.bounds();
     for ray in &random.rays {
-        assert!(!b.contains(&meshray::Aabb::from_points(&[ray.origin()])));
+        assert!(!b.contains(&meshray::Aabb::new(ray.origin(), ray.origin())));
         assert!(b.intersect_ray(ray).is_some());
     }
     // Same seed, same rays; another seed, other rays.

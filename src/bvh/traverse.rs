@@ -226,7 +226,7 @@ impl Bvh {
     /// assert!(!bvh.closest_hit(&inside, &QueryOptions::default()).unwrap().front_face);
     ///
     /// // A range that stops short of the sphere: no hit.
-    /// assert!(bvh.closest_hit(&ray.with_t_range(0.0, 8.0), &QueryOptions::default()).is_none());
+    /// assert!(bvh.closest_hit(&Ray::with_range(ray.origin(), ray.direction(), 0.0, 8.0), &QueryOptions::default()).is_none());
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn closest_hit(&self, ray: &Ray, options: &QueryOptions) -> Option<Hit> {

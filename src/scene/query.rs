@@ -74,7 +74,7 @@ impl Scene {
     /// // Is the segment from (0.2, 0.2, 1) to (0.2, 0.2, -1) blocked?
     /// let sight = Ray::with_range(Point3::new(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -2.0), 0.0, 1.0);
     /// assert!(scene.any_hit(&sight, &SceneOptions::default()).is_some());
-    /// assert!(scene.any_hit(&sight.with_t_range(0.0, 0.4), &SceneOptions::default()).is_none());
+    /// assert!(scene.any_hit(&Ray::with_range(sight.origin(), sight.direction(), 0.0, 0.4), &SceneOptions::default()).is_none());
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn any_hit(&self, ray: &Ray, options: &SceneOptions<'_>) -> Option<SceneHit> {

@@ -98,7 +98,7 @@ impl BvhCrate {
         bvh::ray::Ray {
             origin: ray.origin(),
             direction: d,
-            inv_direction: ray.inv_direction(),
+            inv_direction: d.map(|c| 1.0 / c),
         }
     }
 }
