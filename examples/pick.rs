@@ -7,7 +7,7 @@
 //! cargo run --release --example pick -- MESH.obj  # any OBJ, STL, PLY or glTF file
 //! ```
 
-use meshray::{Bvh, Mesh, QueryOptions, pixel_ray};
+use meshray::{Bvh, Camera, Mesh, QueryOptions};
 use nalgebra::{Isometry3, Perspective3, Point2, Vector2, Vector3};
 
 fn main() -> Result<(), meshray::Error> {
@@ -22,19 +22,23 @@ fn main() -> Result<(), meshray::Error> {
     let eye = centre + Vector3::new(0.45, 0.35, 1.0).normalize() * (2.5 * radius);
     let view = Isometry3::look_at_rh(&eye, &centre, &Vector3::y()).to_homogeneous();
     let projection = Perspective3::new(4.0 / 3.0, 0.8, 0.01 * radius, 10.0 * radius);
-    let viewport = Vector2::new(800.0, 600.0);
+    let camera = Camera::new(
+        view,
+        projection.to_homogeneous(),
+        Vector2::new(800.0, 600.0),
+    )?;
 
     let options = QueryOptions::default();
     for pixel in [Point2::new(400.0, 300.0), Point2::new(20.0, 20.0)] {
         // The ray from the eye through the pixel's centre (y down, as on screen).
-        let ray = pixel_ray(view, projection.to_homogeneous(), viewport, pixel)?;
+        let ray = camera.pixel_ray(pixel)?;
         match bvh.closest_hit(&ray, &options) {
             Some(hit) => println!(
                 "pixel ({}, {}): triangle {} of object {:?} at t = {:.4}, point {:.4}, {} face",
                 pixel.x,
                 pixel.y,
                 hit.triangle,
-                hit.object_name(bvh.mesh()),
+                bvh.mesh().objects()[hit.object as usize],
                 hit.t,
                 hit.point,
                 if hit.front_face { "front" } else { "back" },

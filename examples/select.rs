@@ -7,7 +7,7 @@
 //! cargo run --release --example select -- MESH.obj
 //! ```
 
-use meshray::{Aabb, Bvh, Frustum, Mesh, QueryOptions};
+use meshray::{Aabb, Bvh, Camera, Mesh, QueryOptions, Region};
 use nalgebra::{Isometry3, Perspective3, Point2, Vector2, Vector3};
 
 fn main() -> Result<(), meshray::Error> {
@@ -22,24 +22,15 @@ fn main() -> Result<(), meshray::Error> {
     let view = Isometry3::look_at_rh(&eye, &centre, &Vector3::y()).to_homogeneous();
     let projection =
         Perspective3::new(4.0 / 3.0, 0.8, 0.01 * radius, 10.0 * radius).to_homogeneous();
-    let viewport = Vector2::new(800.0, 600.0);
+    let camera = Camera::new(view, projection, Vector2::new(800.0, 600.0))?;
     // The rectangle the user dragged: the middle of the screen.
     let (a, b) = (Point2::new(300.0, 200.0), Point2::new(500.0, 400.0));
 
     // Everything under the rectangle, front and back, seen or hidden.
-    let region = Frustum::from_screen_rect(view, projection, viewport, a, b)?;
-    let through = bvh.triangles_in_frustum(&region);
+    let through = bvh.triangles_in(&Region::Frustum(camera.frustum(a, b)?));
     // Only what the user sees there: the closest hit of a ray through each pixel's centre
     // (samples = 1; 2 casts a 2×2 grid per pixel and catches thinner triangles).
-    let visible = bvh.visible_triangles(
-        view,
-        projection,
-        viewport,
-        a,
-        b,
-        1,
-        &QueryOptions::default(),
-    )?;
+    let visible = bvh.visible_triangles(&camera, a, b, 1, &QueryOptions::default())?;
     println!(
         "{path}: {} triangles under the rectangle, {} of them visible",
         through.len(),
@@ -55,7 +46,7 @@ fn main() -> Result<(), meshray::Error> {
     };
     println!(
         "{} triangles overlap the lower half's box",
-        bvh.triangles_in_box(&lower).len()
+        bvh.triangles_in(&Region::Box(lower)).len()
     );
     Ok(())
 }

@@ -28,7 +28,7 @@ use nalgebra::{Point3, Vector3};
 /// - An origin inside the box gives `t_near = t_min`.
 /// - A ray with a NaN or an infinity in its origin or direction, a zero direction or a NaN
 ///   range ([`Ray::is_valid`] is false) never hits. An empty box (`min > max` on an axis, as
-///   [`Aabb::empty`]) never hits.
+///   [`Aabb::EMPTY`]) never hits.
 ///
 /// ```
 /// use meshray::{Aabb, Ray};

@@ -17,6 +17,7 @@ pub(crate) struct Nearest {
 
 /// The closest point of the triangle `a, b, c` to `p`; a degenerate triangle (a segment or
 /// a point) gives the closest point of its edges.
+#[cfg(test)]
 pub(crate) fn nearest_on_triangle(
     p: &Point3<f32>,
     a: &Point3<f32>,

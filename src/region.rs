@@ -1,6 +1,6 @@
-//! Regions of space and the exact triangle tests behind `Bvh::triangles_in_box`,
-//! `triangles_in_sphere` and `triangles_in_frustum`: boxes, balls and frusta (a frustum is
-//! made from a camera's screen rectangle in `picking`, the layer above).
+//! Regions of space and the exact triangle tests behind `Bvh::triangles_in` and
+//! `Scene::triangles_in`: boxes, balls and frusta (a frustum is made from a camera's screen
+//! rectangle in `picking`, the layer above).
 //!
 //! A triangle overlaps a convex region when no separating axis exists (the separating axis
 //! theorem; for a box, Akenine-Möller 2001): the region's face normals, the triangle's
@@ -9,7 +9,7 @@
 //! from the `f32` inputs.
 
 use crate::Aabb;
-use crate::closest_point::{box_distance_squared, nearest_on_triangle, nearest_on_triangle64};
+use crate::closest_point::{box_distance_squared, nearest_on_triangle64};
 use nalgebra::{Point3, Vector3};
 
 /// A convex region as the separating axis test needs it: corners, outward face normals with
@@ -47,13 +47,8 @@ impl Polytope {
         }
     }
 
-    /// Whether the triangle overlaps the region (closed sets).
-    pub fn overlaps_triangle(&self, tri: &[Point3<f32>; 3]) -> bool {
-        self.overlaps_triangle64(&tri.map(|p| p.cast::<f64>()))
-    }
-
-    /// [`overlaps_triangle`](Polytope::overlaps_triangle) for a triangle in `f64` (a scene's,
-    /// moved to world space).
+    /// Whether the triangle overlaps the region (closed sets), in `f64` (a scene's triangles
+    /// are moved to world space in `f64`).
     pub fn overlaps_triangle64(&self, t: &[Point3<f64>; 3]) -> bool {
         let e = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
         let separated = |axis: &Vector3<f64>| {
@@ -98,183 +93,140 @@ impl Polytope {
 }
 
 /// The region of space a camera sees through a rectangle of its viewport, between the near
-/// and far planes: what box select selects.
+/// and far planes: what box select selects. Made by [`Camera::frustum`]; selected in with
+/// [`Region::Frustum`].
 ///
-/// ```
-/// use meshray::{Bvh, Frustum, Mesh};
-/// use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
-///
-/// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-/// let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y());
-/// let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0);
-/// let (view, projection) = (view.to_homogeneous(), projection.to_homogeneous());
-/// let viewport = Vector2::new(800.0, 600.0);
-/// // A rectangle around the middle of the screen, where the sphere is.
-/// let frustum = Frustum::from_screen_rect(view, projection, viewport,
-///     Point2::new(350.0, 250.0), Point2::new(450.0, 350.0))?;
-/// let all = bvh.triangles_in_frustum(&frustum);
-/// let visible = bvh.visible_triangles(view, projection, viewport,
-///     Point2::new(350.0, 250.0), Point2::new(450.0, 350.0), 1, &Default::default())?;
-/// assert!(!visible.is_empty() && visible.len() < all.len());
-/// assert!(visible.iter().all(|t| all.contains(t)));
-/// # Ok::<(), meshray::Error>(())
-/// ```
+/// [`Camera::frustum`]: crate::Camera::frustum
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frustum {
     pub(crate) region: Polytope,
 }
 
-impl Frustum {
-    /// Whether the triangle `a, b, c` overlaps the frustum (touching counts).
-    ///
-    /// ```
-    /// use meshray::Frustum;
-    /// # use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
-    /// # let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y()).to_homogeneous();
-    /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
-    /// # let viewport = Vector2::new(800.0, 600.0);
-    ///
-    /// let frustum = Frustum::from_screen_rect(view, projection, viewport,
-    ///     Point2::new(350.0, 250.0), Point2::new(450.0, 350.0))?;
-    /// // The camera at (0, 1, 6) looks at (0, 1, 0): a triangle there is inside, one behind the
-    /// // camera is not.
-    /// let (a, b, c) = (Point3::new(-0.1, 1.0, 0.0), Point3::new(0.1, 1.0, 0.0), Point3::new(0.0, 1.1, 0.0));
-    /// assert!(frustum.overlaps_triangle(&a, &b, &c));
-    /// let behind = [a, b, c].map(|p| p + Vector3::new(0.0, 0.0, 10.0));
-    /// assert!(!frustum.overlaps_triangle(&behind[0], &behind[1], &behind[2]));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn overlaps_triangle(&self, a: &Point3<f32>, b: &Point3<f32>, c: &Point3<f32>) -> bool {
-        self.region.overlaps_triangle(&[*a, *b, *c])
-    }
-}
-
-/// A selection region as the tree walks need it, for a mesh and for a scene's instances
-/// alike: whether a box may hold part of it (conservative, for culling) and whether a
-/// triangle, in `f64`, overlaps it (exact).
-pub(crate) trait Region {
-    fn may_hold(&self, min: [f32; 3], max: [f32; 3]) -> bool;
-    fn overlaps(&self, triangle: &[Point3<f64>; 3]) -> bool;
-}
-
-/// A box as a [`Region`].
-pub(crate) struct BoxRegion {
-    aabb: Aabb,
-    polytope: Polytope,
-}
-
-impl BoxRegion {
-    /// `None` for an empty box or one with a NaN, which selects nothing.
-    pub fn new(aabb: &Aabb) -> Option<BoxRegion> {
-        (0..3)
-            .all(|a| aabb.min[a] <= aabb.max[a])
-            .then(|| BoxRegion {
-                aabb: *aabb,
-                polytope: Polytope::from_box(aabb),
-            })
-    }
-}
-
-impl Region for BoxRegion {
-    fn may_hold(&self, min: [f32; 3], max: [f32; 3]) -> bool {
-        (0..3).all(|a| min[a] <= self.aabb.max[a] && self.aabb.min[a] <= max[a])
-    }
-
-    fn overlaps(&self, triangle: &[Point3<f64>; 3]) -> bool {
-        self.polytope.overlaps_triangle64(triangle)
-    }
-}
-
-/// A ball (the points within `radius` of `centre`) as a [`Region`].
-pub(crate) struct Ball {
-    centre: Point3<f64>,
-    radius: f64,
-}
-
-impl Ball {
-    /// `None` for a NaN or infinite centre or a NaN or negative radius, which select nothing.
-    pub fn new(centre: &Point3<f32>, radius: f32) -> Option<Ball> {
-        (centre.iter().all(|c| c.is_finite()) && radius >= 0.0).then(|| Ball {
-            centre: centre.cast(),
-            radius: f64::from(radius),
-        })
-    }
-}
-
-impl Region for Ball {
-    fn may_hold(&self, min: [f32; 3], max: [f32; 3]) -> bool {
-        // A hair of slack, so f64 rounding in the box distance never culls a touching box.
-        let limit = self.radius * self.radius * (1.0 + 1.0 / (1u64 << 40) as f64);
-        box_distance_squared(&self.centre, min, max) <= limit
-    }
-
-    fn overlaps(&self, [a, b, c]: &[Point3<f64>; 3]) -> bool {
-        nearest_on_triangle64(self.centre, *a, *b, *c).distance_squared <= self.radius * self.radius
-    }
-}
-
-impl Region for Frustum {
-    fn may_hold(&self, min: [f32; 3], max: [f32; 3]) -> bool {
-        self.region.may_overlap_box(min, max)
-    }
-
-    fn overlaps(&self, triangle: &[Point3<f64>; 3]) -> bool {
-        self.region.overlaps_triangle64(triangle)
-    }
-}
-
-/// Whether the triangle `a, b, c` overlaps the box (closed sets; the separating axis test
-/// of Akenine-Möller (2001) in `f64`). What [`Bvh::triangles_in_box`](crate::Bvh::triangles_in_box) tests.
-///
-/// An empty box (`min > max` on an axis, or a NaN) overlaps nothing, as in
-/// [`Bvh::triangles_in_box`](crate::Bvh::triangles_in_box).
+/// A region of space to select triangles in, with [`Bvh::triangles_in`] or
+/// [`Scene::triangles_in`]: every triangle overlapping it counts, touching included (both are
+/// closed sets), hidden or not. Each test is exact, in `f64` from the `f32` inputs.
 ///
 /// ```
-/// use meshray::{triangle_overlaps_box, Aabb};
+/// use meshray::{Aabb, Bvh, Mesh, Region};
 /// use nalgebra::Point3;
 ///
-/// let unit = Aabb::new(Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 1.0, 1.0));
-/// // A big triangle slicing through the box with no corner inside it.
-/// let (a, b, c) = (Point3::new(-5.0, 0.5, -5.0), Point3::new(5.0, 0.5, -5.0), Point3::new(0.0, 0.5, 5.0));
-/// assert!(triangle_overlaps_box(&a, &b, &c, &unit));
-/// let lifted = [a, b, c].map(|p| p + nalgebra::Vector3::new(0.0, 2.0, 0.0));
-/// assert!(!triangle_overlaps_box(&lifted[0], &lifted[1], &lifted[2], &unit));
-/// assert!(!triangle_overlaps_box(&a, &b, &c, &Aabb::EMPTY)); // an empty box holds nothing
+/// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// let everything = bvh.triangles_in(&Region::Box(bvh.mesh().bounds()));
+/// assert_eq!(everything.len(), bvh.mesh().triangle_count());
+/// let far_away = Region::Box(Aabb::new([100.0, 100.0, 100.0], [101.0, 101.0, 101.0]));
+/// assert!(bvh.triangles_in(&far_away).is_empty());
+///
+/// // The sphere of the scene (centre (0, 1, 0), radius 1) is a hollow shell.
+/// let centre = Point3::new(0.0, 1.0, 0.0);
+/// assert!(bvh.triangles_in(&Region::Sphere { centre, radius: 0.5 }).is_empty());
+/// assert!(!bvh.triangles_in(&Region::Sphere { centre, radius: 1.0 }).is_empty());
+/// # Ok::<(), meshray::Error>(())
 /// ```
-pub fn triangle_overlaps_box(
-    a: &Point3<f32>,
-    b: &Point3<f32>,
-    c: &Point3<f32>,
-    aabb: &Aabb,
-) -> bool {
-    (0..3).all(|k| aabb.min[k] <= aabb.max[k])
-        && Polytope::from_box(aabb).overlaps_triangle(&[*a, *b, *c])
+///
+/// [`Bvh::triangles_in`]: crate::Bvh::triangles_in
+/// [`Scene::triangles_in`]: crate::Scene::triangles_in
+#[derive(Clone, Debug, PartialEq)]
+pub enum Region {
+    /// The box (the separating axis test of Akenine-Möller, 2001). An empty box (`min > max`
+    /// on an axis, or a NaN) holds nothing.
+    Box(Aabb),
+    /// The points within `radius` of `centre` (a triangle's closest point is compared). A NaN
+    /// or infinite centre, or a NaN or negative radius, holds nothing.
+    Sphere {
+        /// The centre.
+        centre: Point3<f32>,
+        /// The radius.
+        radius: f32,
+    },
+    /// What a camera sees through a rectangle of its viewport (box select; see
+    /// [`Camera::frustum`](crate::Camera::frustum)).
+    Frustum(Frustum),
 }
 
-/// Whether the triangle `a, b, c` comes within `radius` of `centre` (its closest point, in
-/// `f64`). What [`Bvh::triangles_in_sphere`](crate::Bvh::triangles_in_sphere) tests.
-///
-/// A negative or NaN radius (or a NaN centre) overlaps nothing, as in
-/// [`Bvh::triangles_in_sphere`](crate::Bvh::triangles_in_sphere).
-///
-/// ```
-/// use meshray::triangle_overlaps_sphere;
-/// use nalgebra::Point3;
-///
-/// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0));
-/// // 0.5 above the triangle's face: a radius of 0.5 touches it, a smaller one does not.
-/// let centre = Point3::new(0.25, 0.25, 0.5);
-/// assert!(triangle_overlaps_sphere(&a, &b, &c, &centre, 0.5));
-/// assert!(!triangle_overlaps_sphere(&a, &b, &c, &centre, 0.49));
-/// assert!(!triangle_overlaps_sphere(&a, &b, &c, &centre, -1.0)); // nor does a negative one
-/// ```
-pub fn triangle_overlaps_sphere(
-    a: &Point3<f32>,
-    b: &Point3<f32>,
-    c: &Point3<f32>,
-    centre: &Point3<f32>,
-    radius: f32,
-) -> bool {
-    let r = f64::from(radius);
-    r >= 0.0 && nearest_on_triangle(centre, a, b, c).distance_squared <= r * r
+impl Region {
+    /// Whether the triangle `a, b, c` overlaps the region (touching counts): the test
+    /// [`Bvh::triangles_in`](crate::Bvh::triangles_in) applies to every triangle.
+    ///
+    /// ```
+    /// use meshray::{Aabb, Region};
+    /// use nalgebra::{Point3, Vector3};
+    ///
+    /// let unit = Region::Box(Aabb::new([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]));
+    /// // A big triangle slicing through the box with no corner inside it.
+    /// let (a, b, c) = (Point3::new(-5.0, 0.5, -5.0), Point3::new(5.0, 0.5, -5.0), Point3::new(0.0, 0.5, 5.0));
+    /// assert!(unit.overlaps_triangle(a, b, c));
+    /// let up = Vector3::new(0.0, 2.0, 0.0);
+    /// assert!(!unit.overlaps_triangle(a + up, b + up, c + up));
+    /// assert!(!Region::Box(Aabb::EMPTY).overlaps_triangle(a, b, c)); // holds nothing
+    ///
+    /// // 0.5 above a triangle's face: a ball of radius 0.5 touches it, a smaller one does not.
+    /// let (a, b, c) = ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
+    /// let centre = Point3::new(0.25, 0.25, 0.5);
+    /// assert!(Region::Sphere { centre, radius: 0.5 }.overlaps_triangle(a, b, c));
+    /// assert!(!Region::Sphere { centre, radius: 0.49 }.overlaps_triangle(a, b, c));
+    /// assert!(!Region::Sphere { centre, radius: -1.0 }.overlaps_triangle(a, b, c));
+    /// ```
+    pub fn overlaps_triangle(
+        &self,
+        a: impl Into<mint::Point3<f32>>,
+        b: impl Into<mint::Point3<f32>>,
+        c: impl Into<mint::Point3<f32>>,
+    ) -> bool {
+        let corner = |p: mint::Point3<f32>| Point3::from(p).cast::<f64>();
+        let triangle = [corner(a.into()), corner(b.into()), corner(c.into())];
+        self.selector().is_some_and(|s| s.overlaps(&triangle))
+    }
+
+    /// The region as the tree walks test it; `None` for one that holds nothing.
+    pub(crate) fn selector(&self) -> Option<Selector<'_>> {
+        match self {
+            Region::Box(aabb) => (0..3)
+                .all(|a| aabb.min[a] <= aabb.max[a])
+                .then(|| Selector::Box(*aabb, Polytope::from_box(aabb))),
+            Region::Sphere { centre, radius } => (centre.iter().all(|c| c.is_finite())
+                && *radius >= 0.0)
+                .then(|| Selector::Ball(centre.cast(), f64::from(*radius))),
+            Region::Frustum(frustum) => Some(Selector::Frustum(&frustum.region)),
+        }
+    }
+}
+
+/// A [`Region`] as the tree walks need it, for a mesh and for a scene's instances alike:
+/// whether a box may hold part of it (conservative, for culling) and whether a triangle, in
+/// `f64`, overlaps it (exact).
+pub(crate) enum Selector<'a> {
+    /// A box, with its corners, faces and edges for the separating axis test.
+    Box(Aabb, Polytope),
+    /// A ball: centre and radius.
+    Ball(Point3<f64>, f64),
+    /// A frustum's planes and corners.
+    Frustum(&'a Polytope),
+}
+
+impl Selector<'_> {
+    pub(crate) fn may_hold(&self, min: [f32; 3], max: [f32; 3]) -> bool {
+        match self {
+            Selector::Box(aabb, _) => {
+                (0..3).all(|a| min[a] <= aabb.max[a] && aabb.min[a] <= max[a])
+            }
+            Selector::Ball(centre, radius) => {
+                // A hair of slack, so f64 rounding in the box distance never culls a touching
+                // box.
+                let limit = radius * radius * (1.0 + 1.0 / (1u64 << 40) as f64);
+                box_distance_squared(centre, min, max) <= limit
+            }
+            Selector::Frustum(polytope) => polytope.may_overlap_box(min, max),
+        }
+    }
+
+    pub(crate) fn overlaps(&self, triangle: &[Point3<f64>; 3]) -> bool {
+        match self {
+            Selector::Box(_, polytope) => polytope.overlaps_triangle64(triangle),
+            Selector::Ball(centre, radius) => {
+                let [a, b, c] = *triangle;
+                nearest_on_triangle64(*centre, a, b, c).distance_squared <= radius * radius
+            }
+            Selector::Frustum(polytope) => polytope.overlaps_triangle64(triangle),
+        }
+    }
 }

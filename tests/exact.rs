@@ -296,7 +296,7 @@ fn signs(ray: &Ray) -> [bool; 3] {
 
 fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> {
     let mut rays = rays.to_vec();
-    rays.sort_by_key(|r| signs(r));
+    rays.sort_by_key(signs);
     let half = rays.len() / 16 * 8;
     for (k, group) in rays.chunks_mut(8).enumerate() {
         let first = group[0];
@@ -338,7 +338,7 @@ fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> 
         bvh.cast_rays(rays, RayQuery::Closest, &options, &mut hits);
         assert_eq!(hits.len(), rays.len());
         for (k, (ray, hit)) in rays.iter().zip(&hits).enumerate() {
-            let want = bvh.closest_triangle(ray, &options);
+            let want = bvh.cast_ray(ray, RayQuery::Closest, &options);
             if *hit != want {
                 failures.push(format!(
                     "{name} {set} ray {k} ({options:?}), batch walk: {hit:?}, one ray: {want:?}"

@@ -519,12 +519,15 @@ fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
     // flattened mesh's, including the front face under the mirror.
     let loaded = Scene::load(&path).unwrap();
     let names: Vec<&str> = (0..loaded.len() as u32)
-        .map(|i| loaded.name(i).unwrap())
+        .map(|i| loaded.instance(i).unwrap().name)
         .collect();
     assert_eq!(names, ["plain", "mirrored", "matrix", "strip", "fan"]);
     let scene = &loaded;
     assert!(
-        std::sync::Arc::ptr_eq(scene.bvh(0).unwrap(), scene.bvh(2).unwrap()),
+        std::sync::Arc::ptr_eq(
+            scene.instance(0).unwrap().bvh,
+            scene.instance(2).unwrap().bvh
+        ),
         "one BVH per mesh"
     );
     let mut rng = Rng::new(7);
@@ -558,7 +561,7 @@ fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
                 assert!(near_edge(Some(a)), "{ray:?}: t {} vs {}", a.t, b.hit.t);
                 continue;
             }
-            assert_eq!(name, loaded.name(b.instance).unwrap(), "{ray:?}");
+            assert_eq!(name, loaded.instance(b.instance).unwrap().name, "{ray:?}");
             // The same triangle (not a coplanar twin at the same t, as where two grounds
             // meet): the same face, also under the mirror.
             let object = flat.object_id(a.triangle as usize) as usize;
@@ -1204,7 +1207,8 @@ fn gltf_node_transforms_that_cannot_place_a_mesh_are_reported() {
         &document(r#"{"name":"hidden","mesh":0,"scale":[0,0,0]}"#, None),
     );
     let loaded = Scene::load(&path).unwrap();
-    assert_eq!((loaded.len(), loaded.name(0)), (1, Some("shown")));
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded.instance(0).unwrap().name, "shown");
     let [warning] = loaded.load_warnings() else {
         panic!("{:?}", loaded.load_warnings())
     };

@@ -3,7 +3,7 @@
 
 mod common;
 
-use meshray::{Bvh, Mesh, QueryOptions, Ray, Scene, SceneOptions, pixel_ray};
+use meshray::{Bvh, Camera, Mesh, QueryOptions, Ray, Scene, SceneOptions};
 use nalgebra::{Isometry3, Matrix4, Perspective3, Point2, Point3, Vector2, Vector3};
 use std::sync::Arc;
 
@@ -36,14 +36,13 @@ fn mint_inputs_equal_nalgebra_inputs() {
     // Column-major, as glam's Mat4 hands it over.
     let (v, p): (mint::ColumnMatrix4<f32>, mint::ColumnMatrix4<f32>) =
         (view.into(), projection.into());
-    let a = pixel_ray(v, p, [640.0, 480.0], [100.5, 300.25]).unwrap();
-    let b = pixel_ray(
-        view,
-        projection,
-        Vector2::new(640.0, 480.0),
-        Point2::new(100.5, 300.25),
-    )
-    .unwrap();
+    let a = Camera::new(v, p, [640.0, 480.0]).unwrap();
+    let b = Camera::new(view, projection, Vector2::new(640.0, 480.0)).unwrap();
+    assert_eq!(a, b);
+    let (a, b) = (
+        a.pixel_ray([100.5, 300.25]).unwrap(),
+        b.pixel_ray(Point2::new(100.5, 300.25)).unwrap(),
+    );
     assert_eq!(a, b);
 
     let mesh = Mesh::load(common::asset("scene.obj")).unwrap();

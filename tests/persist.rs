@@ -7,7 +7,7 @@
 mod common;
 
 use common::{Chunks, Rng};
-use meshray::{BuildOptions, BuildQuality, Bvh, Error, Mesh, QueryOptions, SavedBvh};
+use meshray::{BuildOptions, BuildQuality, Bvh, Error, Mesh, QueryOptions, RayQuery, SavedBvh};
 use nalgebra::Point3;
 
 fn rays(mesh: &Mesh) -> Vec<meshray::Ray> {
@@ -256,7 +256,7 @@ fn hits_serialize_and_read_back() {
     let back: meshray::Hit = serde_json::from_str(&json).unwrap();
     assert_eq!(back, hit);
     let short = bvh
-        .closest_triangle(&ray, &QueryOptions::default())
+        .cast_ray(&ray, RayQuery::Closest, &QueryOptions::default())
         .unwrap();
     let bytes = postcard::to_allocvec(&short).unwrap();
     assert_eq!(

@@ -5,7 +5,7 @@
 mod common;
 
 use common::Rng;
-use meshray::{Bvh, Culling, Error, Mesh, QueryOptions, Ray, Scene, SceneOptions};
+use meshray::{Bvh, Camera, Culling, Error, Mesh, QueryOptions, Ray, Region, Scene, SceneOptions};
 use nalgebra::{Matrix4, Point3, Rotation3, Vector3};
 use std::sync::Arc;
 
@@ -23,7 +23,6 @@ struct Exact {
 struct Placed {
     mesh: Arc<Bvh>,
     transform: Matrix4<f32>,
-    enabled: bool,
     mask: u32,
 }
 
@@ -32,8 +31,7 @@ fn oracle(placed: &[Placed], ray: &Ray, options: &SceneOptions) -> Vec<Exact> {
     let d = ray.direction().cast::<f64>();
     let mut out = Vec::new();
     for (id, p) in placed.iter().enumerate() {
-        if !p.enabled || p.mask & options.mask == 0 || options.filter.is_some_and(|f| !f(id as u32))
-        {
+        if p.mask & options.mask == 0 || options.filter.is_some_and(|f| !f(id as u32)) {
             continue;
         }
         let m = p.transform.cast::<f64>();
@@ -115,14 +113,16 @@ fn check_scene(meshes: &[Arc<Bvh>], seed: u64) {
         let transform = random_transform(&mut rng, spread, k % 3 == 2) * fit;
         let id = scene.add(mesh.clone(), transform).unwrap();
         assert_eq!(id as usize, k);
-        let enabled = k != 5;
-        let mask = if k % 4 == 1 { 0b10 } else { 0b01 };
-        scene.set_enabled(id, enabled).unwrap();
+        // Instance 5 hidden from every query (mask 0).
+        let mask = match k {
+            5 => 0,
+            _ if k % 4 == 1 => 0b10,
+            _ => 0b01,
+        };
         scene.set_mask(id, mask).unwrap();
         placed.push(Placed {
             mesh,
             transform,
-            enabled,
             mask,
         });
     }
@@ -268,7 +268,7 @@ fn moving_an_instance_keeps_its_bvh() {
         .t;
     assert!((after - before - 2.0).abs() < 1e-4, "{before} -> {after}");
     assert!(
-        Arc::ptr_eq(scene.bvh(id).unwrap(), &bvh),
+        Arc::ptr_eq(scene.instance(id).unwrap().bvh, &bvh),
         "the mesh BVH is shared, not rebuilt"
     );
 }
@@ -306,7 +306,7 @@ fn bad_transforms_and_ids_are_errors() {
         Err(Error::InvalidTransform { .. })
     ));
     assert!(matches!(
-        scene.set_enabled(7, false),
+        scene.set_mask(7, 0),
         Err(Error::UnknownInstance { id: 7, count: 1 })
     ));
     let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
@@ -476,7 +476,7 @@ fn selections_equal_an_f64_brute_force_under_any_affine_transform() {
         );
         let region = meshray::Aabb::new(centre - half, centre + half);
         let got: Vec<_> = scene
-            .triangles_in_box(&region, &options)
+            .triangles_in(&Region::Box(region), &options)
             .iter()
             .map(|t| (t.instance, t.triangle))
             .collect();
@@ -491,7 +491,7 @@ fn selections_equal_an_f64_brute_force_under_any_affine_transform() {
 
         let radius = rng.range(0.05, 1.2);
         let got: Vec<_> = scene
-            .triangles_in_sphere(centre, radius, &options)
+            .triangles_in(&Region::Sphere { centre, radius }, &options)
             .iter()
             .map(|t| (t.instance, t.triangle))
             .collect();
@@ -526,16 +526,14 @@ fn selections_equal_an_f64_brute_force_under_any_affine_transform() {
     )
     .to_homogeneous();
     let projection = nalgebra::Perspective3::new(1.0, 0.9, 0.1, 100.0).to_homogeneous();
-    let viewport = nalgebra::Vector2::new(120.0, 120.0);
+    let camera = Camera::new(view, projection, [120.0, 120.0]).unwrap();
     let (a, b) = (
         nalgebra::Point2::new(30.0, 40.0),
         nalgebra::Point2::new(90.0, 80.0),
     );
-    let frustum = meshray::Frustum::from_screen_rect(view, projection, viewport, a, b).unwrap();
-    let inside = scene.triangles_in_frustum(&frustum, &options);
-    let visible = scene
-        .visible_triangles(view, projection, viewport, a, b, 1, &options)
-        .unwrap();
+    let frustum = Region::Frustum(camera.frustum(a, b).unwrap());
+    let inside = scene.triangles_in(&frustum, &options);
+    let visible = scene.visible_triangles(&camera, a, b, 1, &options).unwrap();
     assert!(visible.len() > 20 && inside.len() > visible.len());
     assert!(visible.iter().all(|t| inside.binary_search(t).is_ok()));
     // Against the frustum test on each world triangle rounded to f32: the same set but for
@@ -544,7 +542,7 @@ fn selections_equal_an_f64_brute_force_under_any_affine_transform() {
         .iter()
         .filter(|(_, t)| {
             let [p, q, r] = t.map(|c| Point3::new(c[0] as f32, c[1] as f32, c[2] as f32));
-            frustum.overlaps_triangle(&p, &q, &r)
+            frustum.overlaps_triangle(p, q, r)
         })
         .map(|(key, _)| *key)
         .collect();

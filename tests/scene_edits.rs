@@ -6,7 +6,7 @@
 
 mod common;
 
-use meshray::{Aabb, Bvh, Mesh, Ray, Scene, SceneOptions};
+use meshray::{Aabb, Bvh, Mesh, Ray, Region, Scene, SceneOptions};
 use nalgebra::{Matrix4, Point3, Rotation3, Unit, Vector3};
 use proptest::prelude::*;
 use std::sync::{Arc, OnceLock};
@@ -75,13 +75,18 @@ struct Placed {
 
 /// The scene rebuilt from scratch: live instances added in id order (so ties between
 /// instances go the same way), with the map from its ids to the edited scene's.
+/// The mask that shows an instance to every query, or hides it from all.
+fn mask(shown: bool) -> u32 {
+    if shown { u32::MAX } else { 0 }
+}
+
 fn from_scratch(model: &[Option<Placed>]) -> (Scene, Vec<u32>) {
     let mut scene = Scene::new();
     let mut ids = Vec::new();
     for (id, p) in model.iter().enumerate() {
         if let Some(p) = p {
             let new = scene.add(p.bvh.clone(), p.transform).unwrap();
-            scene.set_enabled(new, p.enabled).unwrap();
+            scene.set_mask(new, mask(p.enabled)).unwrap();
             ids.push(id as u32);
         }
     }
@@ -141,12 +146,12 @@ fn compare(edited: &Scene, model: &[Option<Placed>], seed: u64) -> Result<(), Te
         prop_assert_eq!(near(edited, &|i| i), near(&fresh, &|i| ids[i as usize]));
         let region = Aabb::new(target - Vector3::repeat(3.0), target + Vector3::repeat(3.0));
         let selected: Vec<_> = edited
-            .triangles_in_box(&region, &options)
+            .triangles_in(&Region::Box(region), &options)
             .into_iter()
             .map(|t| (t.instance, t.triangle))
             .collect();
         let mut want: Vec<_> = fresh
-            .triangles_in_box(&region, &options)
+            .triangles_in(&Region::Box(region), &options)
             .into_iter()
             .map(|t| (ids[t.instance as usize], t.triangle))
             .collect();
@@ -190,10 +195,13 @@ proptest! {
                             (meshes[usize::from(k) % meshes.len()].clone(), transform(&y))
                         })
                         .collect();
-                    let ids = scene.add_all(items.clone()).unwrap();
-                    prop_assert_eq!(ids.start as usize, model.len());
                     for (bvh, transform) in items {
-                        model.push(Some(Placed { bvh, transform, enabled: true }));
+                        let id = scene.add(bvh.clone(), transform).unwrap() as usize;
+                        if id == model.len() {
+                            model.push(None);
+                        }
+                        prop_assert!(model[id].is_none(), "add reused a live id");
+                        model[id] = Some(Placed { bvh, transform, enabled: true });
                     }
                 }
                 Step::Remove(i) => {
@@ -227,14 +235,14 @@ proptest! {
                             .collect();
                         let others: Vec<_> = (0..model.len() as u32)
                             .filter(|&k| k != id)
-                            .filter_map(|k| scene.bvh(k).map(|b| (k, b.mesh().positions().to_vec())))
+                            .filter_map(|k| scene.instance(k).map(|i| (k, i.bvh.mesh().positions().to_vec())))
                             .collect();
                         scene.refit_mesh(id, &moved).unwrap();
                         // Copy on write: the others keep their shapes.
                         for (k, positions) in others {
-                            prop_assert_eq!(scene.bvh(k).unwrap().mesh().positions(), &positions[..]);
+                            prop_assert_eq!(scene.instance(k).unwrap().bvh.mesh().positions(), &positions[..]);
                         }
-                        prop_assert_eq!(scene.bvh(id).unwrap().mesh().positions(), &moved[..]);
+                        prop_assert_eq!(scene.instance(id).unwrap().bvh.mesh().positions(), &moved[..]);
                         // The model rebuilds the moved mesh from scratch.
                         let rebuilt = Mesh::from_buffers(moved, mesh.triangles().to_vec()).unwrap();
                         let placed = model[id as usize].as_mut().unwrap();
@@ -243,7 +251,7 @@ proptest! {
                 }
                 Step::Enable(i, e) => {
                     if let Some(id) = pick(&model, *i) {
-                        scene.set_enabled(id, *e).unwrap();
+                        scene.set_mask(id, mask(*e)).unwrap();
                         model[id as usize].as_mut().unwrap().enabled = *e;
                     }
                 }

@@ -5,11 +5,8 @@
 mod common;
 
 use common::{Chunks, Rng};
-use meshray::{
-    Aabb, Bvh, Frustum, Mesh, QueryOptions, pixel_ray, triangle_overlaps_box,
-    triangle_overlaps_sphere,
-};
-use nalgebra::{Isometry3, Matrix4, Perspective3, Point2, Point3, Vector2, Vector3};
+use meshray::{Aabb, Bvh, Camera, Mesh, QueryOptions, Region};
+use nalgebra::{Isometry3, Matrix4, Perspective3, Point2, Point3, Vector3};
 
 fn brute(mesh: &Mesh, keep: impl Fn(&[Point3<f32>; 3]) -> bool) -> Vec<u32> {
     (0..mesh.triangle_count())
@@ -32,13 +29,13 @@ fn random_box(rng: &mut Rng, c: Point3<f32>, h: f32) -> Aabb {
 }
 
 /// The standard camera of the tests' ray sets, 400×300.
-fn camera(mesh: &Mesh) -> (Matrix4<f32>, Matrix4<f32>, Vector2<f32>) {
+fn camera(mesh: &Mesh) -> Camera {
     let (c, h) = common::frame(mesh);
     let eye = c + Vector3::new(0.45, 0.35, 1.0).normalize() * (2.2 * h);
     let view = Isometry3::look_at_rh(&eye, &c, &Vector3::y()).to_homogeneous();
     let projection =
         Perspective3::new(4.0 / 3.0, 45f32.to_radians(), 0.01 * h, 10.0 * h).to_homogeneous();
-    (view, projection, Vector2::new(400.0, 300.0))
+    Camera::new(view, projection, [400.0, 300.0]).unwrap()
 }
 
 fn check(name: &str, mesh: Mesh) {
@@ -48,22 +45,18 @@ fn check(name: &str, mesh: Mesh) {
     let mut selected = 0;
     for _ in 0..12 {
         let b = random_box(&mut rng, c, h);
-        let want = brute(&mesh, |[p, q, r]| triangle_overlaps_box(p, q, r, &b));
-        assert_eq!(bvh.triangles_in_box(&b), want, "{name} box {b:?}");
+        let region = Region::Box(b);
+        let want = brute(&mesh, |&[p, q, r]| region.overlaps_triangle(p, q, r));
+        assert_eq!(bvh.triangles_in(&region), want, "{name} box {b:?}");
         selected += want.len();
         let centre = c + rng.unit_vector() * (rng.f32() * h);
         let radius = rng.f32() * 0.4 * h;
-        let want = brute(&mesh, |[p, q, r]| {
-            triangle_overlaps_sphere(p, q, r, &centre, radius)
-        });
-        assert_eq!(
-            bvh.triangles_in_sphere(centre, radius),
-            want,
-            "{name} sphere"
-        );
+        let region = Region::Sphere { centre, radius };
+        let want = brute(&mesh, |&[p, q, r]| region.overlaps_triangle(p, q, r));
+        assert_eq!(bvh.triangles_in(&region), want, "{name} sphere");
         selected += want.len();
     }
-    let (view, projection, viewport) = camera(&mesh);
+    let camera = camera(&mesh);
     let chunks = Chunks::new(&mesh);
     let options = QueryOptions::default();
     for _ in 0..4 {
@@ -72,13 +65,13 @@ fn check(name: &str, mesh: Mesh) {
             (a.x + rng.range(5.0, 120.0)).min(400.0),
             (a.y + rng.range(5.0, 90.0)).min(300.0),
         );
-        let frustum = Frustum::from_screen_rect(view, projection, viewport, a, b).unwrap();
-        let want = brute(&mesh, |[p, q, r]| frustum.overlaps_triangle(p, q, r));
-        let all = bvh.triangles_in_frustum(&frustum);
+        let frustum = Region::Frustum(camera.frustum(a, b).unwrap());
+        let want = brute(&mesh, |&[p, q, r]| frustum.overlaps_triangle(p, q, r));
+        let all = bvh.triangles_in(&frustum);
         assert_eq!(all, want, "{name} frustum {a} {b}");
         for samples in [1, 2] {
             let visible = bvh
-                .visible_triangles(view, projection, viewport, a, b, samples, &options)
+                .visible_triangles(&camera, a, b, samples, &options)
                 .unwrap();
             // Brute force: every sample ray's first triangle over every triangle.
             let mut seen = Vec::new();
@@ -92,8 +85,7 @@ fn check(name: &str, mesh: Mesh) {
                             if x < a.x || x >= b.x || y < a.y || y >= b.y {
                                 continue;
                             }
-                            let ray =
-                                pixel_ray(view, projection, viewport, Point2::new(x, y)).unwrap();
+                            let ray = camera.pixel_ray(Point2::new(x, y)).unwrap();
                             if let Some(&(_, t)) =
                                 common::brute_all_f32(&mesh, &chunks, &ray, &options).first()
                             {
@@ -161,7 +153,7 @@ fn predicates_agree_with_sampling() {
         let (a, b, c) = (p(&mut rng), p(&mut rng), p(&mut rng));
         let bx = random_box(&mut rng, Point3::origin(), 2.0);
         let tri_box = Aabb::new(a.inf(&b).inf(&c), a.sup(&b).sup(&c));
-        let overlaps = triangle_overlaps_box(&a, &b, &c, &bx);
+        let overlaps = Region::Box(bx).overlaps_triangle(a, b, c);
         if !(0..3).all(|k| tri_box.min[k] <= bx.max[k] && bx.min[k] <= tri_box.max[k]) {
             assert!(!overlaps, "boxes apart");
             apart += 1;
@@ -181,7 +173,11 @@ fn predicates_agree_with_sampling() {
         }
         // Sphere: the centre on the triangle is always within any radius.
         let on = a + (b - a) * 0.25 + (c - a) * 0.25;
-        assert!(triangle_overlaps_sphere(&a, &b, &c, &on, 1e-3));
+        let ball = Region::Sphere {
+            centre: on,
+            radius: 1e-3,
+        };
+        assert!(ball.overlaps_triangle(a, b, c));
     }
     assert!(
         inside > 100 && apart > 100,
@@ -193,31 +189,21 @@ fn predicates_agree_with_sampling() {
 fn bad_regions_select_nothing() {
     let bvh = Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap());
     let nan = Aabb::new(Point3::new(f32::NAN, 0.0, 0.0), Point3::new(1.0, 1.0, 1.0));
-    assert!(bvh.triangles_in_box(&nan).is_empty());
-    assert!(bvh.triangles_in_box(&Aabb::EMPTY).is_empty());
-    assert!(
-        bvh.triangles_in_sphere(Point3::origin(), f32::NAN)
-            .is_empty()
-    );
-    assert!(bvh.triangles_in_sphere(Point3::origin(), -1.0).is_empty());
-    let (view, projection, viewport) = camera(bvh.mesh());
+    let sphere = |centre: Point3<f32>, radius| Region::Sphere { centre, radius };
+    for region in [
+        Region::Box(nan),
+        Region::Box(Aabb::EMPTY),
+        sphere(Point3::origin(), f32::NAN),
+        sphere(Point3::new(f32::INFINITY, 0.0, 0.0), 1.0),
+        sphere(Point3::origin(), -1.0),
+    ] {
+        assert!(bvh.triangles_in(&region).is_empty(), "{region:?}");
+    }
+    let camera = camera(bvh.mesh());
     let p = Point2::new(10.0, 10.0);
-    assert!(Frustum::from_screen_rect(view, projection, viewport, p, p).is_err());
-    assert!(
-        Frustum::from_screen_rect(view, Matrix4::zeros(), viewport, p, Point2::new(20.0, 20.0))
-            .is_err()
-    );
+    assert!(camera.frustum(p, p).is_err());
+    assert!(Camera::new(Matrix4::identity(), Matrix4::zeros(), [400.0, 300.0]).is_err());
     let options = QueryOptions::default();
-    assert!(
-        bvh.visible_triangles(
-            view,
-            projection,
-            viewport,
-            p,
-            Point2::new(20.0, 20.0),
-            0,
-            &options
-        )
-        .is_err()
-    );
+    let zero_samples = bvh.visible_triangles(&camera, p, Point2::new(20.0, 20.0), 0, &options);
+    assert!(zero_samples.is_err());
 }

@@ -71,10 +71,10 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
             bvh.any_hit(r, &options).is_some()
         });
         allocation_free(&what("closest_triangle"), &rays, |r| {
-            bvh.closest_triangle(r, &options).is_some()
+            bvh.cast_ray(r, RayQuery::Closest, &options).is_some()
         });
         allocation_free(&what("any_triangle"), &rays, |r| {
-            bvh.any_triangle(r, &options).is_some()
+            bvh.cast_ray(r, RayQuery::Any, &options).is_some()
         });
         // The batch query into a vector already large enough (camera rows walk as packets).
         let mut batch = Vec::with_capacity(rays.len());

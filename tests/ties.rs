@@ -113,7 +113,7 @@ fn the_lowest_triangle_wins_a_tie_under_every_build_and_test() {
                 let got = bvh.closest_hit(ray, &options).map(|h| (h.t, h.triangle));
                 assert_eq!(got, want[i], "ray {i}, {build:?}, watertight {watertight}");
                 let short = bvh
-                    .closest_triangle(ray, &options)
+                    .cast_ray(ray, RayQuery::Closest, &options)
                     .map(|h| (h.t, h.triangle));
                 assert_eq!(short, want[i], "ray {i}, short answer");
                 let batched = batch[i].as_ref().map(|h| (h.t, h.triangle));

@@ -15,7 +15,7 @@
 //! This file uses nothing but `meshray`, `nalgebra` and `std`, so the root crate's viewer
 //! test can include it as it stands (`#[path]`).
 
-use meshray::{Aabb, Ray, pixel_ray};
+use meshray::{Aabb, Ray};
 use nalgebra::{Isometry3, Matrix4, Point2, Point3, Vector2, Vector3};
 
 /// The vertical field of view, in degrees.
@@ -180,9 +180,17 @@ impl Camera {
     /// near plane, unit direction, `t` from 0 to infinity.
     ///
     /// # Errors
-    /// As [`meshray::pixel_ray`].
+    /// As [`meshray::Camera::new`] and [`meshray::Camera::pixel_ray`].
     pub fn ray(&self, size: Vector2<f32>, pixel: Point2<f32>) -> meshray::Result<Ray> {
-        pixel_ray(self.view(), self.projection(size.x / size.y), size, pixel)
+        self.picking(size)?.pixel_ray(pixel)
+    }
+
+    /// This camera as the library's picking sees it, for an image of `size` pixels.
+    ///
+    /// # Errors
+    /// As [`meshray::Camera::new`].
+    pub fn picking(&self, size: Vector2<f32>) -> meshray::Result<meshray::Camera> {
+        meshray::Camera::new(self.view(), self.projection(size.x / size.y), size)
     }
 }
 

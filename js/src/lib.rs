@@ -14,7 +14,8 @@
 #![deny(missing_docs)]
 
 use meshray::{
-    Aabb, BuildOptions, BuildQuality, Bvh, Culling, Frustum, Mesh, QueryOptions, Ray, RayQuery,
+    Aabb, BuildOptions, BuildQuality, Bvh, Camera, Culling, Mesh, QueryOptions, Ray, RayQuery,
+    Region,
 };
 use nalgebra::Point3;
 use std::cell::RefCell;
@@ -71,8 +72,6 @@ struct State {
     answers: Answers,
     /// The single-ray answer: `t u v px py pz nx ny nz front` (front 1 or 0).
     hit: [f32; 10],
-    /// Scratch for all-hits queries, kept so repeated calls allocate nothing.
-    hits: Vec<meshray::Hit>,
     /// Scratch for the closest-hit batch: a chunk of rays and their answers.
     chunk: Vec<Ray>,
     short: Vec<Option<meshray::CompactHit>>,
@@ -343,7 +342,7 @@ pub extern "C" fn mr_cast(
         let ray = Ray::with_range([ox, oy, oz], [dx, dy, dz], near, far);
         let options = options(flags);
         if mode == CLOSEST_SHORT {
-            return match tree.closest_triangle(&ray, &options) {
+            return match tree.cast_ray(&ray, RayQuery::Closest, &options) {
                 Some(h) => {
                     s.hit[..3].copy_from_slice(&[h.t, h.u, h.v]);
                     h.triangle as i32
@@ -512,7 +511,6 @@ pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags:
             ));
         }
         let options = options(flags);
-        let mut hits = std::mem::take(&mut s.hits);
         let (tree, input, a) = match s.parts(handle) {
             Ok(parts) => parts,
             Err(code) => return i64::from(code),
@@ -523,8 +521,7 @@ pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags:
         a.triangle.clear();
         a.ray.clear();
         for k in 0..n {
-            tree.all_hits_into(&ray_at(input, k, near, far), &options, &mut hits);
-            for h in &hits {
+            for h in tree.all_hits(&ray_at(input, k, near, far), &options) {
                 a.ray.push(k as u32);
                 a.t.push(h.t);
                 a.triangle.push(h.triangle as i32);
@@ -532,9 +529,7 @@ pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags:
                 a.v.push(h.v);
             }
         }
-        let count = a.t.len() as i64;
-        s.hits = hits;
-        count
+        a.t.len() as i64
     })
 }
 
@@ -608,8 +603,8 @@ pub extern "C" fn mr_select_box(
         let Some(tree) = s.tree(handle) else {
             return i64::from(s.bad_handle(handle));
         };
-        let selected =
-            tree.triangles_in_box(&Aabb::new(Point3::new(x0, y0, z0), Point3::new(x1, y1, z1)));
+        let region = Region::Box(Aabb::new([x0, y0, z0], [x1, y1, z1]));
+        let selected = tree.triangles_in(&region);
         selection(s, selected)
     })
 }
@@ -628,7 +623,8 @@ pub extern "C" fn mr_select_sphere(handle: u32, x: f32, y: f32, z: f32, radius: 
         let Some(tree) = s.tree(handle) else {
             return i64::from(s.bad_handle(handle));
         };
-        let selected = tree.triangles_in_sphere([x, y, z], radius);
+        let centre = Point3::new(x, y, z);
+        let selected = tree.triangles_in(&Region::Sphere { centre, radius });
         selection(s, selected)
     })
 }
@@ -660,20 +656,19 @@ pub extern "C" fn mr_select_frustum(
         let mut projection = [0.0f32; 16];
         view.copy_from_slice(&s.input[..16]);
         projection.copy_from_slice(&s.input[16..32]);
-        let frustum = match Frustum::from_screen_rect(
+        let camera = Camera::new(
             mint::ColumnMatrix4::from(view),
             mint::ColumnMatrix4::from(projection),
             [width, height],
-            [ax, ay],
-            [bx, by],
-        ) {
+        );
+        let frustum = match camera.and_then(|camera| camera.frustum([ax, ay], [bx, by])) {
             Ok(f) => f,
             Err(e) => return i64::from(s.fail(BAD_INPUT, e.to_string())),
         };
         let Some(tree) = s.tree(handle) else {
             return i64::from(s.bad_handle(handle));
         };
-        let selected = tree.triangles_in_frustum(&frustum);
+        let selected = tree.triangles_in(&Region::Frustum(frustum));
         selection(s, selected)
     })
 }

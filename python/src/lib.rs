@@ -485,12 +485,13 @@ impl PyBvh {
             .and_then(|a| a.call_method1("reshape", ((-1i64, 2i64),)))
             .and_then(|a| a.extract())
             .map_err(|_| PyValueError::new_err("pixels: expected an (n, 2) array of numbers"))?;
-        let (view, projection) = (matrix(&view), matrix(&projection));
+        let camera =
+            meshray::Camera::new(matrix(&view), matrix(&projection), viewport).map_err(to_py)?;
         let rays = pixels
             .as_array()
             .rows()
             .into_iter()
-            .map(|p| meshray::pixel_ray(view, projection, viewport, [p[0], p[1]]))
+            .map(|p| camera.pixel_ray([p[0], p[1]]))
             .collect::<Result<Vec<Ray>, _>>()
             .map_err(to_py)?;
         Answers::cast(
@@ -517,10 +518,10 @@ impl PyBvh {
         a: [f32; 2],
         b: [f32; 2],
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-        let frustum =
-            meshray::Frustum::from_screen_rect(matrix(&view), matrix(&projection), viewport, a, b)
-                .map_err(to_py)?;
-        let found = py.detach(|| self.inner.triangles_in_frustum(&frustum));
+        let frustum = meshray::Camera::new(matrix(&view), matrix(&projection), viewport)
+            .and_then(|camera| camera.frustum(a, b))
+            .map_err(to_py)?;
+        let found = py.detach(|| self.inner.triangles_in(&meshray::Region::Frustum(frustum)));
         Ok(found
             .into_iter()
             .map(i64::from)
@@ -542,18 +543,12 @@ impl PyBvh {
         b: [f32; 2],
         samples: u32,
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-        let (view, projection) = (matrix(&view), matrix(&projection));
+        let camera =
+            meshray::Camera::new(matrix(&view), matrix(&projection), viewport).map_err(to_py)?;
         let found = py
             .detach(|| {
-                self.inner.visible_triangles(
-                    view,
-                    projection,
-                    viewport,
-                    a,
-                    b,
-                    samples,
-                    &QueryOptions::default(),
-                )
+                self.inner
+                    .visible_triangles(&camera, a, b, samples, &QueryOptions::default())
             })
             .map_err(to_py)?;
         Ok(found
@@ -710,8 +705,9 @@ impl PyBvh {
         lo: [f32; 3],
         hi: [f32; 3],
     ) -> Bound<'py, PyArray1<i64>> {
-        let b = meshray::Aabb::new(Point3::from(lo), Point3::from(hi));
-        let found = self.inner.triangles_in_box(&b);
+        let found = self
+            .inner
+            .triangles_in(&meshray::Region::Box(meshray::Aabb::new(lo, hi)));
         found
             .into_iter()
             .map(i64::from)
@@ -726,7 +722,10 @@ impl PyBvh {
         centre: [f32; 3],
         radius: f32,
     ) -> Bound<'py, PyArray1<i64>> {
-        let found = self.inner.triangles_in_sphere(centre, radius);
+        let found = self.inner.triangles_in(&meshray::Region::Sphere {
+            centre: Point3::from(centre),
+            radius,
+        });
         found
             .into_iter()
             .map(i64::from)

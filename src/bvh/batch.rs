@@ -15,10 +15,10 @@ const RAYS_PER_TASK: usize = 256;
 /// What a batch asks of each ray.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RayQuery {
-    /// The nearest hit, as [`Bvh::closest_triangle`] answers it.
+    /// The nearest hit, as [`Bvh::closest_hit`] finds it.
     #[default]
     Closest,
-    /// Whether the ray hits anything: the first hit found, as [`Bvh::any_triangle`] answers
+    /// Whether the ray hits anything: the first hit found, as [`Bvh::any_hit`] finds
     /// it (shadow rays, lines of sight). Faster than [`RayQuery::Closest`], since the walk
     /// stops at the first hit.
     Any,
@@ -26,8 +26,7 @@ pub enum RayQuery {
 
 impl Bvh {
     /// Answers every ray of `rays`: `hits[i]` is the answer to `rays[i]`, exactly what
-    /// [`closest_triangle`](Bvh::closest_triangle) or [`any_triangle`](Bvh::any_triangle)
-    /// answers for it alone. `hits` is cleared first; a loop that reuses it allocates nothing
+    /// [`cast_ray`](Bvh::cast_ray) answers for it alone. `hits` is cleared first; a loop that reuses it allocates nothing
     /// once it is large enough. [`hit_details`](Bvh::hit_details) turns an answer into a
     /// full [`Hit`](crate::Hit).
     ///
@@ -53,7 +52,7 @@ impl Bvh {
     /// let mut hits = Vec::new();
     /// bvh.cast_rays(&rays, RayQuery::Closest, &options, &mut hits);
     /// for (ray, hit) in rays.iter().zip(&hits) {
-    ///     assert_eq!(*hit, bvh.closest_triangle(ray, &options));
+    ///     assert_eq!(*hit, bvh.cast_ray(ray, RayQuery::Closest, &options));
     /// }
     ///
     /// // Which of these points on the ground can see a light high above the sphere?

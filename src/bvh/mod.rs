@@ -152,7 +152,7 @@ impl Node {
 ///
 /// `Send` and `Sync`: share one across threads (or instances of a [`Scene`](crate::Scene),
 /// through an `Arc`). With the `serde` feature (default) it is `Serialize` and
-/// `Deserialize`, validated on load (see [Building](crate#building) in the crate guide).
+/// `Deserialize`, validated on load (`docs/guide.md`, "Building").
 ///
 /// ```
 /// use meshray::{Bvh, Mesh, QueryOptions, Ray};

@@ -1,92 +1,48 @@
-//! Selection queries: every triangle overlapping a box, a sphere or a frustum, and the
-//! triangles visible through a screen rectangle.
+//! Selection queries: every triangle overlapping a box, a sphere or a frustum.
 
 use super::Bvh;
 use super::leaf::LANES;
 use super::walk::{Visitor, walk};
 use super::wide::{WIDTH, WideNode};
-use crate::Aabb;
-use crate::region::{Ball, BoxRegion, Frustum, Region};
+use crate::region::{Region, Selector};
 use crate::transform::moved_box;
 use nalgebra::{Matrix4, Point3};
 
 impl Bvh {
-    /// Every triangle overlapping the box (touching counts), by number, ascending: what
-    /// [`triangle_overlaps_box`](crate::triangle_overlaps_box) over every triangle gives.
-    /// Empty for an empty box or one with a NaN.
+    /// Every triangle overlapping the region (touching counts), by number, ascending: what
+    /// [`Region::overlaps_triangle`] over every triangle gives, hidden triangles included.
+    /// Empty for a region that holds nothing (an empty box, a NaN). For only the triangles a
+    /// camera sees, [`visible_triangles`](Bvh::visible_triangles).
     ///
     /// ```
-    /// use meshray::{Aabb, Bvh, Mesh};
+    /// use meshray::{Aabb, Bvh, Mesh, Region};
     /// use nalgebra::Point3;
     ///
     /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    /// let everything = bvh.triangles_in_box(&bvh.bounds());
-    /// assert_eq!(everything.len(), bvh.mesh().triangle_count());
-    /// let far_away = Aabb::new(Point3::new(100.0, 100.0, 100.0), Point3::new(101.0, 101.0, 101.0));
-    /// assert!(bvh.triangles_in_box(&far_away).is_empty());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn triangles_in_box(&self, aabb: &Aabb) -> Vec<u32> {
-        BoxRegion::new(aabb).map_or_else(Vec::new, |region| self.select(&region, None))
-    }
-
-    /// Every triangle that comes within `radius` of `centre` (its closest point, compared
-    /// in `f64`), ascending. Empty for a NaN or infinite centre or a NaN or negative radius.
+    /// let mesh = bvh.mesh();
+    /// let everything = bvh.triangles_in(&Region::Box(mesh.bounds()));
+    /// assert_eq!(everything.len(), mesh.triangle_count());
     ///
-    /// ```
-    /// use nalgebra::Point3;
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    /// # let mesh = bvh.mesh();
-    ///
-    /// let centre = Point3::new(0.0, 1.0, 0.0); // the sphere's centre
-    /// assert!(bvh.triangles_in_sphere(centre, 0.5).is_empty()); // a hollow shell
-    /// let shell = bvh.triangles_in_sphere(centre, 1.0);
+    /// // The sphere of the scene (object 1) lies within 1 of its centre (0, 1, 0).
+    /// let shell = bvh.triangles_in(&Region::Sphere { centre: Point3::new(0.0, 1.0, 0.0), radius: 1.0 });
     /// let sphere = (0..mesh.triangle_count() as u32).filter(|&t| mesh.object_id(t as usize) == 1);
     /// assert!(sphere.into_iter().all(|t| shell.binary_search(&t).is_ok()));
-    /// assert!(bvh.triangles_in_sphere(centre, -1.0).is_empty()); // a negative radius selects nothing
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn triangles_in_sphere(
-        &self,
-        centre: impl Into<mint::Point3<f32>>,
-        radius: f32,
-    ) -> Vec<u32> {
-        let centre = Point3::from(centre.into());
-        Ball::new(&centre, radius).map_or_else(Vec::new, |ball| self.select(&ball, None))
-    }
-
-    /// Every triangle overlapping the frustum (see [`Frustum::from_screen_rect`]), ascending:
-    /// box select of all triangles, hidden ones included. For only the ones the user can see,
-    /// [`visible_triangles`](Bvh::visible_triangles).
-    ///
-    /// ```
-    /// use meshray::{pixel_ray, Frustum, QueryOptions};
-    /// # use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
-    /// # let view = Isometry3::look_at_rh(&Point3::new(0.0, 1.0, 6.0), &Point3::new(0.0, 1.0, 0.0), &Vector3::y()).to_homogeneous();
-    /// # let projection = Perspective3::new(800.0 / 600.0, 0.8, 0.1, 100.0).to_homogeneous();
-    /// # let viewport = Vector2::new(800.0, 600.0);
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
-    /// // Box select around the middle of the screen, where the sphere is.
-    /// let frustum = Frustum::from_screen_rect(view, projection, viewport,
-    ///     Point2::new(380.0, 280.0), Point2::new(420.0, 320.0))?;
-    /// let selected = bvh.triangles_in_frustum(&frustum);
-    /// // The triangle under the centre pixel is selected, and so are hidden ones behind it.
-    /// let ray = pixel_ray(view, projection, viewport, Point2::new(400.0, 300.0))?;
-    /// let front = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
-    /// assert!(selected.contains(&front.triangle));
-    /// let behind = bvh.all_hits(&ray, &QueryOptions::default());
-    /// assert!(behind.len() > 1 && behind.iter().all(|h| selected.contains(&h.triangle)));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn triangles_in_frustum(&self, frustum: &Frustum) -> Vec<u32> {
-        self.select(frustum, None)
+    pub fn triangles_in(&self, region: &Region) -> Vec<u32> {
+        region
+            .selector()
+            .map_or_else(Vec::new, |selector| self.select(&selector, None))
     }
 
     /// The triangles overlapping `region`, ascending, the mesh moved by `to_world` first
     /// (`None`: as it is): its boxes are moved by their corners (rounded outwards, so
     /// culling stays conservative) and its triangles in `f64`.
-    pub(crate) fn select(&self, region: &impl Region, to_world: Option<&Matrix4<f64>>) -> Vec<u32> {
+    pub(crate) fn select(
+        &self,
+        region: &Selector<'_>,
+        to_world: Option<&Matrix4<f64>>,
+    ) -> Vec<u32> {
         let mut visitor = SelectVisitor {
             bvh: self,
             region,
@@ -102,14 +58,14 @@ impl Bvh {
 
 /// A selection: enter every box that may hold part of the region, in any order; keep the
 /// leaf triangles that overlap it.
-struct SelectVisitor<'a, R> {
+struct SelectVisitor<'a> {
     bvh: &'a Bvh,
-    region: &'a R,
+    region: &'a Selector<'a>,
     to_world: Option<&'a Matrix4<f64>>,
     out: Vec<u32>,
 }
 
-impl<R: Region> Visitor for SelectVisitor<'_, R> {
+impl Visitor for SelectVisitor<'_> {
     type Key = ();
     const ORDERED: bool = false;
 

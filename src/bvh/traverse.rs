@@ -7,11 +7,12 @@
 //! the first, or collect every one. Closest and any hit allocate nothing.
 
 use super::Bvh;
+use super::batch::RayQuery;
 use super::leaf::LeafTest;
 use super::simd::{Avx2, NodeTest, Portable};
 use super::wide::WideNode;
 use crate::triangle::{LeafTriangle, TriangleHit};
-use crate::{Culling, Mesh, Ray};
+use crate::{Culling, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
 
 /// Options of a query. The ray's own `[t_min, t_max]` is the range searched.
@@ -101,35 +102,7 @@ pub struct Hit {
     pub material: Option<u32>,
 }
 
-impl Hit {
-    /// The name of the hit triangle's object (an OBJ `o`/`g`, a glTF node) in `mesh`, the
-    /// mesh the hit came from; `None` if `mesh` has no such object (another mesh).
-    ///
-    /// ```
-    /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    ///
-    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
-    /// let hit = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
-    /// assert_eq!(hit.object_name(bvh.mesh()), Some("sphere"));
-    /// assert_eq!(hit.material_name(bvh.mesh()), Some("sphere_red"));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn object_name<'m>(&self, mesh: &'m Mesh) -> Option<&'m str> {
-        mesh.objects().get(self.object as usize).map(String::as_str)
-    }
-
-    /// The name of the hit triangle's material in `mesh`, the mesh the hit came from; `None`
-    /// when the triangle has no material (or `mesh` has no such material).
-    pub fn material_name<'m>(&self, mesh: &'m Mesh) -> Option<&'m str> {
-        mesh.materials()
-            .get(self.material? as usize)
-            .map(String::as_str)
-    }
-}
-
-/// The short answer of [`Bvh::closest_triangle`] and [`Bvh::any_triangle`]: which triangle,
+/// The short answer of [`Bvh::cast_ray`] and [`Bvh::cast_rays`]: which triangle,
 /// where along the ray and where on the triangle. 16 bytes; [`Bvh::hit_details`] turns it
 /// into a full [`Hit`].
 ///
@@ -139,7 +112,7 @@ impl Hit {
 /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 ///
 /// let ray = Ray::new(Point3::new(0.3, 5.0, 3.1), -Vector3::y()); // down onto the ground
-/// let CompactHit { t, triangle, u, v } = bvh.closest_triangle(&ray, &QueryOptions::default()).unwrap();
+/// let CompactHit { t, triangle, u, v } = bvh.cast_ray(&ray, meshray::RayQuery::Closest, &QueryOptions::default()).unwrap();
 /// assert_eq!(t, 5.0);
 /// assert!(u >= 0.0 && v >= 0.0 && u + v <= 1.0);
 /// assert_eq!(bvh.mesh().object_id(triangle as usize), 0); // the ground
@@ -268,48 +241,58 @@ impl Bvh {
         Some(self.hit(ray, self.ray_hit(found)))
     }
 
-    /// The closest hit as [`closest_hit`](Bvh::closest_hit) finds it, reporting only the
-    /// triangle, `t` and barycentrics: it reads nothing of the mesh, so batch work
+    /// The answer to one ray as [`cast_rays`](Bvh::cast_rays) gives it: for
+    /// [`RayQuery::Closest`] the closest hit as [`closest_hit`](Bvh::closest_hit) finds it,
+    /// for [`RayQuery::Any`] the hit [`any_hit`](Bvh::any_hit) finds, reporting only the
+    /// triangle, `t` and barycentrics. It reads nothing of the mesh, so batch work
     /// (visibility, scan simulation, benchmarks) skips the cache misses of gathering normals,
-    /// texture coordinates and ids. [`hit_details`](Bvh::hit_details) fills those in later.
+    /// texture coordinates and ids; [`hit_details`](Bvh::hit_details) fills those in later.
     ///
     /// ```
-    /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
+    /// use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery};
     /// use nalgebra::{Point3, Vector3};
     ///
     /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), Vector3::new(0.0, 0.0, -1.0));
     /// let options = QueryOptions::default();
-    /// let short = bvh.closest_triangle(&ray, &options).expect("the sphere is there");
+    /// let short = bvh.cast_ray(&ray, RayQuery::Closest, &options).expect("the sphere is there");
     /// assert_eq!(bvh.hit_details(&ray, &short), bvh.closest_hit(&ray, &options));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
-        self.closest_slot(ray, options, &mut ())
-            .map(|found| self.ray_hit(found))
-    }
-
-    /// [`any_hit`](Bvh::any_hit)'s answer, reporting only the triangle, `t` and
-    /// barycentrics (see [`closest_triangle`](Bvh::closest_triangle)).
-    ///
-    /// ```
-    /// use meshray::{QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// // Is the line of sight from a to b blocked? (The sphere is in between.)
     /// let (a, b) = (Point3::new(0.0, 1.0, 5.0), Point3::new(0.0, 1.0, -3.0));
     /// let sight = Ray::with_range(a, b - a, 0.0, 1.0);
-    /// let blocker = bvh.any_triangle(&sight, &QueryOptions::default()).expect("blocked");
+    /// let blocker = bvh.cast_ray(&sight, RayQuery::Any, &options).expect("blocked");
     /// assert!(blocker.t > 0.0 && blocker.t < 1.0);
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn any_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
+    #[inline]
+    pub fn cast_ray(
+        &self,
+        ray: &Ray,
+        query: RayQuery,
+        options: &QueryOptions,
+    ) -> Option<CompactHit> {
+        match query {
+            RayQuery::Closest => self.closest_triangle(ray, options),
+            RayQuery::Any => self.any_triangle(ray, options),
+        }
+    }
+
+    /// [`cast_ray`](Bvh::cast_ray)'s closest hit.
+    #[inline]
+    pub(crate) fn closest_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
+        self.closest_slot(ray, options, &mut ())
+            .map(|found| self.ray_hit(found))
+    }
+
+    /// [`cast_ray`](Bvh::cast_ray)'s first hit found.
+    #[inline]
+    pub(crate) fn any_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
         self.any_slot(ray, options).map(|found| self.ray_hit(found))
     }
 
-    /// Everything [`Hit`] tells about a hit found by [`closest_triangle`](Bvh::closest_triangle)
-    /// or [`any_triangle`](Bvh::any_triangle) for this `ray`.
+    /// Everything [`Hit`] tells about a hit [`cast_ray`](Bvh::cast_ray) or
+    /// [`cast_rays`](Bvh::cast_rays) found for this `ray`.
     ///
     /// ```
     /// use meshray::{QueryOptions, Ray};
@@ -317,7 +300,7 @@ impl Bvh {
     /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     ///
     /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
-    /// let short = bvh.closest_triangle(&ray, &QueryOptions::default()).unwrap();
+    /// let short = bvh.cast_ray(&ray, meshray::RayQuery::Closest, &QueryOptions::default()).unwrap();
     /// let hit = bvh.hit_details(&ray, &short).unwrap();
     /// assert_eq!((hit.t, hit.triangle), (short.t, short.triangle));
     /// assert_eq!(bvh.mesh().objects()[hit.object as usize], "sphere");
@@ -470,26 +453,8 @@ impl Bvh {
         hits
     }
 
-    /// [`all_hits`](Bvh::all_hits) into a vector the caller reuses (cleared first), so a loop
-    /// over many rays allocates only while the vector grows.
-    ///
-    /// ```
-    /// use meshray::{QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
-    /// let mut hits = Vec::new();
-    /// let mut layers = 0;
-    /// for (x, z) in [(-3.1, -3.2), (0.3, 0.2), (3.1, 3.2)] {
-    ///     let ray = Ray::new(Point3::new(x, 10.0, z), -Vector3::y());
-    ///     bvh.all_hits_into(&ray, &QueryOptions::default(), &mut hits); // cleared, then filled
-    ///     assert_eq!(hits, bvh.all_hits(&ray, &QueryOptions::default()));
-    ///     layers += hits.len();
-    /// }
-    /// assert_eq!(layers, 1 + 3 + 1); // ground; sphere top, sphere bottom, ground; ground
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn all_hits_into(&self, ray: &Ray, options: &QueryOptions, hits: &mut Vec<Hit>) {
+    /// [`all_hits`](Bvh::all_hits) into a vector the caller reuses (cleared first).
+    pub(crate) fn all_hits_into(&self, ray: &Ray, options: &QueryOptions, hits: &mut Vec<Hit>) {
         hits.clear();
         if !ray.is_valid() {
             return;

@@ -10,7 +10,7 @@ impl Scene {
     /// Loads a glTF 2.0 file (`.gltf` or `.glb`) as a scene: each glTF mesh is built once
     /// into a [`Bvh`] (in its own space), and each node that uses it becomes an instance
     /// with the node's world transform, so a mesh placed a hundred times is stored once.
-    /// Instances follow a depth-first walk of the scene's nodes; [`Scene::name`] gives each
+    /// Instances follow a depth-first walk of the scene's nodes; [`Scene::instance`] gives each
     /// one's node name (else its mesh's, else `node N`). Nodes are taken as for
     /// [`Mesh::load`](crate::Mesh::load); a node whose transform is singular (a zero scale, used to hide
     /// things), or whose mesh is too small to compute with on its own, gets no instance and
@@ -33,12 +33,13 @@ impl Scene {
     ///
     /// let scene = Scene::load(&path)?;
     /// assert_eq!(scene.len(), 2);
-    /// assert_eq!((scene.name(0), scene.name(1)), (Some("left"), Some("right")));
+    /// let name = |id| scene.instance(id).map(|instance| instance.name);
+    /// assert_eq!((name(0), name(1)), (Some("left"), Some("right")));
     /// assert!(scene.load_warnings().is_empty());
     ///
     /// let ray = Ray::new(Point3::new(5.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0));
     /// let hit = scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
-    /// assert_eq!(scene.name(hit.instance), Some("right"));
+    /// assert_eq!(name(hit.instance), Some("right"));
     /// assert!((hit.hit.point - Point3::new(5.2, 0.2, 0.0)).norm() < 1e-6); // world space
     /// # std::fs::remove_dir_all(&dir).unwrap();
     /// # Ok::<(), meshray::Error>(())

@@ -19,10 +19,10 @@ use nalgebra::{Matrix4, Point3};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use top::TopLevel;
 
-/// An instance's number in its [`Scene`]: [`add_all`](Scene::add_all) numbers instances in
-/// the order they come, after every id in use; [`add`](Scene::add) reuses the lowest-cost id
-/// free (the last one [`remove`](Scene::remove) freed), as Embree's geometry ids do, so ids
-/// stay dense in a scene whose objects come and go.
+/// An instance's number in its [`Scene`]: [`add`](Scene::add) reuses the id
+/// [`remove`](Scene::remove) freed last, else takes the next new one, as Embree's geometry
+/// ids do, so ids stay dense in a scene whose objects come and go ([`Scene::load`] numbers
+/// a file's instances in order from 0).
 ///
 /// ```
 /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
@@ -46,14 +46,30 @@ struct Instance {
     /// Object → world, and its inverse, both in f64 (rays are moved into object space).
     to_world: Matrix4<f64>,
     to_object: Matrix4<f64>,
-    enabled: bool,
+    /// Which queries see it ([`SceneOptions::mask`]); 0 hides it from all.
     mask: u32,
     /// From the file it was loaded from ([`Scene::load`]); empty for one placed by `add`.
     name: String,
 }
 
-/// How a scene query runs: the mesh query's options, and which instances it sees: the
-/// enabled ones whose mask shares a bit with `mask` and that `filter` (if any) accepts.
+/// An instance as [`Scene::instance`] shows it.
+#[derive(Clone, Copy, Debug)]
+pub struct InstanceView<'a> {
+    /// Its mesh's tree (shared: the `Arc` given to [`Scene::add`]).
+    pub bvh: &'a Arc<Bvh>,
+    /// Its object-to-world transform, as it was given.
+    pub transform: Matrix4<f32>,
+    /// Its box in world space: its mesh box's corners transformed, a little loose.
+    pub bounds: Aabb,
+    /// Its mask ([`Scene::set_mask`]).
+    pub mask: u32,
+    /// Its name: its node's in the glTF file it was loaded from ([`Scene::load`]), empty for
+    /// one placed with [`add`](Scene::add).
+    pub name: &'a str,
+}
+
+/// How a scene query runs: the mesh query's options, and which instances it sees: those
+/// whose mask shares a bit with `mask` and that `filter` (if any) accepts.
 /// Every scene query takes them; the nearest point and the selections read only `mask` and
 /// `filter` (culling and the triangle test are about rays).
 ///
@@ -116,7 +132,7 @@ impl std::fmt::Debug for SceneOptions<'_> {
 impl SceneOptions<'_> {
     /// Whether a query with these options sees `instance` (number `id`).
     fn sees(&self, id: InstanceId, instance: &Instance) -> bool {
-        instance.enabled && instance.mask & self.mask != 0 && self.filter.is_none_or(|f| f(id))
+        instance.mask & self.mask != 0 && self.filter.is_none_or(|f| f(id))
     }
 
     /// The instances a top-level leaf names (`ids`) that are still in `slots` (not removed
@@ -184,7 +200,7 @@ pub struct SceneHit {
 /// let far = scene.add(bvh, Matrix4::new_translation(&Vector3::new(0.0, 0.0, -50.0)))?;
 /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
 /// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, near);
-/// scene.set_enabled(near, false)?;
+/// scene.set_mask(near, 0)?; // hidden from every query
 /// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, far);
 /// scene.remove(far)?;
 /// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_none());
@@ -226,7 +242,7 @@ impl Clone for Scene {
 }
 
 impl Instance {
-    /// An enabled instance with mask all ones, and its world box.
+    /// An instance with mask all ones, and its world box.
     fn new(bvh: Arc<Bvh>, transform: &Matrix4<f32>) -> Result<(Instance, Aabb)> {
         let (to_world, to_object) = affine(transform)?;
         let bounds = placed_bounds(&bvh.bounds(), &to_world)?;
@@ -235,7 +251,6 @@ impl Instance {
             bvh,
             to_world,
             to_object,
-            enabled: true,
             mask: u32::MAX,
         };
         Ok((instance, bounds))
@@ -294,7 +309,7 @@ impl Scene {
 
     /// Places `bvh` with the object-to-world `transform` (affine: rotation, translation,
     /// scale, shear; mirroring allowed; nalgebra's `Matrix4`, or any math crate's matrix that
-    /// converts into `mint`'s column-major one, as glam's `Mat4` does), enabled, mask all
+    /// converts into `mint`'s column-major one, as glam's `Mat4` does), mask all
     /// ones. Returns its id: the id [`remove`](Scene::remove) freed last, if any, else the
     /// next new one. O(1): the top-level trees catch up at the next query (see
     /// [`update`](Scene::update)), once for any number of edits.
@@ -343,30 +358,10 @@ impl Scene {
         Ok(id)
     }
 
-    /// Places many instances at once, all or none: if any transform is refused, none is
-    /// added. Returns their ids, new and consecutive, in order (freed ids are left for
-    /// [`add`](Scene::add)). Like `add` it only marks the top-level trees stale.
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// // A row of 1,000 triangles, one step apart along x.
-    /// let row = (0..1000).map(|i| (triangle.clone(), Matrix4::new_translation(&Vector3::new(i as f32, 0.0, 0.0))));
-    /// let ids = scene.add_all(row)?;
-    /// assert_eq!(ids, 0..1000);
-    /// let ray = Ray::new(Point3::new(700.2, 0.2, 1.0), -Vector3::z());
-    /// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().instance, 700);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::InvalidTransform`] for the first refused transform; the scene is then
-    /// unchanged.
-    pub fn add_all<M: Into<mint::ColumnMatrix4<f32>>>(
+    /// [`add`](Scene::add) for many (the glTF loader's placements): the ids it returns are
+    /// consecutive, and on the first refused transform the scene is left unchanged.
+    #[cfg(any(feature = "gltf", test))]
+    pub(crate) fn add_all<M: Into<mint::ColumnMatrix4<f32>>>(
         &mut self,
         items: impl IntoIterator<Item = (Arc<Bvh>, M)>,
     ) -> Result<std::ops::Range<InstanceId>> {
@@ -436,11 +431,6 @@ impl Scene {
         Ok(instance.bvh)
     }
 
-    /// Removes every instance (and the load's warnings); ids start again from 0.
-    pub fn clear(&mut self) {
-        *self = Scene::new();
-    }
-
     /// The ids of the instances in the scene, ascending.
     ///
     /// ```
@@ -450,7 +440,9 @@ impl Scene {
     /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
     /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
     /// let mut scene = Scene::new();
-    /// let ids = scene.add_all((0..4).map(|_| (triangle.clone(), Matrix4::identity())))?;
+    /// for _ in 0..4 {
+    ///     scene.add(triangle.clone(), Matrix4::identity())?;
+    /// }
     /// scene.remove(1)?;
     /// assert_eq!(scene.ids().collect::<Vec<_>>(), [0, 2, 3]);
     /// # Ok::<(), meshray::Error>(())
@@ -469,25 +461,6 @@ impl Scene {
         self.slots[i] = Some(instance);
         self.bounds[i] = bounds;
         self.changed();
-    }
-
-    /// An instance's name: its node's in the glTF file it was loaded from
-    /// ([`Scene::load`]), empty for one placed with [`add`](Scene::add); `None` for an
-    /// unknown id.
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Scene};
-    /// # use nalgebra::{Matrix4, Point3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// let id = scene.add(triangle, Matrix4::identity())?;
-    /// assert_eq!((scene.name(id), scene.name(id + 1)), (Some(""), None));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn name(&self, id: InstanceId) -> Option<&str> {
-        self.get(id).ok().map(|i| i.name.as_str())
     }
 
     /// What loading the scene reported without failing: each glTF node left out for a
@@ -540,9 +513,11 @@ impl Scene {
     /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
     /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
     /// let mut scene = Scene::new();
-    /// let ids = scene.add_all((0..100).map(|i| (triangle.clone(), Matrix4::new_translation(&Vector3::new(2.0 * i as f32, 0.0, 0.0)))))?;
+    /// for i in 0..100 {
+    ///     scene.add(triangle.clone(), Matrix4::new_translation(&Vector3::new(2.0 * i as f32, 0.0, 0.0)))?;
+    /// }
     /// // A frame: move a few, update once, then pick.
-    /// for id in ids.clone().step_by(10) {
+    /// for id in (0..100).step_by(10) {
     ///     scene.set_transform(id, Matrix4::new_translation(&Vector3::new(2.0 * id as f32, 5.0, 0.0)))?;
     /// }
     /// scene.update();
@@ -613,7 +588,7 @@ impl Scene {
     }
 
     /// Places another BVH as instance `id` (a new version of its model, a level of detail),
-    /// keeping its transform, mask, name and enabled state.
+    /// keeping its transform, mask and name.
     ///
     /// ```
     /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
@@ -695,35 +670,8 @@ impl Scene {
         Ok(())
     }
 
-    /// Shows or hides an instance: a disabled instance is skipped by every query (and still
-    /// counted by [`len`](Scene::len) and [`bounds`](Scene::bounds)).
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// let id = scene.add(triangle, Matrix4::identity())?;
-    /// let ray = Ray::new(Point3::new(0.2, 0.2, 1.0), -Vector3::z());
-    /// scene.set_enabled(id, false)?;
-    /// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_none());
-    /// scene.set_enabled(id, true)?;
-    /// assert!(scene.closest_hit(&ray, &SceneOptions::default()).is_some());
-    /// assert!(scene.set_enabled(1, false).is_err());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::UnknownInstance`].
-    pub fn set_enabled(&mut self, id: InstanceId, enabled: bool) -> Result<()> {
-        self.get_mut(id)?.enabled = enabled;
-        Ok(())
-    }
-
     /// Sets an instance's mask (see [`SceneOptions::mask`]; new instances have all bits set).
+    /// A mask of 0 hides the instance from every query; setting its old mask shows it again.
     ///
     /// ```
     /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
@@ -787,7 +735,7 @@ impl Scene {
         self.len() == 0
     }
 
-    /// The box around every instance in world space (enabled or not), a little loose: each
+    /// The box around every instance in world space (whatever its mask), a little loose: each
     /// instance's box is its mesh box's corners transformed. Empty for an empty scene.
     ///
     /// ```
@@ -809,48 +757,8 @@ impl Scene {
         self.bounds.iter().fold(Aabb::EMPTY, |b, i| b.union(i))
     }
 
-    /// An instance's box in world space (its mesh box's corners transformed, a little
-    /// loose).
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// let id = scene.add(triangle, Matrix4::new_scaling(3.0))?;
-    /// let bounds = scene.instance_bounds(id).unwrap();
-    /// assert!((bounds.max - Point3::new(3.0, 3.0, 0.0)).norm() < 1e-4);
-    /// assert!(bounds.contains(&meshray::Aabb::new(Point3::origin(), Point3::new(3.0, 3.0, 0.0))));
-    /// assert_eq!(scene.instance_bounds(id + 1), None);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn instance_bounds(&self, id: InstanceId) -> Option<Aabb> {
-        self.get(id).ok().map(|_| self.bounds[id as usize])
-    }
-
-    /// An instance's mesh BVH.
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// let id = scene.add(triangle.clone(), Matrix4::identity())?;
-    /// assert!(Arc::ptr_eq(scene.bvh(id).unwrap(), &triangle)); // shared, not copied
-    /// assert!(scene.bvh(id + 1).is_none());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn bvh(&self, id: InstanceId) -> Option<&Arc<Bvh>> {
-        self.get(id).ok().map(|i| &i.bvh)
-    }
-
-    /// Instance `id`'s object-to-world transform, as it was given (in f32).
+    /// Instance `id` as it stands: its mesh's tree, transform, world box, mask and name;
+    /// `None` for an id no instance has.
     ///
     /// ```
     /// # use meshray::{Bvh, Mesh, Scene};
@@ -860,12 +768,24 @@ impl Scene {
     /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
     /// let mut scene = Scene::new();
     /// let lift = Matrix4::new_translation(&Vector3::new(0.0, 2.0, 0.0));
-    /// let id = scene.add(triangle, lift)?;
-    /// assert_eq!(scene.transform(id), Some(lift));
+    /// let id = scene.add(triangle.clone(), lift)?;
+    /// let instance = scene.instance(id).unwrap();
+    /// assert!(Arc::ptr_eq(instance.bvh, &triangle)); // shared, not copied
+    /// assert_eq!(instance.transform, lift);
+    /// assert!((instance.bounds.max - Point3::new(1.0, 3.0, 0.0)).norm() < 1e-4);
+    /// assert_eq!((instance.mask, instance.name), (u32::MAX, ""));
+    /// assert!(scene.instance(id + 1).is_none());
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn transform(&self, id: InstanceId) -> Option<Matrix4<f32>> {
-        self.get(id).ok().map(|i| i.to_world.cast::<f32>())
+    pub fn instance(&self, id: InstanceId) -> Option<InstanceView<'_>> {
+        let instance = self.get(id).ok()?;
+        Some(InstanceView {
+            bvh: &instance.bvh,
+            transform: instance.to_world.cast::<f32>(),
+            bounds: self.bounds[id as usize],
+            mask: instance.mask,
+            name: &instance.name,
+        })
     }
 
     /// Instance `id`, or the error that names it unknown.
@@ -1041,7 +961,7 @@ mod tests {
         let id = scene.add(triangle.clone(), at(0.0)).unwrap();
         assert!(scene.set_transform(id, far).is_err());
         assert!(
-            scene.instance_bounds(id).unwrap().max.x < 1.001,
+            scene.instance(id).unwrap().bounds.max.x < 1.001,
             "unchanged"
         );
         let all = scene.add_all([(triangle.clone(), at(1.0)), (triangle.clone(), far)]);
@@ -1058,14 +978,14 @@ mod tests {
             scene.refit_mesh(id, &grown),
             Err(Error::InvalidTransform { .. })
         ));
-        assert!(Arc::ptr_eq(scene.bvh(id).unwrap(), &triangle));
+        assert!(Arc::ptr_eq(scene.instance(id).unwrap().bvh, &triangle));
         assert!(matches!(
             scene.refit_mesh(id, &grown[..2]),
             Err(Error::VertexCount { .. })
         ));
         let nan = [Point3::new(f32::NAN, 0.0, 0.0), grown[1], grown[2]];
         assert!(scene.refit_mesh(id, &nan).is_err());
-        assert!(Arc::ptr_eq(scene.bvh(id).unwrap(), &triangle));
+        assert!(Arc::ptr_eq(scene.instance(id).unwrap().bvh, &triangle));
     }
 
     #[test]

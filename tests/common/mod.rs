@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use meshray::{
-    Culling, Mesh, QueryOptions, Ray, intersect_triangle, intersect_triangle_watertight, pixel_ray,
+    Camera, Culling, Mesh, QueryOptions, Ray, intersect_triangle, intersect_triangle_watertight,
 };
 use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
 use std::path::PathBuf;
@@ -143,11 +143,12 @@ pub fn camera_rays(mesh: &Mesh, side: usize) -> Vec<Ray> {
     let projection =
         Perspective3::new(1.0, 45f32.to_radians(), 0.01 * h, 10.0 * h).to_homogeneous();
     let viewport = Vector2::new(side as f32, side as f32);
+    let camera = Camera::new(view, projection, viewport).unwrap();
     let mut rays = Vec::with_capacity(side * side);
     for j in 0..side {
         for i in 0..side {
             let pixel = Point2::new(i as f32 + 0.5, j as f32 + 0.5);
-            rays.push(pixel_ray(view, projection, viewport, pixel).unwrap());
+            rays.push(camera.pixel_ray(pixel).unwrap());
         }
     }
     rays

@@ -106,13 +106,13 @@ fn check_scene_agrees(mesh: &Mesh, scene: &meshray::Result<Scene>) {
 fn check_scene(loaded: &Scene, data: &[u8]) {
     let scene = loaded;
     assert!(!scene.is_empty());
-    assert!((0..scene.len() as u32).all(|id| scene.name(id).is_some()));
     for id in 0..scene.len() as u32 {
-        let bvh = scene.bvh(id).expect("an instance");
+        let instance = scene.instance(id).expect("an instance");
+        let bvh = instance.bvh;
         bvh.validate().expect("a valid BVH");
         aimed_rays(bvh, data);
         // A ray from outside the instance's world box through its centre.
-        let bounds = scene.instance_bounds(id).expect("an instance");
+        let bounds = instance.bounds;
         let target = Point3::from((bounds.min.coords + bounds.max.coords) / 2.0);
         let origin = target + bounds.extent() + nalgebra::Vector3::new(1.0, 2.0, 3.0);
         let ray = Ray::new(origin, target - origin);

@@ -122,12 +122,14 @@ impl Engine for Meshray {
     fn closest(&self, ray: &Ray) -> Option<(f32, u32)> {
         // The short answer (t, triangle, u, v), like Embree's rtcIntersect1.
         self.bvh
-            .closest_triangle(ray, &self.options)
+            .cast_ray(ray, RayQuery::Closest, &self.options)
             .map(|h| (h.t, h.triangle))
     }
 
     fn any(&self, ray: &Ray) -> bool {
-        self.bvh.any_triangle(ray, &self.options).is_some()
+        self.bvh
+            .cast_ray(ray, RayQuery::Any, &self.options)
+            .is_some()
     }
 
     fn structure_bytes(&self) -> Option<usize> {

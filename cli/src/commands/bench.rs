@@ -190,14 +190,14 @@ fn cast(
     let chunk = |(slots, rays): (&mut [HitRecord], &[Ray])| {
         for (slot, ray) in slots.iter_mut().zip(rays) {
             *slot = record(match mode {
-                Mode::Any => bvh.any_triangle(ray, options),
+                Mode::Any => bvh.cast_ray(ray, RayQuery::Any, options),
                 Mode::Details => bvh.closest_hit(ray, options).map(|h| CompactHit {
                     t: h.t,
                     triangle: h.triangle,
                     u: h.u,
                     v: h.v,
                 }),
-                _ => bvh.closest_triangle(ray, options),
+                _ => bvh.cast_ray(ray, RayQuery::Closest, options),
             });
         }
     };

@@ -3,7 +3,7 @@
 
 use crate::args::{Args, QUALITIES, quality_name, set_mesh, unknown};
 use crate::{Failure, memory, mesh, rays, subdivide};
-use meshray::{BuildOptions, BuildQuality, Bvh, QueryOptions, Ray};
+use meshray::{BuildOptions, BuildQuality, Bvh, QueryOptions, Ray, RayQuery};
 use std::time::Instant;
 
 /// `meshray scaling --help`.
@@ -38,7 +38,7 @@ fn rate(bvh: &Bvh, rays: &[Ray]) -> f64 {
                 let started = Instant::now();
                 let hits = rays
                     .iter()
-                    .filter(|r| bvh.closest_triangle(r, &options).is_some())
+                    .filter(|r| bvh.cast_ray(r, RayQuery::Closest, &options).is_some())
                     .count();
                 std::hint::black_box(hits);
                 rays.len() as f64 / started.elapsed().as_secs_f64() / 1e6

@@ -116,7 +116,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         // The pixels over the middle of each instance's box.
         let clip = camera.projection(SIZE.x / SIZE.y) * camera.view();
         for id in 0..scene.len() as u32 {
-            let Some(b) = scene.instance_bounds(id) else {
+            let Some(b) = scene.instance(id).map(|instance| instance.bounds) else {
                 continue;
             };
             let p = clip * b.centroid().to_homogeneous();

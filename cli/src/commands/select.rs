@@ -4,7 +4,7 @@
 use crate::args::{Args, set_mesh, unknown};
 use crate::camera::{Placement, on_image};
 use crate::{Failure, mesh};
-use meshray::{Bvh, Frustum, QueryOptions};
+use meshray::{Bvh, Camera, QueryOptions, Region};
 use nalgebra::{Point2, Vector2};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -116,8 +116,8 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         b.y
     );
     let started = Instant::now();
-    let frustum = Frustum::from_screen_rect(view, projection, options.size, a, b)?;
-    let all = bvh.triangles_in_frustum(&frustum);
+    let camera = Camera::new(view, projection, options.size)?;
+    let all = bvh.triangles_in(&Region::Frustum(camera.frustum(a, b)?));
     let all_ms = started.elapsed().as_secs_f64() * 1e3;
     crate::say!(
         "in the frustum:  {:>9} triangles, {all_ms:.2} ms",
@@ -129,15 +129,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     }
     for n in grids {
         let started = Instant::now();
-        let visible = bvh.visible_triangles(
-            view,
-            projection,
-            options.size,
-            a,
-            b,
-            n,
-            &QueryOptions::default(),
-        )?;
+        let visible = bvh.visible_triangles(&camera, a, b, n, &QueryOptions::default())?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
         crate::say!(
             "visible ({n}×{n} per pixel): {:>6} triangles, {ms:.2} ms",
