@@ -10,7 +10,7 @@
 //! it (on all cores with the default `parallel` feature) and collapses it into 8-wide nodes;
 //! the queries walk the tree, culling eight boxes at a time with the slab test
 //! ([`Aabb::intersect_ray`], in SIMD), and test the triangles of the leaves that survive by
-//! the watertight test ([`intersect_triangle_watertight`], Cramer's rule solved in a frame
+//! the watertight test ([`intersect_triangle`], Cramer's rule solved in a frame
 //! sheared along the ray), four at a time.
 //!
 //! ```
@@ -90,10 +90,10 @@
 //! answers (the traversal never culls a box the ray touches), except that it rejects a point
 //! the triangle test accepted outside the triangle's own box (an ulp off, for a ray starting
 //! beside a vertex; more, for a ray grazing a sliver). The default triangle test is the
-//! watertight test of Woop, Benthin and Wald (2013) ([`intersect_triangle_watertight`]),
+//! watertight test of Woop, Benthin and Wald (2013) ([`intersect_triangle`]),
 //! which never lets a ray aimed exactly at a shared edge or vertex slip between the
-//! triangles; plain Cramer's rule ([`intersect_triangle`], `QueryOptions { watertight:
-//! false, .. }`) is a few per cent faster and can. Against exact arithmetic on the f32 inputs, `t` is within 1e-5 relative
+//! triangles; plain Cramer's rule (`QueryOptions { watertight: false, .. }`) is a few per
+//! cent faster and can. Against exact arithmetic on the f32 inputs, `t` is within 1e-5 relative
 //! or the f32 rounding bound, and hit or miss differs only for rays within rounding distance
 //! of an edge. [`Bvh::closest_point`] and the selection queries compute in `f64` from the
 //! `f32` inputs, so they too agree with a test of every triangle.
@@ -160,7 +160,7 @@ pub use aabb::Aabb;
 pub use bvh::SavedBvh;
 pub use bvh::{
     BuildOptions, BuildQuality, Bvh, ClosestPoint, CompactHit, Hit, MeasuredCost, QueryCost,
-    QueryOptions, RayQuery, Stats,
+    RayQuery, Stats,
 };
 pub use camera::Camera;
 pub use error::{Error, Result};
@@ -173,5 +173,4 @@ pub use region::{Frustum, Region};
 pub use scene::{
     InstanceId, InstanceView, Scene, SceneClosestPoint, SceneHit, SceneOptions, SceneTriangle,
 };
-pub use triangle::{Culling, TriangleHit, intersect_triangle};
-pub use watertight::intersect_triangle_watertight;
+pub use triangle::{Culling, QueryOptions, TriangleHit, intersect_triangle};

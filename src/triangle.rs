@@ -1,4 +1,5 @@
-//! The ray–triangle test by Cramer's rule (the narrow phase).
+//! The ray–triangle test (the narrow phase): Cramer's rule, and the choice between it and the
+//! watertight test (`watertight`) that every query makes through [`QueryOptions`].
 
 use crate::Ray;
 use nalgebra::{Point3, Vector3};
@@ -7,7 +8,7 @@ use nalgebra::{Point3, Vector3};
 /// corners `A, B, C` appear counter-clockwise (OBJ's convention for outward faces).
 ///
 /// ```
-/// use meshray::{intersect_triangle, Culling, Ray};
+/// use meshray::{intersect_triangle, Culling, QueryOptions, Ray};
 /// use nalgebra::{Point3, Vector3};
 ///
 /// // Counter-clockwise seen from +z: the front face looks up the z axis.
@@ -15,8 +16,9 @@ use nalgebra::{Point3, Vector3};
 /// let down = Ray::new(Point3::new(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0)); // meets the front
 /// let up = Ray::new(Point3::new(0.2, 0.2, -1.0), Vector3::new(0.0, 0.0, 1.0)); // meets the back
 /// for (culling, hits_down, hits_up) in [(Culling::None, true, true), (Culling::Back, true, false), (Culling::Front, false, true)] {
-///     assert_eq!(intersect_triangle(&down, &a, &b, &c, culling).is_some(), hits_down);
-///     assert_eq!(intersect_triangle(&up, &a, &b, &c, culling).is_some(), hits_up);
+///     let options = QueryOptions { culling, ..Default::default() };
+///     assert_eq!(intersect_triangle(&down, a, b, c, &options).is_some(), hits_down);
+///     assert_eq!(intersect_triangle(&up, a, b, c, &options).is_some(), hits_up);
 /// }
 /// assert_eq!(Culling::default(), Culling::None);
 /// ```
@@ -35,12 +37,12 @@ pub enum Culling {
 /// `P = (1 − u − v)·A + u·B + v·C`.
 ///
 /// ```
-/// use meshray::{intersect_triangle, Culling, Ray};
+/// use meshray::{intersect_triangle, QueryOptions, Ray};
 /// use nalgebra::{Point3, Vector3};
 ///
 /// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(2.0, 0.0, 0.0), Point3::new(0.0, 2.0, 0.0));
 /// let ray = Ray::new(Point3::new(0.5, 1.0, 3.0), Vector3::new(0.0, 0.0, -1.0));
-/// let hit = intersect_triangle(&ray, &a, &b, &c, Culling::None).unwrap();
+/// let hit = intersect_triangle(&ray, a, b, c, &QueryOptions::default()).unwrap();
 /// let p = a.coords * (1.0 - hit.u - hit.v) + b.coords * hit.u + c.coords * hit.v;
 /// assert_eq!(Point3::from(p), ray.at(hit.t));
 /// assert_eq!((hit.t, hit.u, hit.v), (3.0, 0.25, 0.5));
@@ -54,6 +56,77 @@ pub struct TriangleHit {
     pub u: f32,
     /// Weight of the third corner `C`.
     pub v: f32,
+}
+
+/// Options of a query, which are those of the triangle test it applies
+/// ([`intersect_triangle`]): which faces count, and which test. The ray's own
+/// `[t_min, t_max]` is the range searched.
+///
+/// ```
+/// use meshray::{Culling, QueryOptions};
+/// let front_only = QueryOptions { culling: Culling::Back, ..Default::default() };
+/// assert_ne!(front_only, QueryOptions::default());
+/// assert!(QueryOptions::default().watertight);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueryOptions {
+    /// Which faces may be hit; both by default.
+    pub culling: Culling,
+    /// The watertight triangle test of Woop, Benthin and Wald (2013), **on by default**:
+    /// no ray slips between triangles that share an edge or a vertex. `false` selects
+    /// Cramer's rule, a few per cent faster (see the benchmarks),
+    /// which can let a ray aimed exactly at a shared edge or vertex pass between the two
+    /// triangles (`tests/leaks.rs` counts such leaks; docs/robustness.md gives the figures).
+    pub watertight: bool,
+}
+
+impl Default for QueryOptions {
+    /// Both faces, the watertight test.
+    fn default() -> Self {
+        QueryOptions {
+            culling: Culling::None,
+            watertight: true,
+        }
+    }
+}
+
+/// Intersects a ray with the triangle `a, b, c` as every query does: with the options'
+/// culling, by the watertight test of Woop, Benthin and Wald (2013) by default, or by
+/// Cramer's rule with `watertight: false` (both described in the crate's source:
+/// `src/watertight.rs`, `src/triangle.rs`). `None` for a miss, a hit outside the ray's range,
+/// a culled face, a ray parallel to the plane, a degenerate triangle or an invalid ray.
+/// Barycentrics follow `P = (1 − u − v)·A + u·B + v·C`.
+///
+/// ```
+/// use meshray::{intersect_triangle, Culling, QueryOptions, Ray};
+/// use nalgebra::{Point3, Vector3};
+///
+/// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0));
+/// let ray = Ray::new(Point3::new(0.25, 0.5, 2.0), Vector3::new(0.0, 0.0, -1.0));
+/// let hit = intersect_triangle(&ray, a, b, c, &QueryOptions::default()).unwrap();
+/// assert_eq!((hit.t, hit.u, hit.v), (2.0, 0.25, 0.5));
+/// // Exactly through the edge B–C: the watertight test (the default) hits it.
+/// let edge = Ray::new(Point3::new(0.5, 0.5, 2.0), Vector3::new(0.0, 0.0, -1.0));
+/// let hit = intersect_triangle(&edge, a, b, c, &QueryOptions::default()).unwrap();
+/// assert_eq!((hit.t, hit.u + hit.v), (2.0, 1.0));
+/// // Seen from below the triangle is a back face; Cramer's rule, front faces only.
+/// let up = Ray::new(Point3::new(0.25, 0.5, -2.0), Vector3::new(0.0, 0.0, 1.0));
+/// let front_only = QueryOptions { culling: Culling::Back, watertight: false };
+/// assert!(intersect_triangle(&up, a, b, c, &front_only).is_none());
+/// ```
+pub fn intersect_triangle(
+    ray: &Ray,
+    a: impl Into<mint::Point3<f32>>,
+    b: impl Into<mint::Point3<f32>>,
+    c: impl Into<mint::Point3<f32>>,
+    options: &QueryOptions,
+) -> Option<TriangleHit> {
+    let [a, b, c] = [a.into(), b.into(), c.into()].map(Point3::from);
+    if options.watertight {
+        crate::watertight::intersect_watertight(ray, &a, &b, &c, options.culling)
+    } else {
+        intersect_cramer(ray, &a, &b, &c, options.culling)
+    }
 }
 
 /// Intersects a ray with the triangle `a, b, c` by Cramer's rule (the method
@@ -91,19 +164,7 @@ pub struct TriangleHit {
 ///
 /// The hit's barycentrics follow the convention `P = (1 − u − v)·A + u·B + v·C`.
 ///
-/// ```
-/// use meshray::{intersect_triangle, Culling, Ray};
-/// use nalgebra::{Point3, Vector3};
-///
-/// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0));
-/// let ray = Ray::new(Point3::new(0.25, 0.5, 2.0), Vector3::new(0.0, 0.0, -1.0));
-/// let hit = intersect_triangle(&ray, &a, &b, &c, Culling::None).unwrap();
-/// assert_eq!((hit.t, hit.u, hit.v), (2.0, 0.25, 0.5));
-/// // seen from below the triangle is a back face
-/// let up = Ray::new(Point3::new(0.25, 0.5, -2.0), Vector3::new(0.0, 0.0, 1.0));
-/// assert!(intersect_triangle(&up, &a, &b, &c, Culling::Back).is_none());
-/// ```
-pub fn intersect_triangle(
+pub(crate) fn intersect_cramer(
     ray: &Ray,
     a: &Point3<f32>,
     b: &Point3<f32>,
@@ -312,7 +373,7 @@ mod tests {
 
     fn cast(o: Point3<f32>, d: Vector3<f32>, culling: Culling) -> Option<TriangleHit> {
         let [a, b, c] = tri();
-        intersect_triangle(&Ray::new(o, d), &a, &b, &c, culling)
+        intersect_cramer(&Ray::new(o, d), &a, &b, &c, culling)
     }
 
     #[test]
@@ -389,13 +450,13 @@ mod tests {
             p(-0.0625, 10.0, 0.0),
             p(-0.0625, 0.0, 20.0),
         );
-        assert!(intersect_triangle(&r, &a, &b, &c, Culling::None).is_none());
+        assert!(intersect_cramer(&r, &a, &b, &c, Culling::None).is_none());
         // a steep but real crossing still hits
         let r = Ray::new(
             p(-0.0625 - 1e-3, 0.0, 6.0),
             Vector3::new(1.0, -3.9375, -1024.0),
         );
-        assert!(intersect_triangle(&r, &a, &b, &c, Culling::None).is_some());
+        assert!(intersect_cramer(&r, &a, &b, &c, Culling::None).is_some());
     }
 
     #[test]
@@ -404,7 +465,7 @@ mod tests {
         let c = Culling::None;
         // collinear
         assert!(
-            intersect_triangle(
+            intersect_cramer(
                 &r,
                 &p(0.0, 0.0, 0.0),
                 &p(1.0, 0.0, 0.0),
@@ -415,7 +476,7 @@ mod tests {
         );
         // repeated vertex
         assert!(
-            intersect_triangle(
+            intersect_cramer(
                 &r,
                 &p(0.0, 0.0, 0.0),
                 &p(0.0, 0.0, 0.0),
@@ -426,28 +487,24 @@ mod tests {
         );
         // a point
         let q = p(0.5, 0.0, 0.0);
-        assert!(intersect_triangle(&r, &q, &q, &q, c).is_none());
+        assert!(intersect_cramer(&r, &q, &q, &q, c).is_none());
     }
 
     #[test]
     fn range_is_respected() {
         let r = Ray::new(p(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0));
         let [a, b, c] = tri();
-        assert!(
-            intersect_triangle(&r.with_t_range(0.0, 0.99), &a, &b, &c, Culling::None).is_none()
-        );
-        assert!(
-            intersect_triangle(&r.with_t_range(1.01, 5.0), &a, &b, &c, Culling::None).is_none()
-        );
+        assert!(intersect_cramer(&r.with_t_range(0.0, 0.99), &a, &b, &c, Culling::None).is_none());
+        assert!(intersect_cramer(&r.with_t_range(1.01, 5.0), &a, &b, &c, Culling::None).is_none());
         assert_eq!(
-            intersect_triangle(&r.with_t_range(1.0, 1.0), &a, &b, &c, Culling::None)
+            intersect_cramer(&r.with_t_range(1.0, 1.0), &a, &b, &c, Culling::None)
                 .unwrap()
                 .t,
             1.0
         );
         // behind the origin
         let back = Ray::new(p(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, 1.0));
-        assert!(intersect_triangle(&back, &a, &b, &c, Culling::None).is_none());
+        assert!(intersect_cramer(&back, &a, &b, &c, Culling::None).is_none());
     }
 
     #[test]
@@ -516,7 +573,7 @@ mod tests {
                 && d3 * sign >= 0;
             let f = |x: [i64; 3]| Point3::new(x[0] as f32, x[1] as f32, x[2] as f32);
             let ray = Ray::new(f(o), f(d).coords);
-            let got = intersect_triangle(&ray, &f(a), &f(b), &f(c), Culling::None);
+            let got = intersect_cramer(&ray, &f(a), &f(b), &f(c), Culling::None);
             assert_eq!(
                 got.is_some(),
                 inside,

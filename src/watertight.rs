@@ -149,20 +149,10 @@ impl<'a> WatertightRay<'a> {
 /// by the signs of three 2D edge functions, re-evaluated in `f64` when one is exactly zero.
 /// A ray that passes through a shared edge or vertex of a closed mesh hits at least one of
 /// the triangles sharing it: nothing slips through the cracks that rounding opens in the
-/// Cramer test. Same conventions and culling as [`intersect_triangle`](crate::intersect_triangle);
+/// Cramer test. Same conventions and culling as [`intersect_cramer`](crate::triangle::intersect_cramer);
 /// `t`, `u` and `v` can differ from Cramer's in the last bits.
 ///
-/// ```
-/// use meshray::{intersect_triangle_watertight, Culling, Ray};
-/// use nalgebra::{Point3, Vector3};
-///
-/// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0));
-/// // exactly through the edge B–C
-/// let ray = Ray::new(Point3::new(0.5, 0.5, 2.0), Vector3::new(0.0, 0.0, -1.0));
-/// let hit = intersect_triangle_watertight(&ray, &a, &b, &c, Culling::None).unwrap();
-/// assert_eq!((hit.t, hit.u + hit.v), (2.0, 1.0));
-/// ```
-pub fn intersect_triangle_watertight(
+pub(crate) fn intersect_watertight(
     ray: &Ray,
     a: &Point3<f32>,
     b: &Point3<f32>,
@@ -184,14 +174,14 @@ pub fn intersect_triangle_watertight(
 mod tests {
 
     use super::*;
-    use crate::intersect_triangle;
+    use crate::triangle::intersect_cramer;
     use nalgebra::Vector3;
 
     use crate::test_support::{p, unit_triangle as tri};
 
     fn cast(o: Point3<f32>, d: Vector3<f32>, culling: Culling) -> Option<TriangleHit> {
         let [a, b, c] = tri();
-        intersect_triangle_watertight(&Ray::new(o, d), &a, &b, &c, culling)
+        intersect_watertight(&Ray::new(o, d), &a, &b, &c, culling)
     }
 
     #[test]
@@ -217,8 +207,8 @@ mod tests {
             let r = Ray::new(o, d);
             for culling in [Culling::None, Culling::Back, Culling::Front] {
                 assert_eq!(
-                    intersect_triangle_watertight(&r, &a, &b, &c, culling).is_some(),
-                    intersect_triangle(&r, &a, &b, &c, culling).is_some(),
+                    intersect_watertight(&r, &a, &b, &c, culling).is_some(),
+                    intersect_cramer(&r, &a, &b, &c, culling).is_some(),
                     "{o} {d} {culling:?}"
                 );
             }
@@ -254,13 +244,13 @@ mod tests {
         let r = Ray::new(p(0.5, 0.0, 1.0), Vector3::new(0.0, 0.0, -1.0));
         let c = Culling::None;
         let (o, x, y) = (p(0.0, 0.0, 0.0), p(1.0, 0.0, 0.0), p(2.0, 0.0, 0.0));
-        assert!(intersect_triangle_watertight(&r, &o, &x, &y, c).is_none());
-        assert!(intersect_triangle_watertight(&r, &o, &o, &x, c).is_none());
-        assert!(intersect_triangle_watertight(&r, &x, &x, &x, c).is_none());
+        assert!(intersect_watertight(&r, &o, &x, &y, c).is_none());
+        assert!(intersect_watertight(&r, &o, &o, &x, c).is_none());
+        assert!(intersect_watertight(&r, &x, &x, &x, c).is_none());
         // found by the fuzzer: collinear corners, a ray through the segment they span
         let ray = Ray::new(p(81.62745, 22.0, -33.0), Vector3::new(-77.0, -22.0, 33.0));
         let (a, b, d) = (p(0.0, 0.0, 0.0), p(3.8, 0.0, 0.0), p(10.0, 0.0, 0.0));
-        assert!(intersect_triangle_watertight(&ray, &a, &b, &d, c).is_none());
+        assert!(intersect_watertight(&ray, &a, &b, &d, c).is_none());
         assert!(cast(p(f32::NAN, 0.2, 1.0), Vector3::new(0.0, 0.0, -1.0), c).is_none());
         assert!(cast(p(0.2, 0.2, 1.0), Vector3::zeros(), c).is_none());
     }
@@ -281,8 +271,8 @@ mod tests {
             let origin = p(0.1 + 0.37 * s, -0.3 + 0.11 * s, 1.7);
             let target = p(s, s, 0.0);
             let r = Ray::new(origin, target - origin);
-            let one = intersect_triangle_watertight(&r, &a, &b, &c, Culling::None);
-            let two = intersect_triangle_watertight(&r, &a, &c, &d, Culling::None);
+            let one = intersect_watertight(&r, &a, &b, &c, Culling::None);
+            let two = intersect_watertight(&r, &a, &c, &d, Culling::None);
             leaks += (one.is_none() && two.is_none()) as usize;
         }
         assert_eq!(leaks, 0);

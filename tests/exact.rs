@@ -14,7 +14,7 @@ mod common;
 use common::*;
 use meshray::{
     BuildOptions, BuildQuality, Bvh, Culling, Hit, Mesh, QueryOptions, Ray, RayQuery,
-    intersect_triangle, intersect_triangle_watertight,
+    intersect_triangle,
 };
 use nalgebra::{Point3, Vector3};
 
@@ -51,12 +51,6 @@ fn check_ray(
     tally: &mut Tally,
 ) {
     let mesh = bvh.mesh();
-    let culling = options.culling;
-    let test = if options.watertight {
-        intersect_triangle_watertight
-    } else {
-        intersect_triangle
-    };
     let closest = bvh.closest_hit(ray, &options);
     let brute = brute_all_f32(mesh, chunks, ray, &options);
     tally.rays += 1;
@@ -79,7 +73,7 @@ fn check_ray(
                 );
             } else if h.triangle != tri {
                 let [a, b, c] = mesh.triangle(h.triangle as usize);
-                match test(ray, &a, &b, &c, culling) {
+                match intersect_triangle(ray, a, b, c, &options) {
                     Some(x) if x.t == t => tally.ties += 1,
                     other => fail(
                         tally,
@@ -485,8 +479,12 @@ fn t_is_accurate_for_large_triangles_hit_from_close_by() {
     let exact = (f64::from(-1.572159f32) - f64::from(-0.13344668f32)) / f64::from(-0.5882364f32);
     let ulp = f64::from(f32::EPSILON) * exact;
     for [a, b, c] in &floor {
-        for test in [intersect_triangle, intersect_triangle_watertight] {
-            let hit = test(&ray, a, b, c, Culling::None).expect("the floor is hit");
+        for watertight in [false, true] {
+            let options = QueryOptions {
+                watertight,
+                ..Default::default()
+            };
+            let hit = intersect_triangle(&ray, *a, *b, *c, &options).expect("the floor is hit");
             assert!(
                 (f64::from(hit.t) - exact).abs() <= ulp,
                 "t = {} vs exact {exact}",

@@ -5,8 +5,7 @@ mod common;
 
 use common::Rng;
 use meshray::{
-    BuildOptions, Bvh, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions,
-    intersect_triangle, intersect_triangle_watertight,
+    BuildOptions, Bvh, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions, intersect_triangle,
 };
 use nalgebra::{Matrix4, Point3, Vector3};
 use std::sync::Arc;
@@ -46,11 +45,11 @@ fn brute(mesh: &Mesh, ray: &Ray, watertight: bool) -> Option<(f32, u32)> {
     let mut best: Option<(f32, u32)> = None;
     for i in 0..mesh.triangle_count() {
         let [a, b, c] = mesh.triangle(i);
-        let hit = if watertight {
-            intersect_triangle_watertight(ray, &a, &b, &c, Culling::None)
-        } else {
-            intersect_triangle(ray, &a, &b, &c, Culling::None)
+        let options = QueryOptions {
+            watertight,
+            ..Default::default()
         };
+        let hit = intersect_triangle(ray, a, b, c, &options);
         if let Some(h) = hit
             && best.is_none_or(|(t, _)| h.t < t)
         {

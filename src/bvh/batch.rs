@@ -3,7 +3,8 @@
 //! are shared among threads, which groups walk as packets) are made once.
 
 use super::coherent::PACKET;
-use super::{Bvh, CompactHit, QueryOptions};
+use super::{Bvh, CompactHit};
+use crate::QueryOptions;
 use crate::Ray;
 
 /// Rays per task: big enough that scheduling costs nothing next to the walks, small enough

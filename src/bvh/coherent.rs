@@ -25,9 +25,10 @@
 use super::Bvh;
 use super::leaf::LeafTest;
 use super::simd::{Avx2, NodeTest, Portable};
-use super::traverse::{CompactHit, QueryOptions};
+use super::traverse::CompactHit;
 use super::walk::Visitor;
 use super::wide::{BoxLanes, WIDTH, WideNode, entered, lower, raise, slab_axis, widened};
+use crate::QueryOptions;
 use crate::Ray;
 use crate::triangle::TriangleHit;
 

@@ -32,7 +32,7 @@ pub(crate) mod wide;
 pub use batch::RayQuery;
 pub use nearest::ClosestPoint;
 pub use stats::{MeasuredCost, Stats};
-pub use traverse::{CompactHit, Hit, QueryCost, QueryOptions};
+pub use traverse::{CompactHit, Hit, QueryCost};
 
 use crate::{Aabb, Mesh};
 use leaf::TrianglePacket;

@@ -12,41 +12,8 @@ use super::leaf::LeafTest;
 use super::simd::{Avx2, NodeTest, Portable};
 use super::wide::WideNode;
 use crate::triangle::{LeafTriangle, TriangleHit};
-use crate::{Culling, Ray};
+use crate::{QueryOptions, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
-
-/// Options of a query. The ray's own `[t_min, t_max]` is the range searched.
-///
-/// ```
-/// use meshray::{Culling, QueryOptions};
-/// let front_only = QueryOptions { culling: Culling::Back, ..Default::default() };
-/// assert_ne!(front_only, QueryOptions::default());
-/// assert!(QueryOptions::default().watertight);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QueryOptions {
-    /// Which faces may be hit; both by default.
-    pub culling: Culling,
-    /// The watertight triangle test ([`intersect_triangle_watertight`]), **on by default**:
-    /// no ray slips between triangles that share an edge or a vertex. `false` selects
-    /// Cramer's rule ([`intersect_triangle`]), a few per cent faster (see the benchmarks),
-    /// which can let a ray aimed exactly at a shared edge or vertex pass between the two
-    /// triangles (`tests/leaks.rs` counts such leaks; docs/robustness.md gives the figures).
-    ///
-    /// [`intersect_triangle_watertight`]: crate::intersect_triangle_watertight
-    /// [`intersect_triangle`]: crate::intersect_triangle
-    pub watertight: bool,
-}
-
-impl Default for QueryOptions {
-    /// Both faces, the watertight test.
-    fn default() -> Self {
-        QueryOptions {
-            culling: Culling::None,
-            watertight: true,
-        }
-    }
-}
 
 /// Everything a ray hit tells about the mesh at that point.
 ///

@@ -2,9 +2,7 @@
 //! oracles (the crate's own f32 kernel over every triangle, and an independent f64 solve).
 #![allow(dead_code)]
 
-use meshray::{
-    Camera, Culling, Mesh, QueryOptions, Ray, intersect_triangle, intersect_triangle_watertight,
-};
+use meshray::{Camera, Culling, Mesh, QueryOptions, Ray, intersect_triangle};
 use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
 use std::path::PathBuf;
 
@@ -295,15 +293,10 @@ pub fn brute_all_f32(
     ray: &Ray,
     options: &QueryOptions,
 ) -> Vec<(f32, u32)> {
-    let test = if options.watertight {
-        intersect_triangle_watertight
-    } else {
-        intersect_triangle
-    };
     let mut hits = Vec::new();
     for i in chunks.candidates(ray) {
         let [a, b, c] = mesh.triangle(i);
-        if let Some(h) = test(ray, &a, &b, &c, options.culling) {
+        if let Some(h) = intersect_triangle(ray, a, b, c, options) {
             hits.push((h.t, i as u32));
         }
     }

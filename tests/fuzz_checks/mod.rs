@@ -6,8 +6,8 @@
 #[cfg(feature = "gltf")]
 pub mod gltf_json;
 
+use meshray::intersect_triangle;
 use meshray::{BuildOptions, Bvh, Culling, LoadOptions, Mesh, QueryOptions, Ray};
-use meshray::{intersect_triangle, intersect_triangle_watertight};
 use nalgebra::{Point3, Vector3};
 
 /// Reads values off the fuzzer's bytes; past the end it reads zeros.
@@ -72,15 +72,10 @@ impl<'a> Bytes<'a> {
 
 /// Every hit of the crate's own triangle test over every triangle, sorted by (t, triangle).
 fn brute(mesh: &Mesh, ray: &Ray, options: &QueryOptions) -> Vec<(f32, u32)> {
-    let test = if options.watertight {
-        intersect_triangle_watertight
-    } else {
-        intersect_triangle
-    };
     let mut hits: Vec<(f32, u32)> = (0..mesh.triangle_count())
         .filter_map(|i| {
             let [a, b, c] = mesh.triangle(i);
-            test(ray, &a, &b, &c, options.culling).map(|h| (h.t, i as u32))
+            intersect_triangle(ray, a, b, c, options).map(|h| (h.t, i as u32))
         })
         .collect();
     hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
