@@ -14,7 +14,7 @@ use std::path::Path;
 /// // A file whose name does not tell its format: say which it is.
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
 /// assert_eq!(Format::from_path(Path::new(path)), Some(Format::Obj));
-/// let mesh = Mesh::load_with(path, &LoadOptions::default().with_format(Format::Obj))?;
+/// let mesh = Mesh::load_with(path, &LoadOptions { format: Some(Format::Obj), ..Default::default() })?;
 /// assert_eq!(mesh.triangle_count(), 2090);
 /// # Ok::<(), meshray::Error>(())
 /// ```

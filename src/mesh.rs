@@ -417,7 +417,7 @@ impl Mesh {
     ///
     /// // The file's vertices, all of them, in its order: faces index them as written.
     /// let obj = b"v 1 0 0\nv 0 1 0\nv 0 0 1\nv 5 5 5\nf 3 1 2\n";
-    /// let mesh = Mesh::from_bytes(obj, &LoadOptions::default().with_format(meshray::Format::Obj))?;
+    /// let mesh = Mesh::from_bytes(obj, &LoadOptions { format: Some(meshray::Format::Obj), ..Default::default() })?;
     /// assert_eq!(mesh.positions().len(), 4);
     /// assert_eq!(mesh.positions()[2], Point3::new(0.0, 0.0, 1.0));
     /// assert_eq!(mesh.triangles(), [[2, 0, 1]]);
@@ -563,7 +563,7 @@ impl Mesh {
     ///
     /// // From memory, `mtllib` is not followed: the geometry loads, with a warning.
     /// let obj = b"mtllib paint.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
-    /// let mesh = Mesh::from_bytes(obj, &LoadOptions::default().with_format(meshray::Format::Obj))?;
+    /// let mesh = Mesh::from_bytes(obj, &LoadOptions { format: Some(meshray::Format::Obj), ..Default::default() })?;
     /// assert_eq!(mesh.triangle_count(), 1);
     /// assert!(matches!(mesh.load_warnings(), [Error::Material { .. }]));
     /// # Ok::<(), meshray::Error>(())

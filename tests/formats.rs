@@ -314,11 +314,21 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
     let options = LoadOptions::default();
     same_triangles(
         &obj,
-        &Mesh::from_bytes(&w.glb(&roots), &options.with_format(meshray::Format::Gltf)).unwrap(),
+        &Mesh::from_bytes(
+            &w.glb(&roots),
+            &LoadOptions {
+                format: Some(meshray::Format::Gltf),
+                ..options
+            },
+        )
+        .unwrap(),
     );
     let err = Mesh::from_bytes(
         w.json(Some("scene%20data.bin"), &roots).as_bytes(),
-        &options.with_format(meshray::Format::Gltf),
+        &LoadOptions {
+            format: Some(meshray::Format::Gltf),
+            ..options
+        },
     );
     assert!(
         matches!(err, Err(Error::Parse { ref message, .. }) if message.contains("from memory")),
@@ -328,7 +338,10 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
         &obj,
         &Mesh::from_bytes(
             &binary_ply(&obj, true),
-            &options.with_format(meshray::Format::Ply),
+            &LoadOptions {
+                format: Some(meshray::Format::Ply),
+                ..options
+            },
         )
         .unwrap(),
     );
@@ -351,7 +364,10 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
     assert!(matches!(Mesh::load(&renamed), Err(Error::Parse { .. })));
     let loaded = Mesh::load_with(
         &renamed,
-        &LoadOptions::default().with_format(meshray::Format::Gltf),
+        &LoadOptions {
+            format: Some(meshray::Format::Gltf),
+            ..Default::default()
+        },
     )
     .unwrap();
     same_triangles(&obj, &loaded);
@@ -361,7 +377,10 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
         &obj,
         &Mesh::load_with(
             &renamed,
-            &LoadOptions::default().with_format(meshray::Format::Ply),
+            &LoadOptions {
+                format: Some(meshray::Format::Ply),
+                ..Default::default()
+            },
         )
         .unwrap(),
     );
@@ -737,12 +756,24 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
     let two = format!("{header}{body}3 0 1 2\n").replace("element face 1", "element face 2")
         + "3 2 1 0\n";
     assert!(matches!(
-        Mesh::from_bytes(two.as_bytes(), &limits.with_format(meshray::Format::Ply)),
+        Mesh::from_bytes(
+            two.as_bytes(),
+            &LoadOptions {
+                format: Some(meshray::Format::Ply),
+                ..limits
+            }
+        ),
         Err(Error::LimitExceeded { .. })
     ));
     let quad = format!("{header}{body}4 0 1 2 0\n");
     assert!(matches!(
-        Mesh::from_bytes(quad.as_bytes(), &limits.with_format(meshray::Format::Ply)),
+        Mesh::from_bytes(
+            quad.as_bytes(),
+            &LoadOptions {
+                format: Some(meshray::Format::Ply),
+                ..limits
+            }
+        ),
         Err(Error::LimitExceeded { .. })
     ));
 
@@ -753,7 +784,10 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
     assert_eq!(
         Mesh::from_bytes(
             good.as_bytes(),
-            &LoadOptions::default().with_format(meshray::Format::Gltf)
+            &LoadOptions {
+                format: Some(meshray::Format::Gltf),
+                ..Default::default()
+            }
         )
         .unwrap()
         .triangle_count(),
@@ -838,7 +872,13 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
         ..Default::default()
     };
     assert!(matches!(
-        Mesh::from_bytes(good.as_bytes(), &limits.with_format(meshray::Format::Gltf)),
+        Mesh::from_bytes(
+            good.as_bytes(),
+            &LoadOptions {
+                format: Some(meshray::Format::Gltf),
+                ..limits
+            }
+        ),
         Err(Error::LimitExceeded { .. })
     ));
     for (path, kind) in [
@@ -1070,7 +1110,10 @@ fn load_errors(w: &GltfWriter, name: &str, from: &str, to: &str) -> Vec<(String,
             "parse_gltf",
             Mesh::from_bytes(
                 json.as_bytes(),
-                &LoadOptions::default().with_format(meshray::Format::Gltf),
+                &LoadOptions {
+                    format: Some(meshray::Format::Gltf),
+                    ..Default::default()
+                },
             )
             .map(drop),
         ),
@@ -1153,7 +1196,10 @@ fn gltf_indices_that_name_nothing_are_errors_saying_where() {
     );
     let mesh = Mesh::from_bytes(
         every_kind.as_bytes(),
-        &LoadOptions::default().with_format(meshray::Format::Gltf),
+        &LoadOptions {
+            format: Some(meshray::Format::Gltf),
+            ..Default::default()
+        },
     )
     .unwrap();
     assert_eq!((mesh.triangle_count(), mesh.materials().len()), (1, 1));
@@ -1170,7 +1216,10 @@ fn glb_header_shorter_than_itself_is_an_error() {
         glb[8..12].copy_from_slice(&length.to_le_bytes());
         let err = Mesh::from_bytes(
             &glb,
-            &LoadOptions::default().with_format(meshray::Format::Gltf),
+            &LoadOptions {
+                format: Some(meshray::Format::Gltf),
+                ..Default::default()
+            },
         )
         .unwrap_err();
         assert!(matches!(err, Error::Parse { .. }), "{err:?}");
@@ -1349,16 +1398,31 @@ fn truncated_and_corrupted_files_never_panic() {
         Mesh::from_buffers(obj.positions().to_vec(), obj.triangles()[..40].to_vec()).unwrap();
     let options = LoadOptions::default();
     survives_corruption("ascii ply", &ascii_ply(&small), |b| {
-        Mesh::from_bytes(b, &LoadOptions::default().with_format(meshray::Format::Ply))
+        Mesh::from_bytes(
+            b,
+            &LoadOptions {
+                format: Some(meshray::Format::Ply),
+                ..Default::default()
+            },
+        )
     });
     survives_corruption("binary ply", &binary_ply(&small, false), |b| {
-        Mesh::from_bytes(b, &LoadOptions::default().with_format(meshray::Format::Ply))
+        Mesh::from_bytes(
+            b,
+            &LoadOptions {
+                format: Some(meshray::Format::Ply),
+                ..Default::default()
+            },
+        )
     });
     let (w, roots) = scene_as_gltf(&obj);
     survives_corruption("glb", &w.glb(&roots), |b| {
         Mesh::from_bytes(
             b,
-            &LoadOptions::default().with_format(meshray::Format::Gltf),
+            &LoadOptions {
+                format: Some(meshray::Format::Gltf),
+                ..Default::default()
+            },
         )
     });
     survives_corruption(
@@ -1367,14 +1431,20 @@ fn truncated_and_corrupted_files_never_panic() {
         |b| {
             Mesh::from_bytes(
                 b,
-                &LoadOptions::default().with_format(meshray::Format::Gltf),
+                &LoadOptions {
+                    format: Some(meshray::Format::Gltf),
+                    ..Default::default()
+                },
             )
         },
     );
     assert!(
         Mesh::from_bytes(
             &ascii_ply(&small),
-            &options.with_format(meshray::Format::Ply)
+            &LoadOptions {
+                format: Some(meshray::Format::Ply),
+                ..options
+            }
         )
         .is_ok()
     );
@@ -1424,8 +1494,10 @@ fn loading_reports_progress_in_bytes() {
         let calls = std::cell::RefCell::new(Vec::new());
         let mesh = Mesh::load_with(
             &path,
-            &LoadOptions::default()
-                .with_progress(&|done, total| calls.borrow_mut().push((done, total))),
+            &LoadOptions {
+                progress: Some(&|done, total| calls.borrow_mut().push((done, total))),
+                ..Default::default()
+            },
         )
         .unwrap();
         same_triangles(&grid, &mesh);
@@ -1450,9 +1522,11 @@ fn loading_reports_progress_in_bytes() {
     let last = std::cell::Cell::new((0, 1));
     let err = Mesh::load_with(
         &path,
-        &LoadOptions::default()
-            .with_format(meshray::Format::Ply)
-            .with_progress(&|d, t| last.set((d, t))),
+        &LoadOptions {
+            format: Some(meshray::Format::Ply),
+            progress: Some(&|d, t| last.set((d, t))),
+            ..Default::default()
+        },
     );
     assert!(err.is_err());
     assert!(last.get().0 < last.get().1);
@@ -1471,7 +1545,10 @@ fn gltf_application_attributes_are_ignored_not_refused() {
     assert!(text.contains("_BATCHID"), "the test must add the attribute");
     let mesh = Mesh::from_bytes(
         text.as_bytes(),
-        &LoadOptions::default().with_format(meshray::Format::Gltf),
+        &LoadOptions {
+            format: Some(meshray::Format::Gltf),
+            ..Default::default()
+        },
     )
     .unwrap();
     assert_eq!(mesh.triangle_count(), 1);

@@ -76,7 +76,10 @@ fn gltf_json_seeds_load() {
     for (k, document) in fuzz_checks::gltf_json::seeds().iter().enumerate() {
         let mesh = Mesh::from_bytes(
             document,
-            &LoadOptions::default().with_format(meshray::Format::Gltf),
+            &LoadOptions {
+                format: Some(meshray::Format::Gltf),
+                ..Default::default()
+            },
         );
         assert!(mesh.is_ok_and(|m| m.load_warnings().is_empty()), "seed {k}");
         fuzz_checks::gltf_json::gltf_json(document);

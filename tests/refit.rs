@@ -215,7 +215,10 @@ fn refit_with_the_files_vertices(name: &str, path: &std::path::Path) {
             .unwrap_or_else(|e| panic!("{name} frame {frame}: {e}"));
         let reloaded = Mesh::from_bytes(
             with_vertices(&text, &moved).as_bytes(),
-            &meshray::LoadOptions::default().with_format(meshray::Format::Obj),
+            &meshray::LoadOptions {
+                format: Some(meshray::Format::Obj),
+                ..Default::default()
+            },
         )
         .unwrap();
         assert_eq!(bvh.mesh().positions(), reloaded.positions());

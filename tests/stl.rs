@@ -72,8 +72,14 @@ fn binary_and_ascii_stl_load_the_same_triangles_as_the_obj() {
     let renamed = scratch("scene.dat");
     std::fs::copy(&binary, &renamed).unwrap();
     assert!(matches!(Mesh::load(&renamed), Err(Error::Parse { .. })));
-    let loaded =
-        Mesh::load_with(&renamed, &LoadOptions::default().with_format(Format::Stl)).unwrap();
+    let loaded = Mesh::load_with(
+        &renamed,
+        &LoadOptions {
+            format: Some(Format::Stl),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     same_triangles(&obj, &loaded);
 }
 
@@ -85,22 +91,46 @@ fn bad_stl_files_are_errors_naming_the_file() {
     let options = LoadOptions::default();
     // Truncated binary files: every cut inside the last facet and a few elsewhere.
     for cut in [0, 10, 83, 84, 100, bytes.len() - 49, bytes.len() - 1] {
-        let result = Mesh::from_bytes(&bytes[..cut], &options.with_format(Format::Stl));
+        let result = Mesh::from_bytes(
+            &bytes[..cut],
+            &LoadOptions {
+                format: Some(Format::Stl),
+                ..options
+            },
+        );
         assert!(result.is_err(), "cut at {cut} must not load");
     }
     // A NaN vertex and a file without facets.
     let nan = "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex NaN 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid x\n";
     assert!(matches!(
-        Mesh::from_bytes(nan.as_bytes(), &options.with_format(Format::Stl)),
+        Mesh::from_bytes(
+            nan.as_bytes(),
+            &LoadOptions {
+                format: Some(Format::Stl),
+                ..options
+            }
+        ),
         Err(Error::NonFiniteCoordinate { vertex: 1, .. }) | Err(Error::Parse { .. })
     ));
     assert!(matches!(
-        Mesh::from_bytes(b"solid x\nendsolid x\n", &options.with_format(Format::Stl)),
+        Mesh::from_bytes(
+            b"solid x\nendsolid x\n",
+            &LoadOptions {
+                format: Some(Format::Stl),
+                ..options
+            }
+        ),
         Err(Error::NoTriangles { .. }) | Err(Error::Parse { .. })
     ));
     let garbage = "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 zero 0\n";
     assert!(matches!(
-        Mesh::from_bytes(garbage.as_bytes(), &options.with_format(Format::Stl)),
+        Mesh::from_bytes(
+            garbage.as_bytes(),
+            &LoadOptions {
+                format: Some(Format::Stl),
+                ..options
+            }
+        ),
         Err(Error::Parse { .. })
     ));
     // Limits apply as for OBJ.
@@ -109,7 +139,13 @@ fn bad_stl_files_are_errors_naming_the_file() {
         ..Default::default()
     };
     assert!(matches!(
-        Mesh::from_bytes(&bytes, &few.with_format(Format::Stl)),
+        Mesh::from_bytes(
+            &bytes,
+            &LoadOptions {
+                format: Some(Format::Stl),
+                ..few
+            }
+        ),
         Err(Error::LimitExceeded { .. })
     ));
     // Missing file: Io naming it.

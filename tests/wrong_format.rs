@@ -139,7 +139,13 @@ fn a_file_under_another_formats_name_is_refused_by_its_real_format() {
             );
             // The same when the format is asked for rather than read from the name.
             assert!(matches!(
-                Mesh::load_with(&path, &LoadOptions::default().with_format(named)),
+                Mesh::load_with(
+                    &path,
+                    &LoadOptions {
+                        format: Some(named),
+                        ..Default::default()
+                    }
+                ),
                 Err(Error::WrongFormat { .. })
             ));
         }
@@ -197,8 +203,20 @@ fn a_directory_is_a_directory() {
     for path in [&dir, &dotted] {
         let results = [
             Mesh::load(path),
-            Mesh::load_with(path, &LoadOptions::default().with_format(Format::Obj)),
-            Mesh::load_with(path, &LoadOptions::default().with_progress(&|_, _| {})),
+            Mesh::load_with(
+                path,
+                &LoadOptions {
+                    format: Some(Format::Obj),
+                    ..Default::default()
+                },
+            ),
+            Mesh::load_with(
+                path,
+                &LoadOptions {
+                    progress: Some(&|_, _| {}),
+                    ..Default::default()
+                },
+            ),
         ];
         for result in results {
             let error = result.unwrap_err();

@@ -31,7 +31,10 @@ pub fn load(path: &Path) -> Result<Mesh, Failure> {
 pub fn load_with_progress(path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Mesh, Failure> {
     loaded(Mesh::load_with(
         path,
-        &LoadOptions::default().with_progress(progress),
+        &LoadOptions {
+            progress: Some(progress),
+            ..Default::default()
+        },
     )?)
 }
 

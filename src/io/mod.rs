@@ -68,7 +68,7 @@ impl Mesh {
     /// use meshray::{Error, Format, LoadOptions, Mesh};
     ///
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
-    /// let mesh = Mesh::load_with(path, &LoadOptions::default().with_format(Format::Obj))?;
+    /// let mesh = Mesh::load_with(path, &LoadOptions { format: Some(Format::Obj), ..Default::default() })?;
     /// assert_eq!(mesh.triangle_count(), 2090);
     /// let small = LoadOptions { max_triangles: 100, ..Default::default() };
     /// assert!(matches!(Mesh::load_with(path, &small), Err(Error::LimitExceeded { .. })));
@@ -112,7 +112,7 @@ impl Mesh {
     ///     other => panic!("expected a NaN error, got {other:?}"),
     /// }
     /// let stl = b"solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n";
-    /// let mesh = Mesh::from_bytes(stl, &LoadOptions::default().with_format(Format::Stl))?;
+    /// let mesh = Mesh::from_bytes(stl, &LoadOptions { format: Some(Format::Stl), ..Default::default() })?;
     /// assert_eq!(mesh.triangle_count(), 1);
     /// assert!(Mesh::from_bytes(b"\x00\x01 what is this", &LoadOptions::default()).is_err());
     /// # Ok::<(), meshray::Error>(())

@@ -25,7 +25,8 @@ use std::path::Path;
 /// // A progress bar's view of the load: (bytes parsed, file size), every MiB and at the end.
 /// let last = std::cell::Cell::new((0, 0));
 /// let report = |done, total| last.set((done, total));
-/// let mesh = Mesh::load_with(path, &LoadOptions::default().with_format(Format::Obj).with_progress(&report))?;
+/// let options = LoadOptions { format: Some(Format::Obj), progress: Some(&report), ..Default::default() };
+/// let mesh = Mesh::load_with(path, &options)?;
 /// let size = std::fs::metadata(path).unwrap().len();
 /// assert_eq!((last.get(), mesh.triangle_count()), ((size, size), 2090));
 /// # Ok::<(), meshray::Error>(())
@@ -52,24 +53,6 @@ pub struct LoadOptions<'a> {
     /// bars on files of hundreds of megabytes; the library itself prints nothing. (glTF
     /// reports only its end: its JSON is small and its buffers are read whole.)
     pub progress: Option<&'a dyn Fn(u64, u64)>,
-}
-
-impl<'a> LoadOptions<'a> {
-    /// These options reading `format`, whatever the file's name or content.
-    pub fn with_format(self, format: Format) -> LoadOptions<'a> {
-        LoadOptions {
-            format: Some(format),
-            ..self
-        }
-    }
-
-    /// These options telling `progress` how far the parser has got.
-    pub fn with_progress(self, progress: &'a dyn Fn(u64, u64)) -> LoadOptions<'a> {
-        LoadOptions {
-            progress: Some(progress),
-            ..self
-        }
-    }
 }
 
 impl Default for LoadOptions<'_> {

@@ -37,7 +37,13 @@ fn options() -> LoadOptions<'static> {
 
 /// Loads `document` as a mesh and as a scene; `data` aims the rays.
 fn check_document(document: &[u8], data: &[u8]) {
-    let mesh = Mesh::from_bytes(document, &options().with_format(meshray::Format::Gltf));
+    let mesh = Mesh::from_bytes(
+        document,
+        &LoadOptions {
+            format: Some(meshray::Format::Gltf),
+            ..options()
+        },
+    );
     let scene = load_scene(document);
     if let Ok(mesh) = &mesh {
         assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);

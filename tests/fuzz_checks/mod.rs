@@ -186,7 +186,13 @@ pub fn obj_bytes(data: &[u8]) {
         max_triangles: 2_000,
         ..Default::default()
     };
-    let Ok(mesh) = Mesh::from_bytes(data, &options.with_format(meshray::Format::Obj)) else {
+    let Ok(mesh) = Mesh::from_bytes(
+        data,
+        &LoadOptions {
+            format: Some(meshray::Format::Obj),
+            ..options
+        },
+    ) else {
         return;
     };
     assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);
@@ -290,7 +296,13 @@ fn file_bytes(data: &[u8], format: meshray::Format) {
         max_triangles: 2_000,
         ..Default::default()
     };
-    let Ok(mesh) = Mesh::from_bytes(data, &options.with_format(format)) else {
+    let Ok(mesh) = Mesh::from_bytes(
+        data,
+        &LoadOptions {
+            format: Some(format),
+            ..options
+        },
+    ) else {
         return;
     };
     assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);
