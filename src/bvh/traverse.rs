@@ -246,14 +246,12 @@ impl Bvh {
     }
 
     /// [`cast_ray`](Bvh::cast_ray)'s closest hit.
-    #[inline]
     pub(crate) fn closest_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
         self.closest_slot(ray, options, &mut ())
             .map(|found| self.ray_hit(found))
     }
 
     /// [`cast_ray`](Bvh::cast_ray)'s first hit found.
-    #[inline]
     pub(crate) fn any_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
         self.any_slot(ray, options).map(|found| self.ray_hit(found))
     }
