@@ -165,7 +165,8 @@ impl Mesh {
 
     /// Adds per-corner normals: `values`, and for each triangle the indices of its three
     /// corners' normals in `values` (normals need not be unit length; hits normalize the
-    /// interpolated one).
+    /// interpolated one). Values may be nalgebra's `Vector3`, `[f32; 3]`, or any math
+    /// crate's vectors that convert into `mint`'s.
     ///
     /// ```
     /// use meshray::Mesh;
@@ -180,18 +181,23 @@ impl Mesh {
     /// # Errors
     /// [`Error::IndexOutOfRange`] when `corners` does not have one entry per triangle or an
     /// index is past `values`.
-    pub fn with_corner_normals(
+    pub fn with_corner_normals<V: Into<mint::Vector3<f32>>>(
         mut self,
-        values: Vec<Vector3<f32>>,
+        values: impl IntoIterator<Item = V>,
         corners: Vec<[u32; 3]>,
     ) -> Result<Mesh> {
+        let values: Vec<Vector3<f32>> = values
+            .into_iter()
+            .map(|v| Vector3::from(v.into()))
+            .collect();
         check_corners("normal", values.len(), &corners, self.triangles.len())?;
         self.normals = Some(CornerAttribute { values, corners });
         Ok(self)
     }
 
     /// Adds per-corner texture coordinates, indexed like
-    /// [`with_corner_normals`](Mesh::with_corner_normals).
+    /// [`with_corner_normals`](Mesh::with_corner_normals) (nalgebra's `Point2`, `[f32; 2]`,
+    /// or anything that converts into `mint`'s points).
     ///
     /// ```
     /// use meshray::Mesh;
@@ -207,11 +213,12 @@ impl Mesh {
     /// # Errors
     /// [`Error::IndexOutOfRange`] when `corners` does not have one entry per triangle or an
     /// index is past `values`.
-    pub fn with_corner_uvs(
+    pub fn with_corner_uvs<P: Into<mint::Point2<f32>>>(
         mut self,
-        values: Vec<Point2<f32>>,
+        values: impl IntoIterator<Item = P>,
         corners: Vec<[u32; 3]>,
     ) -> Result<Mesh> {
+        let values: Vec<Point2<f32>> = values.into_iter().map(|p| Point2::from(p.into())).collect();
         check_corners(
             "texture coordinate",
             values.len(),
@@ -754,7 +761,7 @@ mod tests {
         );
         assert!(
             tri()
-                .with_corner_uvs(vec![], vec![[0, 0, 0], [0, 0, 0]])
+                .with_corner_uvs(Vec::<[f32; 2]>::new(), vec![[0, 0, 0], [0, 0, 0]])
                 .is_err()
         );
         assert!(

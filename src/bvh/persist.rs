@@ -325,12 +325,11 @@ fn mesh_of(body: Body) -> Result<Mesh> {
     let mut mesh = Mesh::from_buffers(groups::<3>(&positions, "position coordinate")?, triangles)?;
     if let Some((values, corners)) = normals {
         let values = groups::<3>(&values, "normal coordinate")?;
-        mesh =
-            mesh.with_corner_normals(values.into_iter().map(Vector3::from).collect(), corners)?;
+        mesh = mesh.with_corner_normals(values, corners)?;
     }
     if let Some((values, corners)) = uvs {
         let values = groups::<2>(&values, "uv coordinate")?;
-        mesh = mesh.with_corner_uvs(values.into_iter().map(Point2::from).collect(), corners)?;
+        mesh = mesh.with_corner_uvs(values, corners)?;
     }
     let materials_of = material_ids
         .into_iter()
