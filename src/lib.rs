@@ -125,7 +125,7 @@
 //! accessors that take a triangle number ([`Mesh::triangle`] and its companions) panic when
 //! it is out of range, as slice indexing does; [`Bvh::hit_details`] answers `None`.
 #![deny(missing_docs)]
-// `unsafe` only in src/bvh/simd.rs: calling the AVX2 copies of the walk on a CPU that has
+// `unsafe` only in src/bvh/query/simd.rs: calling the AVX2 copies of the walk on a CPU that has
 // AVX2 (each call allowed there alone, with its `SAFETY:` line).
 #![deny(unsafe_code)]
 // `!(a <= b)` is how this crate makes a NaN fail a test; it is deliberate everywhere.

@@ -1,33 +1,27 @@
-//! The bounding volume hierarchy: a binary tree of boxes over the mesh's triangles.
+//! The bounding volume hierarchy over a mesh's triangles, in four folders, in the order a
+//! tree lives: `build` (the builders), `layout` (the wide tree and its leaves), `query` (the
+//! walks) and `upkeep` (refit, validation, statistics, saving).
 //!
-//! The builder makes a binary tree: one flat array of 32-byte [`Node`]s, the root first and
+//! The builders make a binary tree: one flat array of 32-byte [`Node`]s, the root first and
 //! the two children of a node side by side. The queries walk that tree collapsed into 8-wide
 //! nodes ([`wide`]), which test eight boxes at a time. Triangles are copied into leaf order,
 //! corner by corner, in packets of four that one SIMD pass tests ([`TrianglePacket`]), with a
 //! `u32` map back to the mesh's triangle number that is read only when a hit is reported.
 
-mod batch;
 mod build;
-mod coherent;
-mod lbvh;
-pub(crate) mod leaf;
-pub(crate) mod nearest;
-mod par;
+mod layout;
+mod query;
+mod upkeep;
+
+// The folders' modules by their short names, for the modules of the tree and for the scene,
+// which builds its top-level tree with `layout` and walks it with `query` (`walk`,
+// `walk_ray`, `lanes_near`): the one way in from above.
+use build::{lbvh, par, reinsert};
+pub(crate) use layout::{leaf, tree, wide};
+pub(crate) use query::{batch, coherent, nearest, ray_walk, simd, traverse, walk};
 #[cfg(feature = "serde")]
-mod persist;
-mod ray_walk;
-mod reinsert;
-#[cfg(feature = "serde")]
-pub use persist::SavedBvh;
-mod refit;
-pub(crate) mod selection;
-mod simd;
-mod stats;
-pub(crate) mod traverse;
-pub(crate) mod tree;
-mod validate;
-pub(crate) mod walk;
-pub(crate) mod wide;
+pub use upkeep::persist::SavedBvh;
+use upkeep::stats;
 
 pub use batch::RayQuery;
 pub use nearest::ClosestPoint;

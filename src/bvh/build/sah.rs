@@ -17,10 +17,10 @@
 //! median; below a depth limit the builder also switches to median splits, so the tree is
 //! never deeper than the traversal stack.
 
-use super::leaf::LANES;
-use super::par;
-use super::{BuildOptions, Node};
 use crate::Aabb;
+use crate::bvh::leaf::LANES;
+use crate::bvh::par;
+use crate::bvh::{BuildOptions, Node};
 use nalgebra::Point3;
 use wide::f32x4;
 
@@ -252,7 +252,7 @@ fn decide(
     if count == 1 {
         return Decision::Leaf;
     }
-    let max_leaf = options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
+    let max_leaf = options.max_leaf_size.clamp(1, crate::bvh::MAX_LEAF_SIZE);
     // A split costs at least a node visit, so a leaf that costs no more is kept without
     // looking for a plane: the decision below would make it a leaf anyway (with the
     // default costs, every node of one packet).

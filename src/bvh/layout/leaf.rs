@@ -11,7 +11,7 @@
 //!
 //! [`plane_t`]: crate::triangle::plane_t
 
-use super::wide::{WIDTH, WideNode};
+use crate::bvh::wide::{WIDTH, WideNode};
 use crate::triangle::{LeafTriangle, TriangleHit, accept};
 use crate::watertight::WatertightRay;
 use crate::{Culling, QueryOptions, Ray};
@@ -202,8 +202,8 @@ pub(crate) fn pack(
     corners: &[[Point3<f32>; 3]],
 ) -> (Vec<TrianglePacket>, Vec<u32>) {
     // A run of nodes per thread: joining the runs copies all but the first.
-    let nodes_per_task = nodes.len().div_ceil(super::par::threads()).max(1);
-    let parts = super::par::map_chunks_mut(nodes, nodes_per_task, |nodes| {
+    let nodes_per_task = nodes.len().div_ceil(crate::bvh::par::threads()).max(1);
+    let parts = crate::bvh::par::map_chunks_mut(nodes, nodes_per_task, |nodes| {
         let packets: usize = nodes
             .iter()
             .flat_map(|node| leaf_lanes(node).map(|k| node.count[k].div_ceil(LANES as u32)))

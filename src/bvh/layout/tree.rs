@@ -3,7 +3,7 @@
 //! partial refit needs, the cost that says when a refit tree should be rebuilt, and the
 //! check of the invariants every wide tree keeps.
 //!
-//! Two trees use it: the mesh's ([`Bvh`](super::Bvh), whose leaf lanes name packets of
+//! Two trees use it: the mesh's ([`Bvh`](crate::bvh::Bvh), whose leaf lanes name packets of
 //! triangles) and the scene's top-level tree (whose leaf lanes name instances). What differs
 //! is only what a leaf lane's entries are, hence their box ([`Leaves`]) and what checking
 //! them means ([`CheckedLeaves`]).
@@ -13,8 +13,8 @@
 //! else it names an interior child, which comes after its parent in the array — so one
 //! sweep from the back sees every child before its parent.
 
-use super::build::MAX_DEPTH;
-use super::wide::{NO_CHILD, WIDTH, WideNode, collapse};
+use crate::bvh::build::MAX_DEPTH;
+use crate::bvh::wide::{NO_CHILD, WIDTH, WideNode, collapse};
 use crate::{Aabb, BuildOptions};
 
 /// What a tree's leaves hold, as far as its boxes go.
@@ -115,7 +115,7 @@ pub(crate) fn build_over_boxes(
     boxes: &[Aabb],
     options: &BuildOptions,
 ) -> (Vec<WideNode>, Vec<u32>) {
-    let (binary, order) = super::build::build(boxes, options, &|_| {});
+    let (binary, order) = crate::bvh::build::build(boxes, options, &|_| {});
     let nodes = collapse(&binary, options.traversal_cost, options.intersection_cost);
     (nodes, order)
 }

@@ -26,9 +26,9 @@
 //! way, so both kernels visit the same nodes in the same order (tested below), and even
 //! any-hit answers, which depend on the order, agree.
 
-use super::build::MAX_DEPTH;
-use super::traverse::Tally;
-use super::wide::{WIDTH, WideNode, WideRay, lane_intervals, widened};
+use crate::bvh::build::MAX_DEPTH;
+use crate::bvh::traverse::Tally;
+use crate::bvh::wide::{WIDTH, WideNode, WideRay, lane_intervals, widened};
 use std::mem::MaybeUninit;
 
 /// A child waiting to be visited: an interior node (`count == 0`) or a leaf of `count`

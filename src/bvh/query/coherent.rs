@@ -22,14 +22,14 @@
 //! A packet needs eight valid rays whose directions share their signs and have no zero
 //! component (an infinite inverse direction has no useful range); other groups go ray by ray.
 
-use super::Bvh;
-use super::leaf::LeafTest;
-use super::simd::{Avx2, NodeTest, Portable};
-use super::traverse::CompactHit;
-use super::walk::Visitor;
-use super::wide::{BoxLanes, WIDTH, WideNode, entered, lower, raise, slab_axis, widened};
 use crate::QueryOptions;
 use crate::Ray;
+use crate::bvh::Bvh;
+use crate::bvh::leaf::LeafTest;
+use crate::bvh::simd::{Avx2, NodeTest, Portable};
+use crate::bvh::traverse::CompactHit;
+use crate::bvh::walk::Visitor;
+use crate::bvh::wide::{BoxLanes, WIDTH, WideNode, entered, lower, raise, slab_axis, widened};
 use crate::triangle::TriangleHit;
 
 /// Rays per packet: one per SIMD lane of the box test.

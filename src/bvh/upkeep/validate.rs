@@ -1,8 +1,8 @@
 //! The invariants a built BVH keeps, checked in full.
 
-use super::Bvh;
-use super::leaf::LANES;
-use super::tree::{self, CheckedLeaves, Leaves};
+use crate::bvh::Bvh;
+use crate::bvh::leaf::LANES;
+use crate::bvh::tree::{self, CheckedLeaves, Leaves};
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Error, Result};
 
@@ -42,7 +42,10 @@ impl Bvh {
         if nodes.is_empty() || nodes.len() > n {
             return fail(format!("{} nodes for {n} triangles", nodes.len()));
         }
-        let max_leaf = self.options.max_leaf_size.clamp(1, super::MAX_LEAF_SIZE);
+        let max_leaf = self
+            .options
+            .max_leaf_size
+            .clamp(1, crate::bvh::MAX_LEAF_SIZE);
         let mut leaves = MeshLeaves {
             bvh: self,
             seen_packet: vec![false; packets.len()],
@@ -177,7 +180,7 @@ mod tests {
         b.nodes[0].count[3] = 1; // a leaf in no lane's place
         assert!(b.validate().is_err());
         let mut b = good.clone();
-        b.nodes[1].child[1] = super::super::wide::NO_CHILD; // a hole in the lanes
+        b.nodes[1].child[1] = crate::bvh::wide::NO_CHILD; // a hole in the lanes
         assert!(b.validate().is_err());
         let mut b = good;
         b.leaf_packets[1].b[1][0] += 1.0;

@@ -1,9 +1,9 @@
 //! Selection queries: every triangle overlapping a box, a sphere or a frustum.
 
-use super::Bvh;
-use super::leaf::LANES;
-use super::walk::{Visitor, walk};
-use super::wide::{WIDTH, WideNode};
+use crate::bvh::Bvh;
+use crate::bvh::leaf::LANES;
+use crate::bvh::walk::{Visitor, walk};
+use crate::bvh::wide::{WIDTH, WideNode};
 use crate::region::{Region, Selector};
 use crate::transform::moved_box;
 use nalgebra::{Matrix4, Point3};

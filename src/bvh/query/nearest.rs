@@ -1,10 +1,10 @@
 //! The closest point of the mesh to a query point: snapping, distance fields, "what is
 //! under this 3D cursor".
 
-use super::Bvh;
-use super::leaf::LANES;
-use super::walk::{Visitor, walk};
-use super::wide::{WIDTH, WideNode};
+use crate::bvh::Bvh;
+use crate::bvh::leaf::LANES;
+use crate::bvh::walk::{Visitor, walk};
+use crate::bvh::wide::{WIDTH, WideNode};
 use crate::closest_point::{Nearest, box_distance_squared, nearest_on_triangle64};
 use crate::transform::moved_box;
 use nalgebra::{Matrix4, Point3};

@@ -1,4 +1,4 @@
-//! The fast builder ([`BuildQuality::Fast`](super::BuildQuality::Fast)): a linear BVH.
+//! The fast builder ([`BuildQuality::Fast`](crate::bvh::BuildQuality::Fast)): a linear BVH.
 //!
 //! Each triangle's centroid gets a 63-bit Morton code (21 bits per axis, interleaved, over
 //! the centroids' bounding cube: scaling each axis to its own extent instead made trees that
@@ -13,10 +13,10 @@
 //! every range is halved, so the tree is no deeper than the SAH builder's and the walks'
 //! stacks hold it.
 
-use super::Node;
-use super::build::MEDIAN_DEPTH;
-use super::leaf::LANES;
 use crate::Aabb;
+use crate::bvh::Node;
+use crate::bvh::build::MEDIAN_DEPTH;
+use crate::bvh::leaf::LANES;
 use nalgebra::Point3;
 
 /// Bits per axis in a Morton code.
@@ -28,7 +28,7 @@ const BITS: u32 = 21;
 pub(crate) fn build(
     corners: &[[Point3<f32>; 3]],
     max_leaf: usize,
-    progress: &super::build::Progress,
+    progress: &crate::bvh::build::Progress,
 ) -> (Vec<Node>, Vec<u32>, Vec<[Point3<f32>; 3]>) {
     debug_assert!(!corners.is_empty(), "meshes have triangles");
     let leaf_size = max_leaf.clamp(1, 2 * LANES);
@@ -65,7 +65,7 @@ pub(crate) fn build(
     // Boxes bottom up (children come after their parent), from the corners in leaf order:
     // gathered in one simple loop, which overlaps its cache misses far better than the
     // sweep could, and kept for the leaves.
-    let sorted = super::par::map_indexed(order.len(), |i| corners[order[i] as usize]);
+    let sorted = crate::bvh::par::map_indexed(order.len(), |i| corners[order[i] as usize]);
     for i in (0..nodes.len()).rev() {
         let node = nodes[i];
         let (first, count) = (node.first as usize, node.count as usize);
@@ -112,7 +112,7 @@ fn morton_codes(corners: &[[Point3<f32>; 3]]) -> (Vec<u64>, Vec<u32>) {
     let extent = (0..3).map(|a| hi[a] - lo[a]).fold(0.0f32, f32::max);
     let cells = (1u32 << BITS) as f32;
     let scale = if extent > 0.0 { cells / extent } else { 0.0 };
-    let codes = super::par::map_indexed(corners.len(), |i| {
+    let codes = crate::bvh::par::map_indexed(corners.len(), |i| {
         let c = centroid(&corners[i]);
         let cell = |a: usize| (((c[a] - lo[a]) * scale) as u32).min((1 << BITS) - 1) as u64;
         spread(cell(0)) | spread(cell(1)) << 1 | spread(cell(2)) << 2

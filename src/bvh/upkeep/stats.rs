@@ -1,8 +1,8 @@
 //! Figures that describe a built tree.
 
-use super::Bvh;
-use super::walk::{Visitor, walk};
-use super::wide::{WIDTH, WideNode};
+use crate::bvh::Bvh;
+use crate::bvh::walk::{Visitor, walk};
+use crate::bvh::wide::{WIDTH, WideNode};
 use crate::{Aabb, QueryOptions, Ray};
 use nalgebra::Vector3;
 use std::fmt;

@@ -16,9 +16,9 @@
 //! per triangle. Width 2 → 4 had cut the walk's instructions by 38 % (callgrind, bunny
 //! random rays); timings on this shared machine were too noisy to add a ratio.
 
-use super::Node;
 use crate::Aabb;
 use crate::aabb::RaySlabs;
+use crate::bvh::Node;
 use nalgebra::Point3;
 
 /// Children per node.
@@ -165,7 +165,7 @@ fn collapse_splits(binary: &[Node], traversal_cost: f32, intersection_cost: f32)
         let node = &binary[n];
         let area = f64::from(node.bounds().half_area());
         if node.is_leaf() {
-            let packets = f64::from(node.count.div_ceil(super::leaf::LANES as u32));
+            let packets = f64::from(node.count.div_ceil(crate::bvh::leaf::LANES as u32));
             cost[n] = [area * f64::from(intersection_cost) * packets; WIDTH];
             continue;
         }

@@ -17,14 +17,14 @@
 //! `target-cpu`. The `unsafe` here is the calls into the AVX2 code, each allowed only
 //! through an [`Avx2`] token, which exists only when the CPU has the instructions.
 
-use super::ray_walk::{self, PortableKernel};
-#[cfg(target_arch = "x86_64")]
-use super::ray_walk::{Entered, RayKernel, RayStack};
-use super::traverse::Tally;
-use super::walk::{Visitor, walk};
-use super::wide::{WideNode, WideRay};
 use crate::Ray;
 use crate::aabb::RaySlabs;
+use crate::bvh::ray_walk::{self, PortableKernel};
+#[cfg(target_arch = "x86_64")]
+use crate::bvh::ray_walk::{Entered, RayKernel, RayStack};
+use crate::bvh::traverse::Tally;
+use crate::bvh::walk::{Visitor, walk};
+use crate::bvh::wide::{WideNode, WideRay};
 
 /// How a ray walk tests a node's boxes: the portable way or with AVX2.
 pub(crate) trait NodeTest: Copy {
@@ -187,15 +187,15 @@ impl<const OCTANT: u8> RayKernel for Avx2Octant<OCTANT> {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::super::ray_walk::{NOT_ENTERED, Waiting};
-    use super::super::wide::{EXIT_SLACK, WIDTH};
     use super::*;
+    use crate::bvh::ray_walk::{NOT_ENTERED, Waiting};
+    use crate::bvh::wide::{EXIT_SLACK, WIDTH};
     use std::arch::x86_64::*;
 
     /// [`ray_walk::walk`] with AVX2 and FMA enabled, so its inlined steps (the leaf tests)
     /// are compiled for them too.
     #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
-    pub(super) fn walk_ray_avx2<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
+    pub(in crate::bvh) fn walk_ray_avx2<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
         avx2: Avx2,
         nodes: &[WideNode],
         ray: &Ray,
@@ -227,7 +227,7 @@ mod x86 {
     /// function called the closure's baseline copy.
     #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     #[inline(never)]
-    pub(super) fn leaf_avx2<L: FnMut(usize, usize, &mut f32) -> bool>(
+    pub(in crate::bvh) fn leaf_avx2<L: FnMut(usize, usize, &mut f32) -> bool>(
         leaf: &mut L,
         first: usize,
         count: usize,
@@ -251,7 +251,7 @@ mod x86 {
     /// The CPU must have AVX2 and FMA.
     #[allow(unsafe_code)]
     #[inline(always)]
-    pub(super) unsafe fn enter_avx2<const OCTANT: u8>(
+    pub(in crate::bvh) unsafe fn enter_avx2<const OCTANT: u8>(
         node: &WideNode,
         ray: &WideRay,
         t_min: f32,
@@ -375,7 +375,7 @@ mod x86 {
     /// and the entry distances.
     #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     #[inline]
-    pub(super) fn slabs<const OCTANT: u8>(
+    pub(in crate::bvh) fn slabs<const OCTANT: u8>(
         node: &WideNode,
         ray: &WideRay,
         t_min: f32,
@@ -406,7 +406,7 @@ mod x86 {
     /// [`walk`] with AVX2 and FMA enabled: every `#[inline(always)]` step of it (the
     /// visitor's node and leaf tests) is compiled again for those instructions.
     #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
-    pub(super) fn walk_avx2<V: Visitor>(nodes: &[WideNode], visitor: &mut V) {
+    pub(in crate::bvh) fn walk_avx2<V: Visitor>(nodes: &[WideNode], visitor: &mut V) {
         walk(nodes, visitor);
     }
 }

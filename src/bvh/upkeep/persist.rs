@@ -12,9 +12,9 @@
 //! YAML...) get each `f32` as its bit pattern, a `u32` (JSON has no NaN, and its decimal
 //! round trip through `f64` is not exact in every reader); binary formats get the floats.
 
-use super::leaf::{LANES, TrianglePacket};
-use super::wide::{NO_CHILD, WIDTH, WideNode};
-use super::{BuildOptions, BuildQuality, Bvh};
+use crate::bvh::leaf::{LANES, TrianglePacket};
+use crate::bvh::wide::{NO_CHILD, WIDTH, WideNode};
+use crate::bvh::{BuildOptions, BuildQuality, Bvh};
 use crate::mesh::{CornerAttribute, NO_INDEX};
 use crate::{Error, Mesh, Result};
 use nalgebra::{Point2, Vector3};

@@ -1,16 +1,16 @@
 //! Ray queries: closest hit, any hit, all hits.
 //!
-//! All of them (and the hit count) run the single-ray walk ([`ray_walk`](super::ray_walk)):
+//! All of them (and the hit count) run the single-ray walk ([`ray_walk`](crate::bvh::ray_walk)):
 //! enter the children whose box the ray enters before `t_max`, nearest entry first, and drop
 //! a waiting child whose entry lies beyond the current `t_max` (which the closest-hit query
 //! shrinks to the best hit so far). What differs is the leaf: keep the closest hit, stop at
 //! the first, or collect every one. Closest and any hit allocate nothing.
 
-use super::Bvh;
-use super::batch::RayQuery;
-use super::leaf::LeafTest;
-use super::simd::{Avx2, NodeTest, Portable};
-use super::wide::WideNode;
+use crate::bvh::Bvh;
+use crate::bvh::batch::RayQuery;
+use crate::bvh::leaf::LeafTest;
+use crate::bvh::simd::{Avx2, NodeTest, Portable};
+use crate::bvh::wide::WideNode;
 use crate::triangle::{LeafTriangle, TriangleHit};
 use crate::{QueryOptions, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
@@ -346,7 +346,7 @@ impl Bvh {
     /// number: ties go to the lowest, whatever order the walk met them in. (The leaf test
     /// only reports hits within the current best `t`.)
     #[inline(always)]
-    pub(super) fn keep_closer(
+    pub(in crate::bvh) fn keep_closer(
         &self,
         best: &mut Option<(u32, TriangleHit)>,
         slot: u32,
@@ -363,7 +363,7 @@ impl Bvh {
         }
     }
 
-    pub(super) fn ray_hit(&self, (slot, h): (u32, TriangleHit)) -> CompactHit {
+    pub(in crate::bvh) fn ray_hit(&self, (slot, h): (u32, TriangleHit)) -> CompactHit {
         CompactHit {
             t: h.t,
             triangle: self.triangle_index[slot as usize],
@@ -468,7 +468,7 @@ impl Bvh {
         count
     }
 
-    /// Walks the tree nearest child first ([`ray_walk`](super::ray_walk)), calling `leaf`
+    /// Walks the tree nearest child first ([`ray_walk`](crate::bvh::ray_walk)), calling `leaf`
     /// with each reached leaf's first packet, triangle count and the current `t_max` (which
     /// it may lower); `leaf` returns `true` to stop.
     #[inline(always)]
@@ -524,7 +524,7 @@ fn unit(v: &Vector3<f32>) -> Option<Unit<Vector3<f32>>> {
 }
 
 /// Walks `nodes` (root at 0) for `ray` over `range` (instead of its own) with the fastest
-/// kernel this CPU has ([`ray_walk`](super::ray_walk)), nearest child first, calling `leaf` with each
+/// kernel this CPU has ([`ray_walk`](crate::bvh::ray_walk)), nearest child first, calling `leaf` with each
 /// reached leaf lane's child word and count and the current `t_max`, which it may lower;
 /// `leaf` returns `true` to stop. The ray walk of every tree: the mesh's (leaf lanes name
 /// packets of triangles) and the scene's top-level tree (leaf lanes name instances).

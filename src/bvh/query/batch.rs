@@ -2,10 +2,10 @@
 //! the Python and the JavaScript packages all cast through it, so the choices below (how rays
 //! are shared among threads, which groups walk as packets) are made once.
 
-use super::coherent::PACKET;
-use super::{Bvh, CompactHit};
 use crate::QueryOptions;
 use crate::Ray;
+use crate::bvh::coherent::PACKET;
+use crate::bvh::{Bvh, CompactHit};
 
 /// Rays per task: big enough that scheduling costs nothing next to the walks, small enough
 /// that two threads share a batch of a few thousand rays evenly. A multiple of [`PACKET`], so

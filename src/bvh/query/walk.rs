@@ -1,6 +1,6 @@
 //! The generic walk over a wide tree: the packet walk of camera rays, a scene's top-level
 //! tree, the nearest point, selections, and the statistics and validation sweeps go through
-//! it. (The single ray of a mesh query has a walk of its own, [`ray_walk`](super::ray_walk),
+//! it. (The single ray of a mesh query has a walk of its own, [`ray_walk`](crate::bvh::ray_walk),
 //! written for the vector unit.) What differs between them is a [`Visitor`]: which of a
 //! node's children to enter and in what order, whether a child still waiting on the stack can
 //! matter, and what to do in a leaf. The walk itself keeps the stack, takes the nearest child
@@ -13,8 +13,8 @@
 //!
 //! [`Bvh::validate`]: crate::Bvh::validate
 
-use super::build::MAX_DEPTH;
-use super::wide::{WIDTH, WideNode};
+use crate::bvh::build::MAX_DEPTH;
+use crate::bvh::wide::{WIDTH, WideNode};
 use smallvec::SmallVec;
 
 /// A lane of a [`WideNode`] to visit: an interior node (`count == 0`) or a leaf of `count`

@@ -1,4 +1,4 @@
-//! The high-quality builder's second step ([`BuildQuality::High`](super::BuildQuality::High)):
+//! The high-quality builder's second step ([`BuildQuality::High`](crate::bvh::BuildQuality::High)):
 //! the SAH tree improved by reinsertion (Bittner, Hapala and Havran 2013, "Fast
 //! insertion-based optimization of bounding volume hierarchies"; Meister and Bittner 2018).
 //!
@@ -12,9 +12,9 @@
 //! while they still lower the summed area of the interior nodes, the part of the SAH cost
 //! reinsertion can change (the leaves stay as they are).
 
-use super::Node;
-use super::build::MAX_DEPTH;
 use crate::Aabb;
+use crate::bvh::Node;
+use crate::bvh::build::MAX_DEPTH;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 

@@ -1,10 +1,10 @@
 //! Refitting: the vertices moved, the triangles did not; update the boxes, keep the tree.
 
-use super::Bvh;
-use super::leaf::{LANES, TrianglePacket};
-use super::tree::{self, Leaves};
 #[cfg(doc)]
 use crate::Error;
+use crate::bvh::Bvh;
+use crate::bvh::leaf::{LANES, TrianglePacket};
+use crate::bvh::tree::{self, Leaves};
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Result};
 use nalgebra::Point3;
@@ -76,7 +76,7 @@ impl Bvh {
     /// Needs only the tree's shape to be sound: slots name triangles of the mesh (or
     /// `u32::MAX`), leaves name packets in range, and interior children come after their
     /// parent in range (loading checks this first; a build or refit keeps it).
-    pub(super) fn refill_leaves_and_boxes(&mut self) {
+    pub(in crate::bvh) fn refill_leaves_and_boxes(&mut self) {
         for (slot, &t) in self.triangle_index.iter().enumerate() {
             if t != u32::MAX {
                 let [a, b, c] = self.mesh.triangle(t as usize);

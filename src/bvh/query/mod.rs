@@ -1,0 +1,13 @@
+//! Walking the tree: the single-ray walk of the mesh queries (`ray_walk`, with its vector
+//! kernels in `simd`), the ray queries built on it (`traverse`), eight camera rays at once
+//! (`coherent`) and the batch query (`batch`); the generic ordered walk (`walk`) behind the
+//! nearest point (`nearest`) and the selections (`selection`).
+
+pub(crate) mod batch;
+pub(crate) mod coherent;
+pub(crate) mod nearest;
+pub(crate) mod ray_walk;
+pub(crate) mod selection;
+pub(crate) mod simd;
+pub(crate) mod traverse;
+pub(crate) mod walk;
