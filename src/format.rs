@@ -9,11 +9,9 @@ use std::path::Path;
 ///
 /// ```
 /// use meshray::{Format, LoadOptions, Mesh};
-/// use std::path::Path;
 ///
-/// // A file whose name does not tell its format: say which it is.
+/// // Say which format a file is in, whatever its name.
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
-/// assert_eq!(Format::from_path(Path::new(path)), Some(Format::Obj));
 /// let mesh = Mesh::load_with(path, &LoadOptions { format: Some(Format::Obj), ..Default::default() })?;
 /// assert_eq!(mesh.triangle_count(), 2090);
 /// # Ok::<(), meshray::Error>(())
@@ -53,15 +51,7 @@ impl std::fmt::Display for Format {
 impl Format {
     /// The format a file's extension names (`obj`, `stl`, `ply`, `gltf`, `glb`; any case), if
     /// this build reads it.
-    ///
-    /// ```
-    /// use meshray::Format;
-    /// use std::path::Path;
-    ///
-    /// assert_eq!(Format::from_path(Path::new("bunny.OBJ")), Some(Format::Obj));
-    /// assert_eq!(Format::from_path(Path::new("bunny.txt")), None);
-    /// ```
-    pub fn from_path(path: &Path) -> Option<Format> {
+    pub(crate) fn from_path(path: &Path) -> Option<Format> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
             "obj" => Some(Format::Obj),
@@ -73,5 +63,17 @@ impl Format {
             "gltf" | "glb" => Some(Format::Gltf),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_name_formats_whatever_their_case() {
+        assert_eq!(Format::from_path(Path::new("bunny.OBJ")), Some(Format::Obj));
+        assert_eq!(Format::from_path(Path::new("bunny.txt")), None);
+        assert_eq!(Format::from_path(Path::new("bunny")), None);
     }
 }

@@ -149,6 +149,7 @@ mod plane2d;
 mod ray;
 mod region;
 mod scene;
+mod splitmix;
 #[cfg(test)]
 mod test_support;
 mod transform;

@@ -56,7 +56,7 @@ pub struct Mesh {
 }
 
 /// Every part of a [`Mesh`] but its load warnings, for the loaders and the saved format,
-/// which build and read them whole ([`Mesh::from_parts`], [`Mesh::to_parts`]).
+/// which build and read them whole ([`Mesh::from_parts`], [`Mesh::parts`]).
 pub(crate) struct MeshParts {
     pub positions: Vec<Point3<f32>>,
     pub triangles: Vec<[u32; 3]>,
@@ -68,6 +68,19 @@ pub(crate) struct MeshParts {
     /// Per triangle, its material's number in `materials`, or [`NO_INDEX`].
     pub material_ids: Vec<u32>,
     pub materials: Vec<String>,
+}
+
+/// [`MeshParts`], borrowed from a mesh ([`Mesh::parts`]).
+#[cfg(feature = "serde")]
+pub(crate) struct MeshPartsRef<'a> {
+    pub positions: &'a [Point3<f32>],
+    pub triangles: &'a [[u32; 3]],
+    pub normals: Option<&'a CornerAttribute<Vector3<f32>>>,
+    pub uvs: Option<&'a CornerAttribute<Point2<f32>>>,
+    pub object_ids: &'a [u32],
+    pub objects: &'a [String],
+    pub material_ids: &'a [u32],
+    pub materials: &'a [String],
 }
 
 impl Mesh {
@@ -145,7 +158,7 @@ impl Mesh {
         triangles: Vec<[u32; 3]>,
     ) -> Result<Mesh> {
         let n = triangles.len();
-        let mesh = Mesh {
+        Mesh::from_parts(MeshParts {
             positions: positions
                 .into_iter()
                 .map(|p| Point3::from(p.into()))
@@ -157,10 +170,7 @@ impl Mesh {
             objects: vec![String::new()],
             material_ids: vec![NO_INDEX; n],
             materials: Vec::new(),
-            load_warnings: Vec::new(),
-        };
-        mesh.check()?;
-        Ok(mesh)
+        })
     }
 
     /// Adds per-corner normals: `values`, and for each triangle the indices of its three
@@ -318,18 +328,18 @@ impl Mesh {
         Ok(mesh)
     }
 
-    /// Every part, copied (for the saved format).
+    /// Every part, borrowed (for the saved format, which copies each into its record once).
     #[cfg(feature = "serde")]
-    pub(crate) fn to_parts(&self) -> MeshParts {
-        MeshParts {
-            positions: self.positions.clone(),
-            triangles: self.triangles.clone(),
-            normals: self.normals.clone(),
-            uvs: self.uvs.clone(),
-            object_ids: self.object_ids.clone(),
-            objects: self.objects.clone(),
-            material_ids: self.material_ids.clone(),
-            materials: self.materials.clone(),
+    pub(crate) fn parts(&self) -> MeshPartsRef<'_> {
+        MeshPartsRef {
+            positions: &self.positions,
+            triangles: &self.triangles,
+            normals: self.normals.as_ref(),
+            uvs: self.uvs.as_ref(),
+            object_ids: &self.object_ids,
+            objects: &self.objects,
+            material_ids: &self.material_ids,
+            materials: &self.materials,
         }
     }
 

@@ -1,22 +1,18 @@
 //! Helpers shared by the unit tests.
 
+use crate::splitmix::SplitMix64;
 use nalgebra::Point3;
 
-/// SplitMix64 (Steele, Lea and Flood 2014): small, seeded, and the same sequence for the same
-/// seed on every machine; the one generator of the unit tests.
-pub(crate) struct Rng(u64);
+/// The unit tests' one generator: the library's SplitMix64 with the draws tests want.
+pub(crate) struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(SplitMix64(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `[0, 1)`, 24 bits.

@@ -20,6 +20,13 @@ fn replay(target: &str, check: fn(&[u8])) -> usize {
     n
 }
 
+/// The corpus of `target` (at least `min` inputs), then `cases` random inputs.
+fn corpus_and_random(target: &str, check: fn(&[u8]), min: usize, cases: usize, seed: u64) {
+    let n = replay(target, check);
+    assert!(n >= min, "the {target} corpus should not be empty ({n})");
+    random(check, cases, seed);
+}
+
 fn random(check: fn(&[u8]), cases: usize, seed: u64) {
     let mut rng = common::Rng::new(seed);
     for _ in 0..cases {
@@ -37,14 +44,8 @@ fn obj_bytes_corpus() {
 }
 
 #[test]
-fn soup_corpus() {
-    let n = replay("soup", fuzz_checks::soup);
-    assert!(n > 10, "the corpus should not be empty ({n})");
-}
-
-#[test]
-fn soup_random_inputs() {
-    random(fuzz_checks::soup, 20_000, 99);
+fn soup_corpus_and_random_inputs() {
+    corpus_and_random("soup", fuzz_checks::soup, 11, 20_000, 99);
 }
 
 #[test]
@@ -88,37 +89,30 @@ fn gltf_json_seeds_load() {
 
 #[cfg(feature = "gltf")]
 #[test]
-fn gltf_json_corpus() {
-    let n = replay("gltf_json", fuzz_checks::gltf_json::gltf_json);
-    assert!(n > 10, "the corpus should not be empty ({n})");
-}
-
-#[cfg(feature = "gltf")]
-#[test]
-fn gltf_json_mutations() {
-    random(fuzz_checks::gltf_json::gltf_json, 5_000, 11);
+fn gltf_json_corpus_and_random_inputs() {
+    corpus_and_random(
+        "gltf_json",
+        fuzz_checks::gltf_json::gltf_json,
+        11,
+        5_000,
+        11,
+    );
 }
 
 #[cfg(feature = "ply")]
 #[test]
 fn ply_bytes_corpus_and_random_inputs() {
-    let n = replay("ply_bytes", fuzz_checks::ply_bytes);
-    assert!(n >= 5, "the corpus should not be empty ({n})");
-    random(fuzz_checks::ply_bytes, 5_000, 21);
+    corpus_and_random("ply_bytes", fuzz_checks::ply_bytes, 5, 5_000, 21);
 }
 
 #[cfg(feature = "stl")]
 #[test]
 fn stl_bytes_corpus_and_random_inputs() {
-    let n = replay("stl_bytes", fuzz_checks::stl_bytes);
-    assert!(n >= 5, "the corpus should not be empty ({n})");
-    random(fuzz_checks::stl_bytes, 5_000, 22);
+    corpus_and_random("stl_bytes", fuzz_checks::stl_bytes, 5, 5_000, 22);
 }
 
 #[cfg(feature = "serde")]
 #[test]
 fn saved_tree_corpus_and_random_inputs() {
-    let n = replay("saved_tree", fuzz_checks::saved_tree);
-    assert!(n >= 5, "the corpus should not be empty ({n})");
-    random(fuzz_checks::saved_tree, 5_000, 23);
+    corpus_and_random("saved_tree", fuzz_checks::saved_tree, 5, 5_000, 23);
 }

@@ -22,6 +22,7 @@ const LAYERS: [(&str, &[&str]); 5] = [
             "closest_point",
             "region",
             "transform",
+            "splitmix",
         ],
     ),
     ("mesh and file formats", &["mesh", "io"]),

@@ -13,6 +13,8 @@
 //! skipped (and the count must stay tiny). Everywhere else the answers must agree exactly,
 //! and a hit's interval must lie between the intervals of the perturbed boxes.
 
+mod common;
+
 use meshray::{Aabb, Ray};
 use nalgebra::{Point3, Vector3};
 
@@ -222,16 +224,12 @@ impl Case {
 // A deterministic random source
 // ---------------------------------------------------------------------------------------
 
-/// splitmix64 (Steele, Lea & Flood 2014).
-struct SplitMix64(u64);
+/// The tests' splitmix64 ([`common::Rng`]) drawing the f64 values these cases need.
+struct SplitMix64(common::Rng);
 
 impl SplitMix64 {
     fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `[0, 1)`.
@@ -491,7 +489,7 @@ fn compare(case: &Case) -> Verdict {
 #[test]
 fn slab_test_agrees_with_the_near_face_oracle() {
     const CASES: usize = 2_000_000;
-    let mut rng = SplitMix64(0x51ab_0ac1_e5ee_d001);
+    let mut rng = SplitMix64(common::Rng::new(0x51ab_0ac1_e5ee_d001));
     let mut mix = Mix::default();
     let (mut hits, mut misses, mut ambiguous, mut disagreements) = (0usize, 0usize, 0usize, 0usize);
     let mut examples = Vec::new();

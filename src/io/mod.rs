@@ -16,7 +16,7 @@ use progress::Progress;
 use std::path::Path;
 
 impl Mesh {
-    /// Loads a mesh, the format chosen by the file's extension ([`Format::from_path`]): OBJ,
+    /// Loads a mesh, the format chosen by the file's extension (in any case): OBJ,
     /// STL, PLY or glTF, with the default [`LoadOptions`].
     ///
     /// ```

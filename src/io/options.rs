@@ -34,7 +34,8 @@ use std::path::Path;
 #[derive(Clone, Copy)]
 pub struct LoadOptions<'a> {
     /// The format to read: `None` (the default) chooses by the file's extension
-    /// ([`Format::from_path`]), or for [`Mesh::from_bytes`] by the content.
+    /// (`obj`, `stl`, `ply`, `gltf`, `glb`, in any case), or for [`Mesh::from_bytes`] by the
+    /// content.
     pub format: Option<Format>,
     /// The largest file read (mesh, material library or glTF buffer), in bytes (default
     /// 2 GiB). A file is never read past this, whatever its size claims to be.

@@ -176,27 +176,27 @@ impl<'de> Deserialize<'de> for Floats {
 
 impl From<&Bvh> for SavedBvh {
     fn from(bvh: &Bvh) -> SavedBvh {
-        let m = bvh.mesh.to_parts();
+        let m = bvh.mesh.parts();
         let flat3 = |v: &mut dyn Iterator<Item = [f32; 3]>| Floats(v.flatten().collect());
         let body = Body {
             positions: flat3(&mut m.positions.iter().map(|p| p.coords.into())),
-            triangles: m.triangles.clone(),
-            normals: m.normals.as_ref().map(|a: &CornerAttribute<Vector3<f32>>| {
+            triangles: m.triangles.to_vec(),
+            normals: m.normals.map(|a: &CornerAttribute<Vector3<f32>>| {
                 (
                     flat3(&mut a.values.iter().map(|n| (*n).into())),
                     a.corners.clone(),
                 )
             }),
-            uvs: m.uvs.as_ref().map(|a: &CornerAttribute<Point2<f32>>| {
+            uvs: m.uvs.map(|a: &CornerAttribute<Point2<f32>>| {
                 (
                     Floats(a.values.iter().flat_map(|t| [t.x, t.y]).collect()),
                     a.corners.clone(),
                 )
             }),
-            object_ids: m.object_ids.clone(),
-            objects: m.objects.clone(),
-            material_ids: m.material_ids.clone(),
-            materials: m.materials.clone(),
+            object_ids: m.object_ids.to_vec(),
+            objects: m.objects.to_vec(),
+            material_ids: m.material_ids.to_vec(),
+            materials: m.materials.to_vec(),
             quality: match bvh.options.quality {
                 BuildQuality::Fast => 0,
                 BuildQuality::Default => 1,

@@ -3,6 +3,7 @@
 use crate::bvh::Bvh;
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
+use crate::splitmix::SplitMix64;
 use crate::{Aabb, QueryOptions, Ray};
 use nalgebra::Vector3;
 use std::fmt;
@@ -65,14 +66,8 @@ const STANDARD_RAYS: u32 = 4096;
 /// The standard random rays through `bounds` (see [`Bvh::measured_cost`]), from a
 /// splitmix64 sequence.
 fn standard_rays(bounds: &Aabb) -> impl Iterator<Item = Ray> + '_ {
-    let mut state = 0x6d65_7368_7261_7921u64;
-    let mut uniform = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = SplitMix64(0x6d65_7368_7261_7921);
+    let mut uniform = move || rng.unit_f64();
     let (lo, hi) = (bounds.min.cast::<f64>(), bounds.max.cast::<f64>());
     let centre = nalgebra::center(&lo, &hi);
     let radius = 1.5 * (hi - lo).norm() / 2.0;
