@@ -167,7 +167,7 @@ pub use camera::Camera;
 pub use error::{Error, Result};
 pub use format::Format;
 pub use io::options::LoadOptions;
-pub use mesh::Mesh;
+pub use mesh::{Mesh, TriangleAttributes};
 pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
 pub use ray::Ray;
 pub use region::{Frustum, Region};

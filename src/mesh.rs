@@ -83,6 +83,19 @@ pub(crate) struct MeshPartsRef<'a> {
     pub materials: &'a [String],
 }
 
+/// What a triangle carries beside its corners ([`Mesh::attributes`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriangleAttributes {
+    /// The normals given for its corners, if the file had them (not necessarily unit length).
+    pub normals: Option<[Vector3<f32>; 3]>,
+    /// The texture coordinates given for its corners, if any.
+    pub uvs: Option<[Point2<f32>; 3]>,
+    /// Its object, an index into [`Mesh::objects`].
+    pub object: u32,
+    /// Its material, an index into [`Mesh::materials`]; `None` when it has none.
+    pub material: Option<u32>,
+}
+
 impl Mesh {
     /// The largest coordinate magnitude a mesh may have: 2^40 ≈ 1.1e12 (a millimetre grid the
     /// size of the Earth's orbit fits in it). Within it every query is exact as
@@ -184,7 +197,7 @@ impl Mesh {
     ///
     /// let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
     /// let mesh = Mesh::from_buffers(p, vec![[0, 1, 2]])?.with_corner_normals(vec![Vector3::z()], vec![[0, 0, 0]])?;
-    /// assert_eq!(mesh.corner_normals(0), Some([Vector3::z(); 3]));
+    /// assert_eq!(mesh.attributes(0).normals, Some([Vector3::z(); 3]));
     /// # Ok::<(), meshray::Error>(())
     /// ```
     ///
@@ -216,7 +229,7 @@ impl Mesh {
     /// let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
     /// let uvs = vec![Point2::new(0.0, 0.0), Point2::new(1.0, 0.0), Point2::new(0.0, 1.0)];
     /// let mesh = Mesh::from_buffers(p, vec![[0, 1, 2]])?.with_corner_uvs(uvs.clone(), vec![[0, 1, 2]])?;
-    /// assert_eq!(mesh.corner_uvs(0), Some([uvs[0], uvs[1], uvs[2]]));
+    /// assert_eq!(mesh.attributes(0).uvs, Some([uvs[0], uvs[1], uvs[2]]));
     /// # Ok::<(), meshray::Error>(())
     /// ```
     ///
@@ -279,8 +292,8 @@ impl Mesh {
     /// let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
     /// let mesh = Mesh::from_buffers(p, vec![[0, 1, 2], [0, 2, 1]])?
     ///     .with_materials(vec![Some(0), None], vec!["paint".into()])?;
-    /// assert_eq!(mesh.material_id(0), Some(0));
-    /// assert_eq!(mesh.material_id(1), None);
+    /// assert_eq!(mesh.attributes(0).material, Some(0));
+    /// assert_eq!(mesh.attributes(1).material, None);
     /// assert_eq!(mesh.materials(), ["paint"]);
     /// // Material 1 does not exist.
     /// assert!(mesh.clone().with_materials(vec![Some(1), None], vec!["paint".into()]).is_err());
@@ -479,57 +492,50 @@ impl Mesh {
         self.triangles[i].map(|v| self.positions[v as usize])
     }
 
-    /// The normals given for triangle `i`'s corners (OBJ `vn`), if the file had them.
+    /// What triangle `i` carries beside its corners: the normals and texture coordinates given
+    /// for its corners (OBJ `vn`, `vt`) if the file had them, its object (an index into
+    /// [`objects`](Mesh::objects)) and its material (an index into
+    /// [`materials`](Mesh::materials), `None` when it has none). A hit reports the same,
+    /// interpolated at the hit point ([`Hit`](crate::Hit)).
     ///
     /// ```
     /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let first = mesh.attributes(0);
+    /// assert_eq!(mesh.objects()[first.object as usize], "ground");
+    /// assert_eq!(mesh.materials()[first.material.unwrap() as usize], "ground_grey");
     /// // The ground is written without normals (`f v`), the sphere with them (`f v/vt/vn`).
-    /// let object = |i: usize| mesh.objects()[mesh.object_id(i) as usize].as_str();
-    /// let ground = (0..mesh.triangle_count()).find(|&i| object(i) == "ground").unwrap();
-    /// let sphere = (0..mesh.triangle_count()).find(|&i| object(i) == "sphere").unwrap();
-    /// assert_eq!(mesh.corner_normals(ground), None);
-    /// let normals = mesh.corner_normals(sphere).unwrap();
+    /// assert_eq!((first.normals, first.uvs), (None, None));
+    /// let sphere = (0..mesh.triangle_count()).find(|&i| mesh.attributes(i).object == 1).unwrap();
+    /// let normals = mesh.attributes(sphere).normals.unwrap();
     /// assert!(normals.iter().all(|n| (n.norm() - 1.0).abs() < 1e-5));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Panics
-    /// When `i >= triangle_count()`.
-    pub fn corner_normals(&self, i: usize) -> Option<[Vector3<f32>; 3]> {
-        self.normals.as_ref()?.get(i)
-    }
-
-    /// The texture coordinates given for triangle `i`'s corners (OBJ `vt`), if any.
-    ///
-    /// ```
-    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
-    /// // Only the sphere has texture coordinates, all in [0, 1].
-    /// let with_uvs: Vec<usize> = (0..mesh.triangle_count()).filter(|&i| mesh.corner_uvs(i).is_some()).collect();
-    /// assert!(with_uvs.iter().all(|&i| mesh.objects()[mesh.object_id(i) as usize] == "sphere"));
-    /// let uv = mesh.corner_uvs(with_uvs[0]).unwrap()[0];
+    /// let uv = mesh.attributes(sphere).uvs.unwrap()[0];
     /// assert!((0.0..=1.0).contains(&uv.x) && (0.0..=1.0).contains(&uv.y));
     /// # Ok::<(), meshray::Error>(())
     /// ```
     ///
     /// # Panics
     /// When `i >= triangle_count()`.
-    pub fn corner_uvs(&self, i: usize) -> Option<[Point2<f32>; 3]> {
+    pub fn attributes(&self, i: usize) -> TriangleAttributes {
+        TriangleAttributes {
+            normals: self.corner_normals(i),
+            uvs: self.corner_uvs(i),
+            object: self.object_id(i),
+            material: self.material_id(i),
+        }
+    }
+
+    /// The normals given for triangle `i`'s corners, if any.
+    pub(crate) fn corner_normals(&self, i: usize) -> Option<[Vector3<f32>; 3]> {
+        self.normals.as_ref()?.get(i)
+    }
+
+    /// The texture coordinates given for triangle `i`'s corners, if any.
+    pub(crate) fn corner_uvs(&self, i: usize) -> Option<[Point2<f32>; 3]> {
         self.uvs.as_ref()?.get(i)
     }
 
-    /// The object (OBJ `o` or `g` name) triangle `i` belongs to, as an index into
-    /// [`objects`](Mesh::objects).
-    ///
-    /// ```
-    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
-    /// let first = mesh.object_id(0);
-    /// assert_eq!(mesh.objects()[first as usize], "ground");
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Panics
-    /// When `i >= triangle_count()`.
-    pub fn object_id(&self, i: usize) -> u32 {
+    /// Triangle `i`'s object.
+    pub(crate) fn object_id(&self, i: usize) -> u32 {
         self.object_ids[i]
     }
 
@@ -544,19 +550,8 @@ impl Mesh {
         &self.objects
     }
 
-    /// The material of triangle `i`, as an index into [`materials`](Mesh::materials);
-    /// `None` when it has none.
-    ///
-    /// ```
-    /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
-    /// let m = mesh.material_id(0).expect("the ground has a material");
-    /// assert_eq!(mesh.materials()[m as usize], "ground_grey");
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Panics
-    /// When `i >= triangle_count()`.
-    pub fn material_id(&self, i: usize) -> Option<u32> {
+    /// Triangle `i`'s material, if any.
+    pub(crate) fn material_id(&self, i: usize) -> Option<u32> {
         let m = self.material_ids[i];
         (m != NO_INDEX).then_some(m)
     }

@@ -300,7 +300,7 @@ fn materials_in_a_subdirectory_are_fine() {
         "{:?}",
         mesh.load_warnings()
     );
-    assert_eq!(mesh.material_id(0), Some(0));
+    assert_eq!(mesh.attributes(0).material, Some(0));
 }
 
 #[test]

@@ -242,7 +242,7 @@ fn scene_as_gltf(obj: &Mesh) -> (GltfWriter, Vec<usize>) {
     let mut roots = Vec::new();
     for (object, name) in obj.objects().iter().enumerate() {
         let tris: Vec<usize> = (0..obj.triangle_count())
-            .filter(|&i| obj.object_id(i) as usize == object)
+            .filter(|&i| obj.attributes(i).object as usize == object)
             .collect();
         let mut remap = std::collections::HashMap::new();
         let mut points = Vec::new();
@@ -257,10 +257,10 @@ fn scene_as_gltf(obj: &Mesh) -> (GltfWriter, Vec<usize>) {
                 indices.push(local);
             }
         }
-        let material = obj.material_id(tris[0]).map(|m| m as usize);
+        let material = obj.attributes(tris[0]).material.map(|m| m as usize);
         assert!(
             tris.iter()
-                .all(|&t| obj.material_id(t) == material.map(|m| m as u32))
+                .all(|&t| obj.attributes(t).material == material.map(|m| m as u32))
         );
         let mesh = w.mesh(&points, &indices, 4, material);
         w.nodes
@@ -301,9 +301,10 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
         let gltf = Mesh::load(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         same_triangles(&obj, &gltf);
         for i in 0..obj.triangle_count() {
-            let object = |m: &Mesh| m.objects()[m.object_id(i) as usize].clone();
+            let object = |m: &Mesh| m.objects()[m.attributes(i).object as usize].clone();
             let material = |m: &Mesh| {
-                m.material_id(i)
+                m.attributes(i)
+                    .material
                     .map(|id| m.materials()[id as usize].clone())
             };
             assert_eq!(object(&gltf), object(&obj), "triangle {i}'s object");
@@ -529,7 +530,7 @@ fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
             let hit = bvh
                 .closest_hit(&ray, &culled)
                 .unwrap_or_else(|| panic!("object {object} at {u},{v}"));
-            assert_eq!(flat.object_id(hit.triangle as usize), object);
+            assert_eq!(flat.attributes(hit.triangle as usize).object, object);
             assert!(hit.front_face);
         }
     }
@@ -574,7 +575,7 @@ fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
                 continue;
             };
             compared += 1;
-            let name = &flat.objects()[flat.object_id(a.triangle as usize) as usize];
+            let name = &flat.objects()[flat.attributes(a.triangle as usize).object as usize];
             if (a.t - b.hit.t).abs() > 1e-4 * a.t.max(1.0) {
                 // Two surfaces within rounding of each other: allowed only at an edge.
                 assert!(near_edge(Some(a)), "{ray:?}: t {} vs {}", a.t, b.hit.t);
@@ -583,7 +584,7 @@ fn gltf_node_transforms_place_instances_in_mesh_and_scene() {
             assert_eq!(name, loaded.instance(b.instance).unwrap().name, "{ray:?}");
             // The same triangle (not a coplanar twin at the same t, as where two grounds
             // meet): the same face, also under the mirror.
-            let object = flat.object_id(a.triangle as usize) as usize;
+            let object = flat.attributes(a.triangle as usize).object as usize;
             if a.triangle - offsets[object] == b.hit.triangle {
                 assert_eq!(
                     a.front_face, b.hit.front_face,

@@ -101,7 +101,7 @@ fn check(mesh: &Mesh, ray: &Ray, hit: &Hit) -> bool {
     assert_eq!(hit.front_face, n.dot(&d) < 0.0, "front_face, {at}");
     // Shading normal and uv, interpolated in f64 with the oracle's barycentrics.
     let weights = [1.0 - u - v, u, v];
-    if let Some(corners) = mesh.corner_normals(t) {
+    if let Some(corners) = mesh.attributes(t).normals {
         let sum: V = (0..3).map(|k| corners[k].cast::<f64>() * weights[k]).sum();
         let largest = corners
             .iter()
@@ -122,7 +122,7 @@ fn check(mesh: &Mesh, ray: &Ray, hit: &Hit) -> bool {
     } else {
         assert!(hit.shading_normal.is_none(), "{at}");
     }
-    if let Some(corners) = mesh.corner_uvs(t) {
+    if let Some(corners) = mesh.attributes(t).uvs {
         let want: nalgebra::Vector2<f64> = (0..3)
             .map(|k| corners[k].coords.cast::<f64>() * weights[k])
             .sum();
@@ -136,8 +136,8 @@ fn check(mesh: &Mesh, ray: &Ray, hit: &Hit) -> bool {
     } else {
         assert!(hit.uv.is_none(), "{at}");
     }
-    assert_eq!(hit.object, mesh.object_id(t), "{at}");
-    assert_eq!(hit.material, mesh.material_id(t), "{at}");
+    assert_eq!(hit.object, mesh.attributes(t).object, "{at}");
+    assert_eq!(hit.material, mesh.attributes(t).material, "{at}");
     true
 }
 
@@ -196,8 +196,8 @@ fn check_mesh(name: &str, mesh: Mesh, seed: u64) {
 fn hit_details_equal_an_f64_oracle_on_the_scene() {
     // The scene has objects, materials, and normals and uvs on part of it.
     let mesh = Mesh::load(common::asset("scene.obj")).unwrap();
-    assert!((0..mesh.triangle_count()).any(|t| mesh.corner_uvs(t).is_some()));
-    assert!((0..mesh.triangle_count()).any(|t| mesh.corner_normals(t).is_none()));
+    assert!((0..mesh.triangle_count()).any(|t| mesh.attributes(t).uvs.is_some()));
+    assert!((0..mesh.triangle_count()).any(|t| mesh.attributes(t).normals.is_none()));
     check_mesh("scene", mesh, 5);
 }
 

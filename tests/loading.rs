@@ -189,7 +189,7 @@ fn compare_with_reference(mesh: &Mesh, r: &Reference, materials: &[String]) -> V
                 format!("{:?}, the file gives {want:?}", mesh.triangle(i)),
             );
         }
-        let object = &mesh.objects()[mesh.object_id(i) as usize];
+        let object = &mesh.objects()[mesh.attributes(i).object as usize];
         if *object != r.names[t.object] {
             report(
                 1,
@@ -202,7 +202,8 @@ fn compare_with_reference(mesh: &Mesh, r: &Reference, materials: &[String]) -> V
             .map(|m| r.names[m].as_str())
             .filter(|name| materials.iter().any(|n| n == name));
         let got_material = mesh
-            .material_id(i)
+            .attributes(i)
+            .material
             .map(|m| mesh.materials().get(m as usize).map(String::as_str));
         if got_material != want_material.map(Some) {
             report(
@@ -211,17 +212,17 @@ fn compare_with_reference(mesh: &Mesh, r: &Reference, materials: &[String]) -> V
             );
         }
         let want = t.vn.map(|c| c.map(|n| r.normals[n]));
-        if mesh.corner_normals(i) != want {
+        if mesh.attributes(i).normals != want {
             report(
                 3,
-                format!("{:?}, the file gives {want:?}", mesh.corner_normals(i)),
+                format!("{:?}, the file gives {want:?}", mesh.attributes(i).normals),
             );
         }
         let want = t.vt.map(|c| c.map(|n| r.texcoords[n]));
-        if mesh.corner_uvs(i) != want {
+        if mesh.attributes(i).uvs != want {
             report(
                 4,
-                format!("{:?}, the file gives {want:?}", mesh.corner_uvs(i)),
+                format!("{:?}, the file gives {want:?}", mesh.attributes(i).uvs),
             );
         }
     }
@@ -265,13 +266,16 @@ fn scene_objects_materials_and_attributes() {
     for (k, (object, count, material)) in SCENE.into_iter().enumerate() {
         for i in first..first + count {
             assert_eq!(
-                mesh.object_id(i),
+                mesh.attributes(i).object,
                 k as u32,
                 "triangle {i} should be {object}"
             );
-            let m = mesh.material_id(i).expect("every face follows a usemtl");
+            let m = mesh
+                .attributes(i)
+                .material
+                .expect("every face follows a usemtl");
             assert_eq!(mesh.materials()[m as usize], material, "triangle {i}");
-            let (normals, uvs) = (mesh.corner_normals(i), mesh.corner_uvs(i));
+            let (normals, uvs) = (mesh.attributes(i).normals, mesh.attributes(i).uvs);
             match object {
                 "ground" => assert!(normals.is_none() && uvs.is_none(), "triangle {i}"),
                 "sphere" => assert!(normals.is_some() && uvs.is_some(), "triangle {i}"),
@@ -319,9 +323,9 @@ fn scene_cone_base_is_fanned_from_its_first_corner() {
             [v(0), v(j + 1), v(j + 2)],
             "fan triangle {j}"
         );
-        assert_eq!(mesh.object_id(first + j), 4);
+        assert_eq!(mesh.attributes(first + j).object, 4);
         assert_eq!(
-            mesh.corner_normals(first + j),
+            mesh.attributes(first + j).normals,
             Some([-Vector3::y(); 3]),
             "fan triangle {j}"
         );
@@ -379,8 +383,8 @@ f 1/2/2 2/1/1 4/2/1
     let presence: Vec<(bool, bool)> = (0..mesh.triangle_count())
         .map(|i| {
             (
-                mesh.corner_normals(i).is_some(),
-                mesh.corner_uvs(i).is_some(),
+                mesh.attributes(i).normals.is_some(),
+                mesh.attributes(i).uvs.is_some(),
             )
         })
         .collect();
@@ -487,7 +491,7 @@ fn check_sports_car(path: &Path, mesh: &Mesh, reference: &Reference) -> Vec<Stri
         .filter(|t| t.material.is_some())
         .count();
     let with_material = (0..mesh.triangle_count())
-        .filter(|&i| mesh.material_id(i).is_some())
+        .filter(|&i| mesh.attributes(i).material.is_some())
         .count();
     if with_usemtl == 0 || with_material != with_usemtl {
         problems.push(format!(

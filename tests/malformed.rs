@@ -163,10 +163,10 @@ fn check_row(row: &Row) -> Vec<String> {
             }
             let want_id = (!names.is_empty()).then_some(0);
             for t in 0..mesh.triangle_count() {
-                if mesh.material_id(t) != want_id {
+                if mesh.attributes(t).material != want_id {
                     problems.push(format!(
                         "triangle {t} has material {:?}, expected {want_id:?}",
-                        mesh.material_id(t)
+                        mesh.attributes(t).material
                     ));
                 }
             }

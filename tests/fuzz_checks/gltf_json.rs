@@ -88,7 +88,7 @@ fn load_scene(document: &[u8]) -> meshray::Result<Scene> {
 /// that places triangles, but those whose transform is singular, which both report.
 fn check_scene_agrees(mesh: &Mesh, scene: &meshray::Result<Scene>) {
     let placing: BTreeSet<u32> = (0..mesh.triangle_count())
-        .map(|t| mesh.object_id(t))
+        .map(|t| mesh.attributes(t).object)
         .collect();
     match scene {
         Ok(loaded) => {

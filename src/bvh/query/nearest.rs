@@ -20,7 +20,7 @@ use nalgebra::{Matrix4, Point3};
 /// let snapped = bvh.closest_point(cursor, 1.0).unwrap();
 /// assert_eq!(snapped.point, Point3::new(3.1, 0.0, 3.2));
 /// assert_eq!(snapped.distance, 0.25);
-/// assert_eq!(bvh.mesh().object_id(snapped.triangle as usize), 0); // the ground
+/// assert_eq!(bvh.mesh().attributes(snapped.triangle as usize).object, 0); // the ground
 /// assert!(snapped.u >= 0.0 && snapped.v >= 0.0 && snapped.u + snapped.v <= 1.0);
 /// # Ok::<(), meshray::Error>(())
 /// ```

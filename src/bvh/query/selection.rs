@@ -25,7 +25,7 @@ impl Bvh {
     ///
     /// // The sphere of the scene (object 1) lies within 1 of its centre (0, 1, 0).
     /// let shell = bvh.triangles_in(&Region::Sphere { centre: Point3::new(0.0, 1.0, 0.0), radius: 1.0 });
-    /// let sphere = (0..mesh.triangle_count() as u32).filter(|&t| mesh.object_id(t as usize) == 1);
+    /// let sphere = (0..mesh.triangle_count() as u32).filter(|&t| mesh.attributes(t as usize).object == 1);
     /// assert!(sphere.into_iter().all(|t| shell.binary_search(&t).is_ok()));
     /// # Ok::<(), meshray::Error>(())
     /// ```

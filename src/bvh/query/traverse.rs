@@ -82,7 +82,7 @@ pub struct Hit {
 /// let CompactHit { t, triangle, u, v } = bvh.cast_ray(&ray, meshray::RayQuery::Closest, &QueryOptions::default()).unwrap();
 /// assert_eq!(t, 5.0);
 /// assert!(u >= 0.0 && v >= 0.0 && u + v <= 1.0);
-/// assert_eq!(bvh.mesh().object_id(triangle as usize), 0); // the ground
+/// assert_eq!(bvh.mesh().attributes(triangle as usize).object, 0); // the ground
 /// # Ok::<(), meshray::Error>(())
 /// ```
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
