@@ -80,6 +80,21 @@
 //! # Ok::<(), meshray::Error>(())
 //! ```
 //!
+//! # Performance
+//!
+//! The tree is 8-wide: a node's eight child boxes are tested against the ray in one SIMD
+//! pass (AVX2 when the CPU has it, else the `wide` crate: SSE, NEON, or scalar elsewhere),
+//! and leaves hold their triangles in packets of four, tested together. The AVX2 path is
+//! chosen at run time, once per process, when the CPU has AVX2, FMA, POPCNT, LZCNT and
+//! BMI1/2; setting the environment variable `MESHRAY_SIMD=portable` before the first query
+//! keeps the portable path instead (the same answers, bit for bit: a way to rule the vector
+//! kernel out when chasing a problem, or to time the portable path). Closest and any hit
+//! and [`Bvh::cast_rays`] into a reused vector allocate nothing. For speed: build in release
+//! mode, ask [`Bvh::any_hit`] when any hit will do, cast batches with [`Bvh::cast_rays`] (a
+//! camera's rays in rows of eight neighbouring pixels walk together), and give rays a finite
+//! `t_max` when only a range matters. How fast, against Embree, tinybvh and others on the
+//! same rays, is in `docs/benchmarks.md`, with the date, machine and command of each figure.
+//!
 //! The guide (`docs/guide.md` in the repository) walks through loading, building, picking,
 //! scenes and selection; `docs/robustness.md` gives what each bad input gets, and
 //! `docs/benchmarks.md` every measured figure, with its date and command.
