@@ -184,8 +184,81 @@ fn every_module_uses_only_its_layer_and_those_below() {
     );
 }
 
+/// The folders of `src/bvh`, bottom first: each uses only its own folder and those before
+/// it (and the files of `bvh/` itself, shared by all).
+const BVH_FOLDERS: [&str; 4] = ["layout", "build", "query", "upkeep"];
+
+/// The paths after `crate::bvh::` in `code`: the tree's module each names (`crate::bvh::wide::X`
+/// → `wide`; `crate::bvh::{a, b}` → `a`, `b`).
+fn bvh_paths(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::bvh::") {
+        rest = &rest[at + "crate::bvh::".len()..];
+        match rest.strip_prefix('{') {
+            Some(group) => {
+                let end = group.find('}').unwrap_or(group.len());
+                found.extend(group[..end].split(',').map(first_segment));
+            }
+            None => found.push(first_segment(rest)),
+        }
+    }
+    found.retain(|s| !s.is_empty());
+    found
+}
+
+#[test]
+fn the_tree_folders_use_only_the_folders_before_them() {
+    let bvh = src().join("bvh");
+    // Each module of a folder, by name (the name `crate::bvh::` gives it).
+    let mut folder_of = BTreeMap::new();
+    for (rank, folder) in BVH_FOLDERS.iter().enumerate() {
+        for entry in std::fs::read_dir(bvh.join(folder)).unwrap() {
+            let name = entry
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .replace(".rs", "");
+            if name != "mod" {
+                folder_of.insert(name, rank);
+            }
+        }
+    }
+    assert!(folder_of.contains_key("wide") && folder_of.contains_key("traverse"));
+    let mut violations = Vec::new();
+    for (rank, folder) in BVH_FOLDERS.iter().enumerate() {
+        let mut files = Vec::new();
+        rust_files(&bvh.join(folder), &mut files);
+        for file in files {
+            for used in bvh_paths(&code(&std::fs::read_to_string(&file).unwrap())) {
+                // Folder names and the items of `bvh/mod.rs` (`Bvh`, `Node`...) are not checked:
+                // a module is named by its own name.
+                if let Some(&theirs) = folder_of.get(&used)
+                    && theirs > rank
+                {
+                    violations.push(format!(
+                        "bvh/{folder}/{} uses crate::bvh::{used} from bvh/{}",
+                        file.file_name().unwrap().to_string_lossy(),
+                        BVH_FOLDERS[theirs]
+                    ));
+                }
+            }
+        }
+    }
+    violations.sort();
+    violations.dedup();
+    assert!(
+        violations.is_empty(),
+        "{} uses of a later folder:\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
+}
+
 #[test]
 fn the_scanner_reads_groups_and_paths() {
     let text = "use crate::{a::b, C, d::{e, f}};\nlet x = crate::g::h(); // crate::ignored";
     assert_eq!(crate_paths(&code(text)), ["a", "C", "d", "g"]);
+    let tree = "use crate::bvh::wide::W;\nuse crate::bvh::{leaf::L, Bvh};";
+    assert_eq!(bvh_paths(tree), ["wide", "leaf", "Bvh"]);
 }

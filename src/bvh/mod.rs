@@ -1,6 +1,8 @@
-//! The bounding volume hierarchy over a mesh's triangles, in four folders, in the order a
-//! tree lives: `build` (the builders), `layout` (the wide tree and its leaves), `query` (the
-//! walks) and `upkeep` (refit, validation, statistics, saving).
+//! The bounding volume hierarchy over a mesh's triangles, in four folders, each using only
+//! those before it (`tests/layers.rs` checks): `layout` (the wide nodes and the leaves),
+//! `build` (the builders, which fill them), `query` (the walks, which read them) and
+//! `upkeep` (refit, validation, statistics, saving). `par`, the data-parallel steps, serves
+//! them all.
 //!
 //! The builders make a binary tree: one flat array of 32-byte [`Node`]s, the root first and
 //! the two children of a node side by side. The queries walk that tree collapsed into 8-wide
@@ -10,14 +12,16 @@
 
 mod build;
 mod layout;
+mod par;
 mod query;
 mod upkeep;
 
 // The folders' modules by their short names, for the modules of the tree and for the scene,
-// which builds its top-level tree with `layout` and walks it with `query` (`walk`,
+// which builds its top-level tree with `build::tree` and walks it with `query` (`walk`,
 // `walk_ray`, `lanes_near`): the one way in from above.
-use build::{lbvh, par, reinsert};
-pub(crate) use layout::{leaf, tree, wide};
+pub(crate) use build::tree;
+use build::{lbvh, reinsert};
+pub(crate) use layout::{leaf, wide};
 pub(crate) use query::{batch, coherent, nearest, ray_walk, simd, traverse, walk};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;
