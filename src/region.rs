@@ -180,9 +180,9 @@ impl Region {
     /// The region as the tree walks test it; `None` for one that holds nothing.
     pub(crate) fn selector(&self) -> Option<Selector<'_>> {
         match self {
-            Region::Box(aabb) => (0..3)
-                .all(|a| aabb.min[a] <= aabb.max[a])
-                .then(|| Selector::Box(*aabb, Polytope::from_box(aabb))),
+            Region::Box(aabb) => {
+                (!aabb.is_empty()).then(|| Selector::Box(*aabb, Polytope::from_box(aabb)))
+            }
             Region::Sphere { centre, radius } => (centre.iter().all(|c| c.is_finite())
                 && *radius >= 0.0)
                 .then(|| Selector::Ball(centre.cast(), f64::from(*radius))),
