@@ -133,17 +133,19 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         .map_err(Failure::failed)?;
     let query = QueryOptions::default();
     let pick = options.pick.unwrap_or(Point2::from(viewport * 0.5));
-    let picked = camera.ray(viewport, pick)?;
+    // The camera as picking sees it: `projection · view` inverted once, not per pixel.
+    let picking = camera.picking(viewport)?;
+    let picked = picking.pixel_ray(pick)?;
     let picked = bvh.closest_hit(&picked, &query).map(|hit| hit.triangle);
 
     let started = Instant::now();
     let samples: Vec<Sample> = (0..h)
         .into_par_iter()
         .flat_map_iter(|y| {
-            let (bvh, camera) = (&bvh, &camera);
+            let (bvh, picking) = (&bvh, &picking);
             (0..w).map(move |x| {
                 let pixel = Point2::new(x as f32 + 0.5, y as f32 + 0.5);
-                let Ok(ray) = camera.ray(viewport, pixel) else {
+                let Ok(ray) = picking.pixel_ray(pixel) else {
                     return Sample {
                         work: 0.0,
                         hit: None,
