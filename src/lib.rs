@@ -170,6 +170,7 @@ mod test_support;
 mod transform;
 mod triangle;
 mod watertight;
+mod winding;
 
 pub use aabb::Aabb;
 #[cfg(feature = "serde")]
@@ -190,3 +191,4 @@ pub use scene::{
     InstanceId, InstanceView, Scene, SceneClosestPoint, SceneHit, SceneOptions, SceneTriangle,
 };
 pub use triangle::{Culling, QueryOptions, TriangleHit, intersect_triangle};
+pub use winding::WindingAccuracy;

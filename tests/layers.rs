@@ -23,6 +23,7 @@ const LAYERS: [(&str, &[&str]); 5] = [
             "region",
             "transform",
             "splitmix",
+            "winding",
         ],
     ),
     ("mesh and file formats", &["mesh", "io"]),

@@ -22,7 +22,7 @@ mod upkeep;
 pub(crate) use build::tree;
 use build::{lbvh, reinsert};
 pub(crate) use layout::{leaf, wide};
-pub(crate) use query::{batch, coherent, nearest, ray_walk, simd, traverse, walk};
+pub(crate) use query::{batch, coherent, nearest, ray_walk, simd, traverse, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;
 use upkeep::stats;
@@ -176,6 +176,9 @@ pub struct Bvh {
     /// Slot (`packet · 4 + lane`) → the mesh's triangle number; `u32::MAX` for an empty lane.
     triangle_index: Vec<u32>,
     options: BuildOptions,
+    /// The winding-number queries' far-field terms, computed on their first call and
+    /// dropped by a refit.
+    far_fields: std::sync::OnceLock<winding::FarFields>,
 }
 
 impl Bvh {
@@ -271,6 +274,7 @@ impl Bvh {
             leaf_packets,
             triangle_index,
             options: *options,
+            far_fields: Default::default(),
         };
         #[cfg(debug_assertions)]
         if let Err(e) = bvh.validate() {

@@ -2,8 +2,9 @@
 //! BVH over the instances' world boxes, each instance's own BVH below it. The top-level tree
 //! is a wide tree like a mesh's, its leaves naming instances, walked by the same walk
 //! ([`top`] says how it follows edits); the queries are in [`query`] (rays and the nearest
-//! point) and [`select`] (regions).
+//! point), [`select`] (regions) and [`inside`] (winding numbers, inside or outside).
 
+mod inside;
 #[cfg(feature = "gltf")]
 mod load;
 mod query;

@@ -210,20 +210,8 @@ impl Scene {
         if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
             return None;
         }
-        let mut visitor = NearestInstance {
-            slots: &self.slots,
-            order: &[],
-            p: point.cast::<f64>(),
-            limit: f64::from(max_distance) * f64::from(max_distance),
-            options,
-            best: None,
-        };
-        for tree in self.top().trees() {
-            visitor.order = &tree.order;
-            walk(&tree.nodes, &mut visitor);
-        }
-        visitor
-            .best
+        let limit = f64::from(max_distance) * f64::from(max_distance);
+        self.nearest(point.cast::<f64>(), limit, options)
             .map(|(instance, triangle, n)| SceneClosestPoint {
                 instance,
                 closest: ClosestPoint {
@@ -234,6 +222,29 @@ impl Scene {
                     distance: n.distance_squared.sqrt() as f32,
                 },
             })
+    }
+
+    /// The nearest triangle to `p` within squared distance `limit` among the instances
+    /// `options` sees, in world space: its instance, its number and where it is nearest.
+    pub(super) fn nearest(
+        &self,
+        p: Point3<f64>,
+        limit: f64,
+        options: &SceneOptions<'_>,
+    ) -> Option<(InstanceId, u32, crate::closest_point::Nearest)> {
+        let mut visitor = NearestInstance {
+            slots: &self.slots,
+            order: &[],
+            p,
+            limit,
+            options,
+            best: None,
+        };
+        for tree in self.top().trees() {
+            visitor.order = &tree.order;
+            walk(&tree.nodes, &mut visitor);
+        }
+        visitor.best
     }
 
     /// The full hit of instance `id` for a short one found with the object-space ray `local`.

@@ -11,3 +11,4 @@ pub(crate) mod selection;
 pub(crate) mod simd;
 pub(crate) mod traverse;
 pub(crate) mod walk;
+pub(crate) mod winding;

@@ -302,6 +302,7 @@ impl TryFrom<SavedBvh> for Bvh {
             leaf_packets: vec![TrianglePacket::EMPTY; triangle_index.len() / LANES],
             triangle_index,
             options,
+            far_fields: Default::default(),
         };
         bvh.refill_leaves_and_boxes();
         bvh.validate()?;

@@ -77,6 +77,7 @@ impl Bvh {
     /// `u32::MAX`), leaves name packets in range, and interior children come after their
     /// parent in range (loading checks this first; a build or refit keeps it).
     pub(in crate::bvh) fn refill_leaves_and_boxes(&mut self) {
+        self.far_fields = Default::default();
         for (slot, &t) in self.triangle_index.iter().enumerate() {
             if t != u32::MAX {
                 let [a, b, c] = self.mesh.triangle(t as usize);
