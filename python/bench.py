@@ -3,6 +3,7 @@ trimesh (with embreex, and its pure-numpy intersector), in one Python process:
 
     python python/bench.py [--rays 1000000] [--points 100000] [--threads 1 2] [MESH ...]
     python python/bench.py --binding [--rays 1000000] [MESH ...]
+    python python/bench.py --inside [--points 1000000] [--check 2000] [MESH ...]
 
 Meshes: the given files, else the shared meshes ($MESHRAY_MESHES or ../shared/meshes) that
 are present. Rays: from a sphere around the mesh towards random points of its box (the Rust
@@ -14,6 +15,15 @@ an engine that is not installed is left out. Threads: meshray's (rayon) and Open
 `BVH.cast` and through the Rust command `meshray bench --rays FILE --details` (closest_hit,
 which computes the point and normal as `cast` does; the command is `$MESHRAY_BIN`, else
 `cargo run --release -p meshray-cli`), alternated, five times each; the median of each.
+
+--inside measures inside/outside and signed distance on one thread, `--points` uniform in
+each mesh's box: meshray's `contains` (winding number) against Open3D's
+`compute_occupancy` (ray parity), libigl's `fast_winding_number` (PyPI `libigl`, Barill et
+al. with beta 2; `IGL_NUM_THREADS=1`) and trimesh's `contains_points` (embreex), and
+`signed_distance` against Open3D's `compute_signed_distance`; best of two runs, in
+microseconds per point. Then, on the first `--check` of those points, how often each
+engine's inside/outside disagrees with the exact winding number (meshray's
+`winding_numbers(exact=True)`, which tests/winding.rs checks against a brute force).
 """
 
 import argparse
@@ -25,7 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
-import meshray
+# The script's own directory holds the package's sources (python/meshray) without the native
+# module; import the installed package instead (`pip install ./python`).
+HERE = Path(__file__).resolve().parent
+sys.path = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+import meshray  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = [
@@ -118,6 +132,63 @@ def run(paths, n_rays, n_points, threads):
     return rows
 
 
+def inside(paths, n_points, n_check):
+    """Per mesh: microseconds per point for inside/outside and signed distance, one thread,
+    and the disagreements with the exact winding number on a subsample."""
+    rng = np.random.default_rng(1)
+    speed, wrong = [], []
+    for path in paths:
+        mesh = meshray.Mesh.load(path)
+        v, f = mesh.vertices, mesh.faces
+        lo, hi = v.min(axis=0), v.max(axis=0)
+        p = (lo + (hi - lo) * rng.random((n_points, 3))).astype(np.float32)
+        bvh = meshray.BVH(mesh)
+        bvh.winding_numbers(p[:1])  # the far-field terms, made once per tree
+        contains = {"meshray": lambda q: bvh.contains(q)}
+        distance = {"meshray": lambda q: bvh.signed_distance(q)}
+        try:
+            import open3d as o3d
+
+            scene = o3d.t.geometry.RaycastingScene(nthreads=1)
+            scene.add_triangles(o3d.core.Tensor(v), o3d.core.Tensor(f.astype(np.uint32)))
+            contains["Open3D"] = lambda q: scene.compute_occupancy(o3d.core.Tensor(q), nthreads=1).numpy() > 0.5
+            distance["Open3D"] = lambda q: scene.compute_signed_distance(o3d.core.Tensor(q), nthreads=1).numpy()
+        except ImportError:
+            pass
+        try:
+            import igl
+
+            v64, f64 = v.astype(np.float64), f.astype(np.int64)
+            contains["libigl"] = lambda q: igl.fast_winding_number(v64, f64, q.astype(np.float64)) >= 0.5
+        except ImportError:
+            pass
+        try:
+            import trimesh
+            from trimesh.ray.ray_pyembree import RayMeshIntersector
+
+            embree = RayMeshIntersector(trimesh.Trimesh(v, f, process=False))
+            contains["trimesh + embreex"] = lambda q: embree.contains_points(q)
+        except ImportError:
+            pass
+        name = Path(path).stem
+        for query, engines in (("contains", contains), ("signed distance", distance)):
+            for engine, run_ in engines.items():
+                speed.append((name, query, engine, best(lambda: run_(p), runs=2) / n_points * 1e6))
+        q = p[:n_check]
+        exact = bvh.winding_numbers(q, exact=True) >= 0.5
+        for engine, run_ in contains.items():
+            wrong.append((name, engine, int((run_(q) != exact).sum()), len(q)))
+    print("| mesh | query | engine | µs per point | meshray's speed-up |")
+    print("|---|---|---|---|---|")
+    for name, query, engine, us in speed:
+        ours = next(u for m, qq, e, u in speed if m == name and qq == query and e == "meshray")
+        print(f"| {name} | {query} | {engine} | {us:.3f} | {us / ours:.2f}× |")
+    print("\n| mesh | engine | inside/outside wrong (of the exact winding number's) |")
+    print("|---|---|---|")
+    for name, engine, n_wrong, n in wrong:
+        print(f"| {name} | {engine} | {n_wrong} of {n} ({100 * n_wrong / n:.2f} %) |")
+
+
 def write_rays(path, origins, directions):
     """The rays in the BVHRAYS1 format of ../shared/DESIGN.md (kind 1, random), t in [0, inf)."""
     n = len(origins)
@@ -165,10 +236,20 @@ def main():
     parser.add_argument("--points", type=int, default=100_000)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--binding", action="store_true", help="the binding's cost against Rust")
+    parser.add_argument("--inside", action="store_true", help="contains and signed distance, one thread")
+    parser.add_argument("--check", type=int, default=2000, help="--inside: points checked against the exact sum")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     root = Path(os.environ.get("MESHRAY_MESHES", REPO.parent / "shared" / "meshes"))
     paths = args.meshes or [str(root / m) for m in SHARED if (root / m).exists()]
+    if args.inside:
+        if os.environ.get("RAYON_NUM_THREADS") != "1" or os.environ.get("IGL_NUM_THREADS") != "1":
+            # Thread pools are sized once per process: the measurement runs in a child.
+            env = dict(os.environ, RAYON_NUM_THREADS="1", IGL_NUM_THREADS="1")
+            subprocess.run([sys.executable, *sys.argv], env=env, check=True)
+        else:
+            inside(paths, args.points, args.check)
+        return
     if args.binding:
         if os.environ.get("RAYON_NUM_THREADS") != "1":
             # rayon's pool is sized once per process: the measurement runs in a child.

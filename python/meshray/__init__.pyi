@@ -91,8 +91,12 @@ class BVH:
         """Every hit of every ray, flattened: ray, t, triangle, u, v (by ray, then t)."""
     def closest_points(self, points: _Array, max_distance: float = float("inf")) -> Dict[str, np.ndarray]:
         """Per point: point (NaN if none near), triangle (-1), distance (inf), u, v."""
-    def contains(self, points: _Array) -> npt.NDArray[np.bool_]:
-        """Inside a closed mesh (crossing parity, watertight test, three directions)."""
+    def winding_numbers(self, points: _Array, beta: float = 2.0, exact: bool = False) -> npt.NDArray[np.float64]:
+        """Generalized winding number per point (fast far-field sum, or exact)."""
+    def contains(self, points: _Array, method: str = "winding") -> npt.NDArray[np.bool_]:
+        """Inside: winding number >= 1/2 ("winding"), or ray crossing parity ("parity")."""
+    def signed_distance(self, points: _Array, max_distance: float = float("inf")) -> npt.NDArray[np.float64]:
+        """Distance to the mesh, negative inside; NaN when nothing is within max_distance."""
     def select_box(self, lo: _Vec3, hi: _Vec3) -> npt.NDArray[np.int64]: ...
     def select_sphere(self, centre: _Vec3, radius: float) -> npt.NDArray[np.int64]: ...
     def to_bytes(self) -> bytes: ...

@@ -215,6 +215,56 @@ def test_contains_on_a_closed_sphere():
     np.testing.assert_array_equal(bvh.contains(axis), [True, True, False, True])
 
 
+def numpy_winding(vertices, faces, points):
+    """The winding number at each point by brute force in float64: the solid angle of every
+    triangle (Van Oosterom and Strackee), vectorized over the triangles, summed over 4 pi."""
+    v = vertices.astype(np.float64)
+    out = []
+    for p in points.astype(np.float64):
+        a, b, c = v[faces[:, 0]] - p, v[faces[:, 1]] - p, v[faces[:, 2]] - p
+        la, lb, lc = (np.linalg.norm(x, axis=1) for x in (a, b, c))
+        det = np.einsum("ij,ij->i", a, np.cross(b, c))
+        dots = lambda x, y: np.einsum("ij,ij->i", x, y)  # noqa: E731
+        den = la * lb * lc + dots(a, b) * lc + dots(a, c) * lb + dots(b, c) * la
+        out.append(2 * np.arctan2(det, den).sum() / (4 * np.pi))
+    return np.array(out)
+
+
+def test_winding_numbers_contains_and_signed_distance_on_an_open_hemisphere():
+    """An open mesh, where crossing parity is wrong: the winding number decides."""
+    sphere = uv_sphere()
+    v, f = sphere.vertices, sphere.faces
+    upper = f[(v[f][:, :, 1] >= -1e-6).all(axis=1)]
+    bvh = meshray.BVH(meshray.Mesh(v, upper))
+    rng = np.random.default_rng(8)
+    points = rng.uniform(-1.2, 1.2, size=(600, 3)).astype(np.float32)
+    w = numpy_winding(v, upper, points)
+    np.testing.assert_allclose(bvh.winding_numbers(points, exact=True), w, atol=1e-9)
+    fast = bvh.winding_numbers(points)
+    assert fast.dtype == np.float64 and np.abs(fast - w).max() <= 0.02
+    clear = np.abs(w - 0.5) > 1e-9
+    np.testing.assert_array_equal(bvh.contains(points)[clear], w[clear] >= 0.5)
+    # The old answer, kept under its name, differs on this open mesh.
+    parity = bvh.contains(points, method="parity")
+    assert parity.shape == (600,) and (parity != (w >= 0.5)).any()
+    d = bvh.signed_distance(points)
+    near = bvh.closest_points(points)["distance"]
+    np.testing.assert_allclose(np.abs(d), near, rtol=1e-6)
+    np.testing.assert_array_equal(d < 0, bvh.contains(points) & (near > 0))
+    # Beyond max_distance: NaN. Bad arguments: clear errors.
+    assert np.isnan(bvh.signed_distance(points, max_distance=0.0)).sum() >= 599
+    with pytest.raises(ValueError, match="beta"):
+        bvh.winding_numbers(points, beta=0.5)
+    with pytest.raises(ValueError, match="method"):
+        bvh.contains(points, method="rays")
+    with pytest.raises(ValueError, match="max_distance"):
+        bvh.signed_distance(points, max_distance=-1.0)
+    bad = np.array([[np.nan, 0, 0], [0, np.inf, 0]], dtype=np.float32)
+    assert np.isnan(bvh.winding_numbers(bad)).all()
+    assert not bvh.contains(bad).any()
+    assert np.isnan(bvh.signed_distance(bad)).all()
+
+
 def test_selection():
     mesh = meshray.Mesh.load(ASSET)
     bvh = meshray.BVH(mesh)
