@@ -325,6 +325,116 @@ fn winding_numbers_of_shared_meshes_equal_brute_force() {
     }
 }
 
+/// A cube `[0, 1]³`, each face a `k × k` grid of squares split along a diagonal, facing
+/// outwards: its faces lie on the planes of `contains`' lattice (which starts at the mesh's
+/// box) and its edges along the lattice's lines, where crossings fall on edges and ends.
+fn grid_cube(k: usize) -> Mesh {
+    let mut positions = Vec::new();
+    let mut triangles = Vec::new();
+    // Each face: an origin corner and two edge vectors whose cross product points outwards.
+    let faces: [([f32; 3], [f32; 3], [f32; 3]); 6] = [
+        ([0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]), // z = 0, facing -z
+        ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]), // z = 1
+        ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]), // y = 0
+        ([0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]), // y = 1
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]), // x = 0
+        ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]), // x = 1
+    ];
+    for (o, u, v) in faces {
+        let base = positions.len() as u32;
+        for j in 0..=k {
+            for i in 0..=k {
+                let (s, t) = (i as f32 / k as f32, j as f32 / k as f32);
+                positions.push(Point3::new(
+                    o[0] + s * u[0] + t * v[0],
+                    o[1] + s * u[1] + t * v[1],
+                    o[2] + s * u[2] + t * v[2],
+                ));
+            }
+        }
+        let at = |i: usize, j: usize| base + (j * (k + 1) + i) as u32;
+        for j in 0..k {
+            for i in 0..k {
+                triangles.push([at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
+                triangles.push([at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
+            }
+        }
+    }
+    Mesh::from_buffers(positions, triangles).unwrap()
+}
+
+#[test]
+fn contains_is_exact_where_the_lattice_lies_on_the_surface() {
+    for k in [1, 4, 16] {
+        // The cube inside a cube twice its size (winding number 2 inside both: a double-
+        // counted crossing there changes the answer), and a small tetrahedron below them so
+        // the lattice's z planes miss the inner cube's faces at z = 0 and 1 while its x and y
+        // lines still run along the faces' diagonals x = y.
+        let cube = grid_cube(k);
+        let mut positions = cube.positions().to_vec();
+        let mut triangles = cube.triangles().to_vec();
+        let n = positions.len() as u32;
+        positions.extend(
+            cube.positions()
+                .iter()
+                .map(|p| Point3::from(p.coords * 2.0).map(|c| c - 0.5)),
+        );
+        triangles.extend(cube.triangles().iter().map(|t| t.map(|v| v + n)));
+        let n = positions.len() as u32;
+        positions.extend([
+            Point3::new(0.5, 0.5, -0.9),
+            Point3::new(0.52, 0.5, -0.9),
+            Point3::new(0.5, 0.52, -0.9),
+            Point3::new(0.5, 0.5, -0.87),
+        ]);
+        triangles.extend([
+            [n, n + 2, n + 1],
+            [n, n + 1, n + 3],
+            [n, n + 3, n + 2],
+            [n + 1, n + 2, n + 3],
+        ]);
+        let mesh = Mesh::from_buffers(positions, triangles).unwrap();
+        let bvh = Bvh::build(mesh.clone());
+        let tris = triangles64(&mesh);
+        let mut rng = Rng::new(k as u64);
+        let mut pts: Vec<Point3<f32>> = (0..3000)
+            .map(|_| {
+                Point3::new(
+                    rng.range(-0.7, 1.7),
+                    rng.range(-0.7, 1.7),
+                    rng.range(-0.7, 1.7),
+                )
+            })
+            .collect();
+        // Points on the lattice's lines and the faces' diagonals, in and out.
+        for _ in 0..1000 {
+            let (a, b) = (rng.range(-0.1, 1.1), (rng.below(9) as f32) / 8.0);
+            pts.push(Point3::new(a, b, b));
+            pts.push(Point3::new(a, a, rng.range(-0.1, 1.1)));
+            pts.push(Point3::new(b, a, 1.0 - b));
+        }
+        let (mut decided, mut twice) = ([0usize; 2], 0);
+        for p in &pts {
+            // On the surface the winding number is not defined (the sums disagree there).
+            if bvh.closest_point(*p, 1e-6).is_some() {
+                continue;
+            }
+            let w = brute_winding(&tris, [p.x as f64, p.y as f64, p.z as f64]);
+            if (w - 0.5).abs() > 1e-9 {
+                assert_eq!(
+                    bvh.contains(*p),
+                    w >= 0.5,
+                    "cube {k}, {p:?}: winding number {w}"
+                );
+                decided[usize::from(w >= 0.5)] += 1;
+                twice += usize::from(w > 1.5);
+            }
+        }
+        assert!(decided.iter().all(|&n| n > 500), "cube {k}: {decided:?}");
+        assert!(twice > 300, "cube {k}: {twice} points inside both cubes");
+    }
+}
+
 #[test]
 fn a_refit_tree_answers_for_the_moved_vertices() {
     let mesh = sphere(16, 32);

@@ -22,7 +22,7 @@ mod upkeep;
 pub(crate) use build::tree;
 use build::{lbvh, reinsert};
 pub(crate) use layout::{leaf, wide};
-pub(crate) use query::{batch, coherent, nearest, ray_walk, simd, traverse, walk, winding};
+pub(crate) use query::{batch, coherent, inside, nearest, ray_walk, simd, traverse, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;
 use upkeep::stats;
@@ -179,6 +179,9 @@ pub struct Bvh {
     /// The winding-number queries' far-field terms, computed on their first call and
     /// dropped by a refit.
     far_fields: std::sync::OnceLock<winding::FarFields>,
+    /// `contains`' lattice of known winding numbers, made on its first call and dropped by
+    /// a refit.
+    inside_grid: std::sync::OnceLock<inside::InsideGrid>,
 }
 
 impl Bvh {
@@ -275,6 +278,7 @@ impl Bvh {
             triangle_index,
             options: *options,
             far_fields: Default::default(),
+            inside_grid: Default::default(),
         };
         #[cfg(debug_assertions)]
         if let Err(e) = bvh.validate() {

@@ -5,6 +5,7 @@
 
 pub(crate) mod batch;
 pub(crate) mod coherent;
+pub(crate) mod inside;
 pub(crate) mod nearest;
 pub(crate) mod ray_walk;
 pub(crate) mod selection;

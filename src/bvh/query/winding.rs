@@ -8,12 +8,12 @@ use crate::bvh::Bvh;
 use crate::bvh::leaf::LANES;
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
-use crate::winding::{FarField, Moments, WindingAccuracy, inside_by_stages, solid_angle};
+use crate::winding::{FarField, FarFieldLanes, Moments, WindingAccuracy, solid_angles_x4};
 use nalgebra::{Point3, Vector3};
 use std::f64::consts::PI;
 
 /// The far-field terms of each wide node's lanes, in the nodes' order.
-pub(crate) type FarFields = Vec<[FarField; WIDTH]>;
+pub(crate) type FarFields = Vec<FarFieldLanes>;
 
 impl Bvh {
     /// The generalized winding number of the mesh around `point` (Jacobson et al. 2013): the
@@ -68,9 +68,13 @@ impl Bvh {
     /// [`winding_number`](Bvh::winding_number)). On a closed mesh that is the parity of a
     /// ray's crossings, without a ray's troubles at edges; on a mesh with holes, overlaps or
     /// loose triangles it is still what "inside" means (Barill et al. 2018). Answers as the
-    /// exact sum would: the fast sum first, then, only for points where it comes within its
-    /// error of ½, more accurate ones (`docs/guide.md`, "Inside or outside"). `false` for a
-    /// NaN or infinite `point`.
+    /// exact sum would (off the surface itself, where the winding number is not defined):
+    /// mostly from the known winding number of a nearby lattice point and the crossings of
+    /// the short segment from it, one short ray; else the fast sum, then, only where that
+    /// comes within its error of ½, finer ones (`docs/guide.md`, "Inside or outside").
+    /// `false` for a NaN or infinite `point`. The first call makes the lattice (about one
+    /// point per four triangles, a fast sum each, on all cores); it is kept until a
+    /// [`refit`](Bvh::refit). Allocates nothing after that.
     ///
     /// ```
     /// use meshray::{Bvh, Mesh};
@@ -89,11 +93,6 @@ impl Bvh {
     pub fn contains(&self, point: impl Into<mint::Point3<f32>>) -> bool {
         let point = Point3::from(point.into());
         point.iter().all(|c| c.is_finite()) && self.contains_at(point.cast::<f64>().into())
-    }
-
-    /// [`contains`](Bvh::contains) at an `f64` point.
-    pub(crate) fn contains_at(&self, p: [f64; 3]) -> bool {
-        inside_by_stages(|accuracy| self.winding_number_at(p, accuracy))
     }
 
     /// The distance from `point` to the mesh, negative inside it (where
@@ -140,6 +139,16 @@ impl Bvh {
     /// [`winding_number`](Bvh::winding_number) at an `f64` point (a scene's instance moves
     /// the point into the mesh's frame in `f64`).
     pub(crate) fn winding_number_at(&self, p: [f64; 3], accuracy: WindingAccuracy) -> f64 {
+        self.winding_number_and_contact(p, accuracy).0
+    }
+
+    /// [`winding_number_at`](Bvh::winding_number_at), and whether `p` lies on a triangle
+    /// (where the winding number is not defined: the sum then says nothing of either side).
+    pub(crate) fn winding_number_and_contact(
+        &self,
+        p: [f64; 3],
+        accuracy: WindingAccuracy,
+    ) -> (f64, bool) {
         let beta = match accuracy {
             WindingAccuracy::FarField { beta } if beta >= 1.0 => beta,
             WindingAccuracy::FarField { .. } => 1.0,
@@ -152,25 +161,26 @@ impl Bvh {
             p,
             beta_squared: beta * beta,
             sum: 0.0,
+            on_surface: false,
         };
         walk(&self.nodes, &mut visitor);
-        visitor.sum / (4.0 * PI)
+        (visitor.sum / (4.0 * PI), visitor.on_surface)
     }
 
     /// The far-field terms, computed on first use.
     fn far_fields(&self) -> &FarFields {
         self.far_fields.get_or_init(|| {
-            let mut out = vec![[FarField::default(); WIDTH]; self.nodes.len()];
+            let mut lanes = vec![[FarField::default(); WIDTH]; self.nodes.len()];
             if !self.nodes.is_empty() {
-                self.node_moments(0, &mut out);
+                self.node_moments(0, &mut lanes);
             }
-            out
+            lanes.iter().map(FarFieldLanes::new).collect()
         })
     }
 
     /// Fills the far-field terms of node `index`'s lanes (and their subtrees') and returns
     /// the node's moments and radius, for its parent's lane.
-    fn node_moments(&self, index: u32, out: &mut FarFields) -> (Moments, f64) {
+    fn node_moments(&self, index: u32, out: &mut [[FarField; WIDTH]]) -> (Moments, f64) {
         let node = &self.nodes[index as usize];
         let mut lanes: [Option<(Moments, f64)>; WIDTH] = [None; WIDTH];
         for k in node.lanes() {
@@ -253,6 +263,8 @@ struct WindingVisitor<'a> {
     p: [f64; 3],
     beta_squared: f64,
     sum: f64,
+    /// Whether the point lies on a triangle of a leaf the sum opened.
+    on_surface: bool,
 }
 
 impl Visitor for WindingVisitor<'_> {
@@ -260,20 +272,9 @@ impl Visitor for WindingVisitor<'_> {
     const ORDERED: bool = false;
 
     fn node(&mut self, index: u32, node: &WideNode) -> (u32, [(); WIDTH]) {
-        let terms = &self.far_fields[index as usize];
-        let mut near = 0;
-        for k in node.lanes() {
-            let term = &terms[k];
-            let d2 = (0..3)
-                .map(|a| (term.centre[a] as f64 - self.p[a]).powi(2))
-                .sum::<f64>();
-            let r = term.radius as f64;
-            if d2 > self.beta_squared * r * r {
-                self.sum += term.solid_angle(self.p);
-            } else {
-                near |= 1 << k;
-            }
-        }
+        let used = node.lanes().fold(0, |m, k| m | 1 << k);
+        let (far, near) = self.far_fields[index as usize].far_sum(self.p, self.beta_squared, used);
+        self.sum += far;
         (near, [(); WIDTH])
     }
 
@@ -282,10 +283,16 @@ impl Visitor for WindingVisitor<'_> {
     }
 
     fn leaf(&mut self, first: u32, count: u32, _: ()) -> bool {
-        let first = first as usize * LANES;
-        for slot in first..first + count as usize {
-            let t = self.bvh.leaf_packets[slot / LANES].get(slot % LANES);
-            self.sum += solid_angle(self.p, t.a, t.b, t.c);
+        let first = first as usize;
+        let count = count as usize;
+        for (k, packet) in self.bvh.leaf_packets[first..first + count.div_ceil(LANES)]
+            .iter()
+            .enumerate()
+        {
+            let used = (count - k * LANES).min(LANES);
+            let (sum, on) = solid_angles_x4(self.p, &packet.a, &packet.b, &packet.c, used);
+            self.sum += sum;
+            self.on_surface |= on;
         }
         false
     }

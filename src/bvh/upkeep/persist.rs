@@ -303,6 +303,7 @@ impl TryFrom<SavedBvh> for Bvh {
             triangle_index,
             options,
             far_fields: Default::default(),
+            inside_grid: Default::default(),
         };
         bvh.refill_leaves_and_boxes();
         bvh.validate()?;

@@ -78,6 +78,7 @@ impl Bvh {
     /// parent in range (loading checks this first; a build or refit keeps it).
     pub(in crate::bvh) fn refill_leaves_and_boxes(&mut self) {
         self.far_fields = Default::default();
+        self.inside_grid = Default::default();
         for (slot, &t) in self.triangle_index.iter().enumerate() {
             if t != u32::MAX {
                 let [a, b, c] = self.mesh.triangle(t as usize);

@@ -1,0 +1,289 @@
+//! Inside or outside, fast: the winding number at a point from a nearby point where it is
+//! known, and the triangles the segment between them crosses.
+//!
+//! Off the surface the generalized winding number `w` changes in two ways only: by exactly
+//! ±1 where a path crosses a triangle (+1 through a face whose normal points against the
+//! path, as when entering an outward-facing closed mesh), and smoothly, with a gradient that
+//! is the Biot–Savart field of the mesh's *boundary* (the solid angle of a surface changes
+//! with the viewpoint only through its rim; the edges two triangles share cancel). So for a
+//! lattice point `g` near `p`, `w(p) = w(g) + J + S`, where `J` is the signed count of the
+//! crossings of the segment `g → p` and `|S| ≤ |p − g| · K(g)`, `K(g)` a bound on `|∇w|`
+//! around `g` from the boundary edges: `|∇w(x)| ≤ 1/(4π) Σ_edges |e| / dist(x, e)²`. On a
+//! closed mesh there is no boundary and `S` is 0.
+//!
+//! [`InsideGrid`] keeps `w` (the fast sum) and `K` at the points of a lattice over the
+//! mesh's box, made on the first `contains` (O(lattice points · log n), on all cores).
+//! `contains` then casts one short segment; when the crossing count cannot decide (a crossing
+//! near an edge or an end, a point outside the lattice, a boundary too near, an estimate too
+//! close to ½) it falls back to the staged sums of [`inside_by_stages`].
+
+use crate::bvh::leaf::{LANES, LeafTest};
+use crate::bvh::traverse::walk_ray;
+use crate::bvh::{Bvh, par};
+use crate::winding::{STAGE_ONE, inside_by_stages};
+use crate::{QueryOptions, Ray};
+use nalgebra::{Point3, Vector3};
+use std::f64::consts::PI;
+
+/// Crossings within this fraction of the segment's ends, or this near a triangle's edge in
+/// barycentric terms, are left to the staged sums (the f32 segment and the f32 test could
+/// place them on the wrong side).
+const END_BAND: f32 = 1e-4;
+const EDGE_BAND: f32 = 1e-5;
+
+/// The lattice: `w` and `K` at `counts[0] × counts[1] × counts[2]` points `origin + i·step`.
+#[derive(Clone, Debug)]
+pub(crate) struct InsideGrid {
+    origin: [f32; 3],
+    step: [f32; 3],
+    counts: [usize; 3],
+    /// Half a cell's diagonal: every point of the lattice's box is this near a lattice point.
+    reach: f32,
+    /// The fast sum's winding number at each lattice point, x fastest.
+    winding: Vec<f32>,
+    /// A bound on `|∇w|` within `reach` of each lattice point (infinite near a boundary, and
+    /// for a lattice point on the surface).
+    slope: Vec<f32>,
+}
+
+impl InsideGrid {
+    fn index(&self, i: [usize; 3]) -> usize {
+        (i[2] * self.counts[1] + i[1]) * self.counts[0] + i[0]
+    }
+
+    fn point(&self, i: [usize; 3]) -> [f32; 3] {
+        [0, 1, 2].map(|a| self.origin[a] + i[a] as f32 * self.step[a])
+    }
+}
+
+/// A boundary cluster: the total length of its boundary edges (each counted as many times as
+/// its edge is left unpaired) and the box around them.
+struct Cluster {
+    length: f64,
+    min: [f64; 3],
+    max: [f64; 3],
+}
+
+impl Bvh {
+    /// Whether `p` is inside: from the lattice when the crossings decide, else the staged
+    /// sums.
+    pub(crate) fn contains_at(&self, p: [f64; 3]) -> bool {
+        match self.inside_by_crossings(p) {
+            Some(inside) => inside,
+            None => inside_by_stages(|accuracy| self.winding_number_at(p, accuracy)),
+        }
+    }
+
+    /// `Some(inside)` when the nearest lattice point's winding number and the crossings of
+    /// the segment from it decide beyond doubt.
+    fn inside_by_crossings(&self, p: [f64; 3]) -> Option<bool> {
+        let grid = self.inside_grid();
+        let pf = p.map(|c| c as f32);
+        let mut i = [0usize; 3];
+        for a in 0..3 {
+            let at = ((pf[a] - grid.origin[a]) / grid.step[a]).round();
+            if !(at >= 0.0 && at < grid.counts[a] as f32) {
+                return None;
+            }
+            i[a] = at as usize;
+        }
+        let g = grid.point(i);
+        let k = grid.index(i);
+        let d = Vector3::from([0, 1, 2].map(|a| pf[a] - g[a]));
+        let length = d.norm();
+        if length > grid.reach {
+            return None;
+        }
+        let crossings = if length == 0.0 {
+            0
+        } else {
+            self.signed_crossings(&Ray::with_range(g, d, -END_BAND, 1.0 + END_BAND))?
+        };
+        let w = f64::from(grid.winding[k]) + f64::from(crossings);
+        let margin = STAGE_ONE.1 + f64::from(length) * f64::from(grid.slope[k]);
+        ((w - 0.5).abs() > margin).then_some(w > 0.5)
+    }
+
+    /// The signed count of the triangles the segment crosses (+1 through a face whose
+    /// normal points against the ray), or `None` when a crossing is too near an end or an
+    /// edge to be sure of (ends within `END_BAND`, barycentrics within `EDGE_BAND` of 0).
+    fn signed_crossings(&self, ray: &Ray) -> Option<i32> {
+        let options = QueryOptions::default(); // watertight, no culling
+        let test = LeafTest::new(ray, &options);
+        let (mut count, mut unsure) = (0i32, false);
+        let t_max = ray.t_max();
+        let direction = ray.direction();
+        walk_ray(
+            ray,
+            (ray.t_min(), t_max),
+            &self.nodes,
+            &mut (),
+            |first, n, end| {
+                test.run(&self.leaf_packets, first, n, end, |slot, hit| {
+                    let w = 1.0 - hit.u - hit.v;
+                    let tri = self.leaf_packets[slot as usize / LANES].get(slot as usize % LANES);
+                    let facing = tri.normal().dot(&direction);
+                    if hit.t <= END_BAND
+                        || hit.t >= 1.0 - END_BAND
+                        || hit.u.min(hit.v).min(w) <= EDGE_BAND
+                        || facing == 0.0
+                    {
+                        unsure = true;
+                        return None; // stop: the staged sums answer
+                    }
+                    count += if facing < 0.0 { 1 } else { -1 };
+                    Some(t_max)
+                })
+            },
+        );
+        (!unsure).then_some(count)
+    }
+
+    /// The lattice, made on first use.
+    fn inside_grid(&self) -> &InsideGrid {
+        self.inside_grid.get_or_init(|| self.make_inside_grid())
+    }
+
+    fn make_inside_grid(&self) -> InsideGrid {
+        let bounds = self.bounds();
+        let extent = [0, 1, 2].map(|a| f64::from(bounds.max[a] - bounds.min[a]).max(0.0));
+        // About one lattice point per four triangles, between 16³ and 40³ in all: enough that
+        // a segment is short, few enough that the lattice costs little beside the tree.
+        let target = (self.mesh.triangle_count() / 4).clamp(4096, 64_000) as f64;
+        let largest = extent
+            .iter()
+            .copied()
+            .fold(0.0, f64::max)
+            .max(f64::MIN_POSITIVE);
+        let volume: f64 = extent.iter().map(|&e| e.max(largest * 1e-3)).product();
+        let cell = (volume / target).cbrt();
+        let counts = extent.map(|e| ((e / cell).ceil() as usize).clamp(1, 256) + 1);
+        let step =
+            [0, 1, 2].map(|a| (extent[a] / (counts[a] - 1) as f64).max(f64::MIN_POSITIVE) as f32);
+        let origin: [f32; 3] = bounds.min.coords.into();
+        let reach = 0.5 * Vector3::from(step).norm() * (1.0 + 1e-5);
+        let mut grid = InsideGrid {
+            origin,
+            step,
+            counts,
+            reach,
+            winding: Vec::new(),
+            slope: Vec::new(),
+        };
+        let total = counts.iter().product::<usize>();
+        let at = |k: usize| {
+            let i = [
+                k % counts[0],
+                (k / counts[0]) % counts[1],
+                k / (counts[0] * counts[1]),
+            ];
+            grid.point(i)
+        };
+        let winding = par::map_indexed(total, |k| {
+            self.winding_number_and_contact(at(k).map(f64::from), STAGE_ONE.0)
+        });
+        let clusters = self.boundary_clusters();
+        let slope = par::map_indexed(total, |k| {
+            // A lattice point on the surface knows neither side's winding number: unusable.
+            if winding[k].1 {
+                return f32::INFINITY;
+            }
+            slope_bound(&clusters, at(k).map(f64::from), f64::from(reach)) as f32
+        });
+        let winding = winding.into_iter().map(|(w, _)| w as f32).collect();
+        grid.winding = winding;
+        grid.slope = slope;
+        grid
+    }
+
+    /// The mesh's boundary (edges not cancelled by an edge running the other way between
+    /// the same two positions), gathered into clusters on a coarse lattice.
+    fn boundary_clusters(&self) -> Vec<Cluster> {
+        let positions = self.mesh.positions();
+        // Vertices at the same position are one (seams of split normals or uvs cancel too).
+        let mut by_position: Vec<u32> = (0..positions.len() as u32).collect();
+        let bits = |v: u32| positions[v as usize].coords.map(f32::to_bits);
+        let key = |v: u32| {
+            let b = bits(v);
+            (b.x, b.y, b.z)
+        };
+        by_position.sort_unstable_by_key(|&v| key(v));
+        let mut canonical = vec![0u32; positions.len()];
+        let mut run = 0;
+        for (k, &v) in by_position.iter().enumerate() {
+            if k == 0 || key(v) != key(by_position[k - 1]) {
+                run = v;
+            }
+            canonical[v as usize] = run;
+        }
+        let mut edges: Vec<(u64, i32)> = Vec::with_capacity(3 * self.mesh.triangle_count());
+        for t in self.mesh.triangles() {
+            let t = t.map(|v| canonical[v as usize]);
+            for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+                if a != b {
+                    let (lo, hi, sign) = if a < b { (a, b, 1) } else { (b, a, -1) };
+                    edges.push(((u64::from(lo) << 32) | u64::from(hi), sign));
+                }
+            }
+        }
+        edges.sort_unstable_by_key(|e| e.0);
+        let bounds = self.bounds();
+        const SIDE: usize = 16;
+        let mut clusters: Vec<Option<Cluster>> = (0..SIDE * SIDE * SIDE).map(|_| None).collect();
+        let cell_of = |m: Point3<f64>| {
+            let c = [0, 1, 2].map(|a| {
+                let span = f64::from(bounds.max[a] - bounds.min[a]);
+                let f = if span > 0.0 {
+                    (m[a] - f64::from(bounds.min[a])) / span
+                } else {
+                    0.0
+                };
+                ((f * SIDE as f64) as usize).min(SIDE - 1)
+            });
+            (c[2] * SIDE + c[1]) * SIDE + c[0]
+        };
+        for run in edges.chunk_by(|x, y| x.0 == y.0) {
+            let net: i32 = run.iter().map(|e| e.1).sum();
+            if net == 0 {
+                continue;
+            }
+            let (a, b) = ((run[0].0 >> 32) as u32, run[0].0 as u32);
+            let (a, b) = (
+                positions[a as usize].cast::<f64>(),
+                positions[b as usize].cast::<f64>(),
+            );
+            let cluster = clusters[cell_of(nalgebra::center(&a, &b))].get_or_insert(Cluster {
+                length: 0.0,
+                min: [f64::INFINITY; 3],
+                max: [f64::NEG_INFINITY; 3],
+            });
+            cluster.length += (b - a).norm() * f64::from(net.unsigned_abs());
+            for q in [a, b] {
+                for axis in 0..3 {
+                    cluster.min[axis] = cluster.min[axis].min(q[axis]);
+                    cluster.max[axis] = cluster.max[axis].max(q[axis]);
+                }
+            }
+        }
+        clusters.into_iter().flatten().collect()
+    }
+}
+
+/// A bound on `|∇w|` within `reach` of `g`: `1/(4π) Σ_clusters length / (dist(g, box) −
+/// reach)²`, every edge of a cluster being at least as far as its box; infinite when a
+/// cluster's box comes within `reach`.
+fn slope_bound(clusters: &[Cluster], g: [f64; 3], reach: f64) -> f64 {
+    let mut sum = 0.0;
+    for c in clusters {
+        let d2: f64 = (0..3)
+            .map(|a| (c.min[a] - g[a]).max(g[a] - c.max[a]).max(0.0).powi(2))
+            .sum();
+        let gap = d2.sqrt() - reach;
+        if gap <= 0.0 {
+            return f64::INFINITY;
+        }
+        sum += c.length / (gap * gap);
+    }
+    // Rounded up: the bound must stay one.
+    sum / (4.0 * PI) * (1.0 + 1e-9)
+}
