@@ -119,6 +119,34 @@ fn parse_error(path: &Path, message: String) -> Error {
     }
 }
 
+/// `message` with every double-quoted span longer than 60 characters cut to its first 40
+/// and its length: serde's messages quote the offending JSON string whole, which in a broken
+/// document can be megabytes.
+fn shorten_quotes(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(512));
+    let mut rest = message;
+    while let Some(open) = rest.find('"') {
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('"') else {
+            rest = after;
+            break;
+        };
+        let quoted = &after[..close];
+        let length = quoted.chars().count();
+        if length > 60 {
+            out.extend(quoted.chars().take(40));
+            out.push_str(&format!("…\" ({length} characters)"));
+        } else {
+            out.push_str(quoted);
+            out.push('"');
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The document's JSON (from a `.gltf`, or from a GLB's JSON chunk) and the GLB's binary
 /// chunk, every index checked before `gltf` follows any (see [`indices`]), then validated by
 /// `gltf`; a required extension meshray does not read is refused first.
@@ -131,7 +159,7 @@ fn parse_json(path: &Path, bytes: &[u8]) -> Result<(gltf::Document, Option<Vec<u
                 .map(|(at, what)| format!("{at}: {}", what.to_string().to_lowercase()))
                 .collect::<Vec<_>>()
                 .join("; "),
-            other => other.to_string(),
+            other => shorten_quotes(&other.to_string()),
         };
         parse_error(path, format!("not valid glTF 2.0: {why}"))
     };
@@ -718,4 +746,31 @@ fn percent_decode(uri: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shorten_quotes;
+
+    #[test]
+    fn long_quoted_json_is_cut_in_messages() {
+        let long = "S".repeat(5000);
+        let message = format!("invalid type: string \"{long}\", expected struct Sampler at line 2");
+        let short = shorten_quotes(&message);
+        assert_eq!(
+            short,
+            format!(
+                "invalid type: string \"{}…\" (5000 characters), expected struct Sampler at line 2",
+                "S".repeat(40)
+            )
+        );
+        // Short quotes, text without quotes and an unclosed quote stay as they are.
+        for kept in [
+            "unknown field \"nodes\", expected one of \"a\"",
+            "no quotes",
+            "one \" quote",
+        ] {
+            assert_eq!(shorten_quotes(kept), kept);
+        }
+    }
 }
