@@ -126,7 +126,7 @@ fn mistakes_on_the_command_line_are_sentences() {
 #[test]
 fn every_one_mesh_command_refuses_a_second_mesh() {
     // Before, render, select and scaling silently took the last one.
-    for name in ["pick", "render", "select", "scaling", "bench"] {
+    for name in ["pick", "render", "select", "slice", "scaling", "bench"] {
         usage_error(
             &[name, "first.obj", "second.obj"],
             &[&format!(

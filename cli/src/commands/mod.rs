@@ -9,6 +9,7 @@ pub mod render;
 pub mod scaling;
 pub mod scene;
 pub mod select;
+pub mod slice;
 
 use crate::Failure;
 use crate::args::wants_help;
@@ -27,7 +28,7 @@ pub struct Command {
 }
 
 /// Every command, in the order `meshray --help` lists them.
-pub const COMMANDS: [Command; 6] = [
+pub const COMMANDS: [Command; 7] = [
     Command {
         name: "pick",
         summary: "the triangle under a pixel, or hit by a ray of your own",
@@ -45,6 +46,12 @@ pub const COMMANDS: [Command; 6] = [
         summary: "box select: the triangles under a rectangle, all and only the visible ones",
         usage: select::USAGE,
         run: select::run,
+    },
+    Command {
+        name: "slice",
+        summary: "a plane through a mesh, coloured by signed distance: where inside is",
+        usage: slice::USAGE,
+        run: slice::run,
     },
     Command {
         name: "scene",
