@@ -66,6 +66,17 @@ export interface ClosestPoints extends BatchHits {
   point: Float32Array;
 }
 
+/** How a winding number is summed. */
+export interface WindingOptions {
+  /**
+   * The fast sum's far-field distance, in subtree radii (Barill et al. 2018's β; default 2,
+   * within 0.02 of the exact sum; must be >= 1 unless `exact`).
+   */
+  beta?: number;
+  /** Sum every triangle's solid angle in f64 (default false): O(n) per point. */
+  exact?: boolean;
+}
+
 /** Loads the WebAssembly module (once). See meshray.js for `source`. */
 export function init(
   source?: string | URL | ArrayBuffer | ArrayBufferView | WebAssembly.Module | Response,
@@ -117,6 +128,24 @@ export class BVH {
   allHitsBatch(rays: Float32Array | Float64Array | number[], options?: QueryOptions): AllHits;
   closestPoint(point: Vec3, maxDistance?: number): ClosestPoint | null;
   closestPoints(points: Float32Array | Float64Array | number[], maxDistance?: number): ClosestPoints;
+  /**
+   * The generalized winding number at `point`: 1 inside a closed outward-facing mesh, 0
+   * outside, in between near an open mesh's holes. NaN for a NaN or infinite point.
+   */
+  windingNumber(point: Vec3, options?: WindingOptions): number;
+  /** `points`: x y z per point. NaN for a NaN or infinite point. */
+  windingNumbers(points: Float32Array | Float64Array | number[], options?: WindingOptions): Float64Array;
+  /** Whether the exact winding number at `point` is at least ½. False for a NaN or infinite point. */
+  contains(point: Vec3): boolean;
+  /** `contains` for each of `points` (x y z each): 1 inside, 0 outside. */
+  containsPoints(points: Float32Array | Float64Array | number[]): Uint8Array;
+  /**
+   * The distance to the mesh, negative inside (where `contains` holds); null when nothing is
+   * within `maxDistance` (default Infinity) or the point is NaN or infinite.
+   */
+  signedDistance(point: Vec3, maxDistance?: number): number | null;
+  /** `signedDistance` for each of `points` (x y z each): NaN where it is null. */
+  signedDistances(points: Float32Array | Float64Array | number[], maxDistance?: number): Float64Array;
   selectBox(min: Vec3, max: Vec3): Uint32Array;
   selectSphere(centre: Vec3, radius: number): Uint32Array;
   /**

@@ -15,7 +15,7 @@
 /** @type {WebAssembly.Exports | null} */
 let wasm = null;
 let simd = false;
-let views = { buffer: null, f32: null, u32: null, i32: null, u8: null, hit: null };
+let views = { buffer: null, f32: null, f64: null, u32: null, i32: null, u8: null, hit: null };
 
 // The smallest module that uses a simd128 instruction (i8x16.splat): valid where the
 // engine has SIMD.
@@ -90,6 +90,7 @@ function heap() {
     views = {
       buffer,
       f32: new Float32Array(buffer),
+      f64: new Float64Array(buffer),
       u32: new Uint32Array(buffer),
       i32: new Int32Array(buffer),
       u8: new Uint8Array(buffer),
@@ -141,6 +142,24 @@ function rangeOf(options) {
     throw new Error(`meshray: near must be a number >= 0 and far a number, not NaN (near ${near}, far ${far})`);
   }
   return [near, far];
+}
+
+// The far-field sum's beta (a number >= 1, default 2) and whether to sum exactly, from
+// the options of a winding-number query; beta is not checked when the sum is exact.
+function windingOf(options) {
+  const beta = options?.beta ?? 2;
+  const exact = options?.exact ?? false;
+  if (!exact && (typeof beta !== "number" || !(beta >= 1))) {
+    throw new Error(`meshray: beta must be a number >= 1 (2 is Barill et al.'s and libigl's default), not ${beta}`);
+  }
+  return [exact ? 0 : beta, exact ? 1 : 0];
+}
+
+function maxDistanceOf(maxDistance) {
+  if (typeof maxDistance !== "number" || !(maxDistance >= 0)) {
+    throw new Error(`meshray: maxDistance must be a number >= 0, not ${maxDistance}`);
+  }
+  return maxDistance;
 }
 
 function vector3(v, what) {
@@ -387,17 +406,97 @@ export class BVH {
    */
   closestPoints(points, maxDistance = Infinity) {
     const handle = this.#live();
-    if (typeof maxDistance !== "number" || !(maxDistance >= 0)) {
-      throw new Error(`meshray: maxDistance must be a number >= 0, not ${maxDistance}`);
-    }
-    const n = floats(points, 3, "points");
-    check(wasm.mr_points(n));
-    heap().f32.set(points, wasm.mr_input() / 4);
+    maxDistanceOf(maxDistance);
+    const n = this.#points(points);
     check(wasm.mr_closest_points(handle, n, maxDistance));
     const out = this.#answers(n, ["distance", "triangle", "u", "v"]);
     const at = wasm.mr_out(5) / 4;
     out.point = heap().f32.slice(at, at + 3 * n);
     return out;
+  }
+
+  #points(points) {
+    const n = floats(points, 3, "points");
+    check(wasm.mr_points(n));
+    heap().f32.set(points, wasm.mr_input() / 4);
+    return n;
+  }
+
+  // The f64 answers of the last batch of `n` points (winding numbers, signed distances).
+  #numbers(n) {
+    const at = wasm.mr_out(6) / 8;
+    return heap().f64.slice(at, at + n);
+  }
+
+  /**
+   * The generalized winding number of the mesh at `point` (Jacobson et al. 2013): the sum of
+   * the signed solid angles of its triangles there, over 4π. For a closed mesh whose
+   * triangles turn counter-clockwise seen from outside it is 1 inside and 0 outside; for a
+   * mesh with holes, overlaps or loose triangles it moves smoothly between. By default the
+   * fast sum (Barill et al. 2018: a subtree farther than `beta` times its radius counts as
+   * one far-field term; `beta` >= 1, default 2: within 0.02 of the exact sum); `exact: true`
+   * sums every triangle's solid angle. NaN for a NaN or infinite point. The first call on a
+   * tree computes its far-field terms.
+   */
+  windingNumber(point, options) {
+    return this.windingNumbers(new Float32Array(vector3(point, "point")), options)[0];
+  }
+
+  /**
+   * The winding number at each of `points` (x y z each), as `windingNumber` answers it: a
+   * Float64Array.
+   */
+  windingNumbers(points, options) {
+    const handle = this.#live();
+    const [beta, exact] = windingOf(options);
+    const n = this.#points(points);
+    check(wasm.mr_winding_numbers(handle, n, beta, exact));
+    return this.#numbers(n);
+  }
+
+  /**
+   * Whether `point` is inside the mesh: its exact winding number is at least ½. On a closed
+   * mesh that is the parity of a ray's crossings; on an open one, a soup or overlapping
+   * shells it is still what "inside" means. False for a NaN or infinite point. The first
+   * call on a tree makes a lattice of known winding numbers (about one point per four
+   * triangles).
+   */
+  contains(point) {
+    return this.containsPoints(new Float32Array(vector3(point, "point")))[0] === 1;
+  }
+
+  /**
+   * Whether each of `points` (x y z each) is inside the mesh, as `contains` answers it: a
+   * Uint8Array of 1 (inside) and 0.
+   */
+  containsPoints(points) {
+    const handle = this.#live();
+    const n = this.#points(points);
+    check(wasm.mr_contains(handle, n));
+    const at = wasm.mr_out(7);
+    return heap().u8.slice(at, at + n);
+  }
+
+  /**
+   * The distance from `point` to the mesh, negative inside it (where `contains` holds): the
+   * distance of `closestPoint`, in f64. Null when no triangle is within `maxDistance`, and
+   * for a NaN or infinite point.
+   */
+  signedDistance(point, maxDistance = Infinity) {
+    const d = this.signedDistances(new Float32Array(vector3(point, "point")), maxDistance)[0];
+    return Number.isNaN(d) ? null : d;
+  }
+
+  /**
+   * The signed distance of each of `points` (x y z each), as `signedDistance` answers it: a
+   * Float64Array, NaN where no triangle is within `maxDistance`.
+   */
+  signedDistances(points, maxDistance = Infinity) {
+    const handle = this.#live();
+    maxDistanceOf(maxDistance);
+    const n = this.#points(points);
+    check(wasm.mr_signed_distances(handle, n, maxDistance));
+    return this.#numbers(n);
   }
 
   #selection(count) {

@@ -15,7 +15,7 @@
 
 use meshray::{
     Aabb, BuildOptions, BuildQuality, Bvh, Camera, Culling, Mesh, QueryOptions, Ray, RayQuery,
-    Region,
+    Region, WindingAccuracy,
 };
 use nalgebra::Point3;
 use std::cell::RefCell;
@@ -46,7 +46,8 @@ const CULL_FRONT: u32 = 4;
 
 /// The answer buffers a query writes (per ray or per hit), read by JavaScript through
 /// [`mr_out`]: `t` (+inf on a miss), `triangle` (-1), `u`, `v`, and for the all-hits batch
-/// the ray of each hit, for closest points the points (three floats each).
+/// the ray of each hit, for closest points the points (three floats each), for winding
+/// numbers and signed distances one `f64` per point, for `contains` one byte (1 or 0).
 #[derive(Default)]
 struct Answers {
     t: Vec<f32>,
@@ -55,6 +56,8 @@ struct Answers {
     v: Vec<f32>,
     ray: Vec<u32>,
     point: Vec<f32>,
+    number: Vec<f64>,
+    inside: Vec<u8>,
 }
 
 /// Everything the module holds between calls (one instance is one thread).
@@ -402,7 +405,8 @@ pub extern "C" fn mr_input() -> *mut f32 {
 }
 
 /// An answer buffer of the last batch: 0 `t` (f32), 1 `triangle` (i32), 2 `u`, 3 `v` (f32),
-/// 4 `ray` (u32, all-hits), 5 `point` (three f32 each, closest points).
+/// 4 `ray` (u32, all-hits), 5 `point` (three f32 each, closest points), 6 `number` (f64,
+/// winding numbers and signed distances), 7 `inside` (u8, 1 or 0).
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_out(k: u32) -> *const u8 {
     with(|s| {
@@ -413,7 +417,9 @@ pub extern "C" fn mr_out(k: u32) -> *const u8 {
             2 => a.u.as_ptr().cast(),
             3 => a.v.as_ptr().cast(),
             4 => a.ray.as_ptr().cast(),
-            _ => a.point.as_ptr().cast(),
+            5 => a.point.as_ptr().cast(),
+            6 => a.number.as_ptr().cast(),
+            _ => a.inside.as_ptr(),
         }
     })
 }
@@ -545,11 +551,9 @@ pub extern "C" fn mr_closest_points(handle: u32, n: usize, max_distance: f32) ->
                 format!("max_distance must be >= 0, not {max_distance}"),
             );
         }
-        if n.checked_mul(3).is_none_or(|len| len > s.input.len()) {
-            return s.fail(
-                BAD_INPUT,
-                format!("{n} points asked, room made for {}", s.input.len() / 3),
-            );
+        let status = check_points(s, n);
+        if status != OK {
+            return status;
         }
         let (tree, input, a) = match s.parts(handle) {
             Ok(parts) => parts,
@@ -563,14 +567,131 @@ pub extern "C" fn mr_closest_points(handle: u32, n: usize, max_distance: f32) ->
         }
         a.point.fill(f32::NAN);
         for k in 0..n {
-            let p = &input[3 * k..3 * k + 3];
-            if let Some(c) = tree.closest_point([p[0], p[1], p[2]], max_distance) {
+            if let Some(c) = tree.closest_point(point_at(input, k), max_distance) {
                 a.t[k] = c.distance;
                 a.triangle[k] = c.triangle as i32;
                 a.u[k] = c.u;
                 a.v[k] = c.v;
                 a.point[3 * k..3 * k + 3].copy_from_slice(&[c.point.x, c.point.y, c.point.z]);
             }
+        }
+        OK
+    })
+}
+
+/// Refuses `n` points when [`mr_points`] made room for fewer.
+fn check_points(s: &mut State, n: usize) -> i32 {
+    if n.checked_mul(3).is_none_or(|len| len > s.input.len()) {
+        return s.fail(
+            BAD_INPUT,
+            format!("{n} points asked, room made for {}", s.input.len() / 3),
+        );
+    }
+    OK
+}
+
+/// The `k`-th point of `input`.
+fn point_at(input: &[f32], k: usize) -> [f32; 3] {
+    [input[3 * k], input[3 * k + 1], input[3 * k + 2]]
+}
+
+/// The generalized winding number of the mesh at each of the `n` points at [`mr_input`]
+/// (see [`mr_points`]), into the `number` answer ([`mr_out`] 6; NaN for a NaN or infinite
+/// point): the far-field sum with `beta` (at least 1), or with `exact` nonzero every
+/// triangle's solid angle (`beta` is then ignored).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_winding_numbers(handle: u32, n: usize, beta: f64, exact: u32) -> i32 {
+    with(|s| {
+        let accuracy = if exact != 0 {
+            WindingAccuracy::Exact
+        } else if beta.is_nan() || beta < 1.0 {
+            return s.fail(
+                BAD_INPUT,
+                format!(
+                    "beta must be >= 1 (2 is Barill et al.'s and libigl's default), not {beta}"
+                ),
+            );
+        } else {
+            WindingAccuracy::FarField { beta }
+        };
+        let status = check_points(s, n);
+        if status != OK {
+            return status;
+        }
+        let (tree, input, a) = match s.parts(handle) {
+            Ok(parts) => parts,
+            Err(code) => return code,
+        };
+        if !resize(&mut a.number, n) {
+            return s.fail(
+                NO_MEMORY,
+                format!("no memory for the answers of {n} points"),
+            );
+        }
+        for (k, w) in a.number.iter_mut().enumerate() {
+            *w = tree.winding_number(point_at(input, k), accuracy);
+        }
+        OK
+    })
+}
+
+/// Whether each of the `n` points at [`mr_input`] is inside the mesh (its exact winding
+/// number is at least ½), into the `inside` answer ([`mr_out`] 7): 1 or 0, 0 for a NaN or
+/// infinite point. The first call on a tree makes its lattice of known winding numbers.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_contains(handle: u32, n: usize) -> i32 {
+    with(|s| {
+        let status = check_points(s, n);
+        if status != OK {
+            return status;
+        }
+        let (tree, input, a) = match s.parts(handle) {
+            Ok(parts) => parts,
+            Err(code) => return code,
+        };
+        if !resize(&mut a.inside, n) {
+            return s.fail(
+                NO_MEMORY,
+                format!("no memory for the answers of {n} points"),
+            );
+        }
+        for (k, inside) in a.inside.iter_mut().enumerate() {
+            *inside = u8::from(tree.contains(point_at(input, k)));
+        }
+        OK
+    })
+}
+
+/// The distance from each of the `n` points at [`mr_input`] to the mesh, negative inside
+/// (where [`mr_contains`] says 1), into the `number` answer ([`mr_out`] 6): NaN where no
+/// triangle is within `max_distance`, and for a NaN or infinite point.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_signed_distances(handle: u32, n: usize, max_distance: f32) -> i32 {
+    with(|s| {
+        if max_distance.is_nan() || max_distance < 0.0 {
+            return s.fail(
+                BAD_INPUT,
+                format!("max_distance must be >= 0, not {max_distance}"),
+            );
+        }
+        let status = check_points(s, n);
+        if status != OK {
+            return status;
+        }
+        let (tree, input, a) = match s.parts(handle) {
+            Ok(parts) => parts,
+            Err(code) => return code,
+        };
+        if !resize(&mut a.number, n) {
+            return s.fail(
+                NO_MEMORY,
+                format!("no memory for the answers of {n} points"),
+            );
+        }
+        for (k, d) in a.number.iter_mut().enumerate() {
+            *d = tree
+                .signed_distance(point_at(input, k), max_distance)
+                .unwrap_or(f64::NAN);
         }
         OK
     })

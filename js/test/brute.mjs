@@ -93,3 +93,33 @@ export function bruteNearest(mesh, p) {
   }
   return best;
 }
+
+/**
+ * The generalized winding number of the mesh at `p` in f64 over every triangle: the sum of
+ * the signed solid angles the triangles subtend there (Van Oosterom and Strackee 1983,
+ * corners relative to `p`), over 4π. Positive for triangles counter-clockwise seen from `p`'s
+ * far side, so 1 inside a closed mesh whose triangles face outwards.
+ */
+export function bruteWinding(mesh, p) {
+  const { positions: q, indices } = mesh;
+  const count = (indices ? indices.length : q.length / 3) / 3;
+  const [px, py, pz] = p;
+  let sum = 0;
+  for (let t = 0; t < count; t++) {
+    const i = indices ? indices[3 * t] : 3 * t;
+    const j = indices ? indices[3 * t + 1] : 3 * t + 1;
+    const k = indices ? indices[3 * t + 2] : 3 * t + 2;
+    const ax = q[3 * i] - px, ay = q[3 * i + 1] - py, az = q[3 * i + 2] - pz;
+    const bx = q[3 * j] - px, by = q[3 * j + 1] - py, bz = q[3 * j + 2] - pz;
+    const cx = q[3 * k] - px, cy = q[3 * k + 1] - py, cz = q[3 * k + 2] - pz;
+    const la = Math.sqrt(ax * ax + ay * ay + az * az);
+    const lb = Math.sqrt(bx * bx + by * by + bz * bz);
+    const lc = Math.sqrt(cx * cx + cy * cy + cz * cz);
+    const det = ax * (by * cz - bz * cy) + ay * (bz * cx - bx * cz) + az * (bx * cy - by * cx);
+    const ab = ax * bx + ay * by + az * bz;
+    const ac = ax * cx + ay * cy + az * cz;
+    const bc = bx * cx + by * cy + bz * cz;
+    sum += 2 * Math.atan2(det, la * lb * lc + ab * lc + ac * lb + bc * la);
+  }
+  return sum / (4 * Math.PI);
+}
