@@ -46,6 +46,7 @@
 //! | every crossing, or how many | [`Bvh::all_hits`], [`Bvh::count_hits`] |
 //! | many rays, on all cores, short answers | [`Bvh::cast_rays`] ([`Bvh::cast_ray`] for one; [`Bvh::hit_details`] for the rest of a hit) |
 //! | the nearest point of the surface | [`Bvh::closest_point`] |
+//! | is this point inside? how far from the surface, signed? | [`Bvh::contains`], [`Bvh::signed_distance`] (both by [`Bvh::winding_number`]: right on open meshes and soups too) |
 //! | the triangles in a box, a ball or under a screen rectangle | [`Bvh::triangles_in`] with a [`Region`] ([`Camera::frustum`] for the rectangle) |
 //! | the triangles the user sees there | [`Bvh::visible_triangles`] |
 //! | many meshes, placed and moving | [`Scene`]: the same queries, in world space |
@@ -152,6 +153,7 @@
 pub struct ReadmeDoctests;
 
 mod aabb;
+mod boundary;
 mod bvh;
 mod camera;
 mod closest_point;

@@ -24,6 +24,7 @@ const LAYERS: [(&str, &[&str]); 5] = [
             "transform",
             "splitmix",
             "winding",
+            "boundary",
         ],
     ),
     ("mesh and file formats", &["mesh", "io"]),

@@ -8,22 +8,29 @@
 //! with the viewpoint only through its rim; the edges two triangles share cancel). So for a
 //! lattice point `g` near `p`, `w(p) = w(g) + J + S`, where `J` is the signed count of the
 //! crossings of the segment `g → p` and `|S| ≤ |p − g| · K(g)`, `K(g)` a bound on `|∇w|`
-//! around `g` from the boundary edges: `|∇w(x)| ≤ 1/(4π) Σ_edges |e| / dist(x, e)²`. On a
-//! closed mesh there is no boundary and `S` is 0.
+//! around `g` from the boundary edges ([`Boundary::slope_bound`]). On a closed mesh there is
+//! no boundary and `S` is 0. (The bound sums magnitudes: on open scenes such as Sponza, where
+//! the true change over a lattice cell is a few thousandths, it is hundreds of times larger,
+//! and the lattice seldom decides there.)
 //!
 //! [`InsideGrid`] keeps `w` (the fast sum) and `K` at the points of a lattice over the
-//! mesh's box, made on the first `contains` (O(lattice points · log n), on all cores).
-//! `contains` then casts one short segment; when the crossing count cannot decide (a crossing
+//! mesh's box, made on the first `contains` (O(lattice points · log n), on all cores), and
+//! whether the surface comes near each at all. `contains` then casts one short segment
+//! (none from a lattice point the surface does not come near); when the crossing count
+//! cannot decide (a crossing
 //! near an edge or an end, a point outside the lattice, a boundary too near, an estimate too
 //! close to ½) it falls back to the staged sums of [`inside_by_stages`].
 
+use crate::boundary::Boundary;
 use crate::bvh::leaf::{LANES, LeafTest};
 use crate::bvh::traverse::walk_ray;
+use crate::bvh::walk::{Visitor, walk};
+use crate::bvh::wide::{WIDTH, WideNode};
 use crate::bvh::{Bvh, par};
+use crate::closest_point::box_distance_squared;
 use crate::winding::{STAGE_ONE, inside_by_stages};
 use crate::{QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
-use std::f64::consts::PI;
 
 /// Crossings within this fraction of the segment's ends, or this near a triangle's edge in
 /// barycentric terms, are left to the staged sums (the f32 segment and the f32 test could
@@ -44,6 +51,9 @@ pub(crate) struct InsideGrid {
     /// A bound on `|∇w|` within `reach` of each lattice point (infinite near a boundary, and
     /// for a lattice point on the surface).
     slope: Vec<f32>,
+    /// Whether no leaf's box comes within `reach` of each lattice point: then no segment
+    /// from it to a point within `reach` crosses the surface, and no ray is cast.
+    clear: Vec<bool>,
 }
 
 impl InsideGrid {
@@ -54,14 +64,6 @@ impl InsideGrid {
     fn point(&self, i: [usize; 3]) -> [f32; 3] {
         [0, 1, 2].map(|a| self.origin[a] + i[a] as f32 * self.step[a])
     }
-}
-
-/// A boundary cluster: the total length of its boundary edges (each counted as many times as
-/// its edge is left unpaired) and the box around them.
-struct Cluster {
-    length: f64,
-    min: [f64; 3],
-    max: [f64; 3],
 }
 
 impl Bvh {
@@ -94,7 +96,7 @@ impl Bvh {
         if length > grid.reach {
             return None;
         }
-        let crossings = if length == 0.0 {
+        let crossings = if length == 0.0 || grid.clear[k] {
             0
         } else {
             self.signed_crossings(&Ray::with_range(g, d, -END_BAND, 1.0 + END_BAND))?
@@ -169,6 +171,7 @@ impl Bvh {
             reach,
             winding: Vec::new(),
             slope: Vec::new(),
+            clear: Vec::new(),
         };
         let total = counts.iter().product::<usize>();
         let at = |k: usize| {
@@ -182,108 +185,67 @@ impl Bvh {
         let winding = par::map_indexed(total, |k| {
             self.winding_number_and_contact(at(k).map(f64::from), STAGE_ONE.0)
         });
-        let clusters = self.boundary_clusters();
+        let boundary = Boundary::of_mesh(self.mesh.positions(), self.mesh.triangles());
+        // Beyond this a lattice point could decide only for points within a sixteenth of
+        // `reach` of it (the margin is at most 0.5): not worth the walk.
+        let cap = 8.0 / f64::from(reach);
         let slope = par::map_indexed(total, |k| {
             // A lattice point on the surface knows neither side's winding number: unusable.
             if winding[k].1 {
                 return f32::INFINITY;
             }
-            slope_bound(&clusters, at(k).map(f64::from), f64::from(reach)) as f32
+            let g = Vector3::from(at(k).map(f64::from));
+            boundary.slope_bound(g, f64::from(reach), cap) as f32
         });
         let winding = winding.into_iter().map(|(w, _)| w as f32).collect();
+        let clear = par::map_indexed(total, |k| self.nothing_within(at(k), reach));
         grid.winding = winding;
         grid.slope = slope;
+        grid.clear = clear;
         grid
     }
 
-    /// The mesh's boundary (edges not cancelled by an edge running the other way between
-    /// the same two positions), gathered into clusters on a coarse lattice.
-    fn boundary_clusters(&self) -> Vec<Cluster> {
-        let positions = self.mesh.positions();
-        // Vertices at the same position are one (seams of split normals or uvs cancel too).
-        let mut by_position: Vec<u32> = (0..positions.len() as u32).collect();
-        let bits = |v: u32| positions[v as usize].coords.map(f32::to_bits);
-        let key = |v: u32| {
-            let b = bits(v);
-            (b.x, b.y, b.z)
+    /// Whether no leaf's box comes within `reach` of `g` (so no triangle does).
+    fn nothing_within(&self, g: [f32; 3], reach: f32) -> bool {
+        let mut visitor = Ball {
+            centre: Point3::from(g).cast(),
+            reach_squared: f64::from(reach) * f64::from(reach),
+            found: false,
         };
-        by_position.sort_unstable_by_key(|&v| key(v));
-        let mut canonical = vec![0u32; positions.len()];
-        let mut run = 0;
-        for (k, &v) in by_position.iter().enumerate() {
-            if k == 0 || key(v) != key(by_position[k - 1]) {
-                run = v;
-            }
-            canonical[v as usize] = run;
-        }
-        let mut edges: Vec<(u64, i32)> = Vec::with_capacity(3 * self.mesh.triangle_count());
-        for t in self.mesh.triangles() {
-            let t = t.map(|v| canonical[v as usize]);
-            for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
-                if a != b {
-                    let (lo, hi, sign) = if a < b { (a, b, 1) } else { (b, a, -1) };
-                    edges.push(((u64::from(lo) << 32) | u64::from(hi), sign));
-                }
-            }
-        }
-        edges.sort_unstable_by_key(|e| e.0);
-        let bounds = self.bounds();
-        const SIDE: usize = 16;
-        let mut clusters: Vec<Option<Cluster>> = (0..SIDE * SIDE * SIDE).map(|_| None).collect();
-        let cell_of = |m: Point3<f64>| {
-            let c = [0, 1, 2].map(|a| {
-                let span = f64::from(bounds.max[a] - bounds.min[a]);
-                let f = if span > 0.0 {
-                    (m[a] - f64::from(bounds.min[a])) / span
-                } else {
-                    0.0
-                };
-                ((f * SIDE as f64) as usize).min(SIDE - 1)
-            });
-            (c[2] * SIDE + c[1]) * SIDE + c[0]
-        };
-        for run in edges.chunk_by(|x, y| x.0 == y.0) {
-            let net: i32 = run.iter().map(|e| e.1).sum();
-            if net == 0 {
-                continue;
-            }
-            let (a, b) = ((run[0].0 >> 32) as u32, run[0].0 as u32);
-            let (a, b) = (
-                positions[a as usize].cast::<f64>(),
-                positions[b as usize].cast::<f64>(),
-            );
-            let cluster = clusters[cell_of(nalgebra::center(&a, &b))].get_or_insert(Cluster {
-                length: 0.0,
-                min: [f64::INFINITY; 3],
-                max: [f64::NEG_INFINITY; 3],
-            });
-            cluster.length += (b - a).norm() * f64::from(net.unsigned_abs());
-            for q in [a, b] {
-                for axis in 0..3 {
-                    cluster.min[axis] = cluster.min[axis].min(q[axis]);
-                    cluster.max[axis] = cluster.max[axis].max(q[axis]);
-                }
-            }
-        }
-        clusters.into_iter().flatten().collect()
+        walk(&self.nodes, &mut visitor);
+        !visitor.found
     }
 }
 
-/// A bound on `|∇w|` within `reach` of `g`: `1/(4π) Σ_clusters length / (dist(g, box) −
-/// reach)²`, every edge of a cluster being at least as far as its box; infinite when a
-/// cluster's box comes within `reach`.
-fn slope_bound(clusters: &[Cluster], g: [f64; 3], reach: f64) -> f64 {
-    let mut sum = 0.0;
-    for c in clusters {
-        let d2: f64 = (0..3)
-            .map(|a| (c.min[a] - g[a]).max(g[a] - c.max[a]).max(0.0).powi(2))
-            .sum();
-        let gap = d2.sqrt() - reach;
-        if gap <= 0.0 {
-            return f64::INFINITY;
+/// The walk of [`Bvh::nothing_within`]: into every lane whose box comes within the reach,
+/// stopping at the first leaf.
+struct Ball {
+    centre: Point3<f64>,
+    reach_squared: f64,
+    found: bool,
+}
+
+impl Visitor for Ball {
+    type Key = ();
+    const ORDERED: bool = false;
+
+    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [(); WIDTH]) {
+        let mut near = 0;
+        for k in node.lanes() {
+            let (min, max) = node.lane_corners(k);
+            if box_distance_squared(&self.centre, min, max) <= self.reach_squared {
+                near |= 1 << k;
+            }
         }
-        sum += c.length / (gap * gap);
+        (near, [(); WIDTH])
     }
-    // Rounded up: the bound must stay one.
-    sum / (4.0 * PI) * (1.0 + 1e-9)
+
+    fn worth(&self, _: ()) -> bool {
+        true
+    }
+
+    fn leaf(&mut self, _: u32, _: u32, _: ()) -> bool {
+        self.found = true;
+        true
+    }
 }

@@ -1,0 +1,323 @@
+//! A mesh's boundary: the edges no other triangle cancels, and the bound on the winding
+//! number's gradient they give.
+//!
+//! The solid angle a surface subtends changes with the viewpoint only through its rim:
+//! `∇Ω(x) = ∮ dl × (x − l) / |x − l|³` over the boundary (the Biot–Savart law; the edges two
+//! triangles share, run in opposite directions, cancel). So off the surface
+//! `|∇w(x)| ≤ 1/(4π) Σ_edges ∫ |dl| / |x − l|²`, and a closed mesh's winding number is
+//! piecewise constant. [`Boundary::slope_bound`] bounds that sum over a ball with a tree of
+//! the edges, as Barnes and Hut bound a far cluster of charges: a far group of edges by
+//! its total length and its net "current" `T = Σ (b − a)`, which is small for the pieces
+//! of closed loops, with a rigorous remainder.
+
+use nalgebra::{Point3, Vector3};
+use std::f64::consts::PI;
+
+/// A boundary edge from `a` to `b`, left unpaired `net` times in that direction (negative:
+/// the other way).
+struct Edge {
+    a: Vector3<f64>,
+    b: Vector3<f64>,
+    net: i32,
+}
+
+/// A group of edges: the ball around their ends, their total length (each counted
+/// `|net|` times) and their net current; a leaf's edges at `first..first + count`, an
+/// inner node's two children.
+struct Group {
+    centre: Vector3<f64>,
+    radius: f64,
+    length: f64,
+    current: Vector3<f64>,
+    first: u32,
+    count: u32,
+    children: [u32; 2],
+}
+
+/// Edges per leaf.
+const LEAF: usize = 4;
+
+/// The boundary edges of a mesh in a tree.
+pub(crate) struct Boundary {
+    edges: Vec<Edge>,
+    groups: Vec<Group>,
+}
+
+impl Boundary {
+    /// The boundary of the triangles `triangles` over `positions`: every edge between two
+    /// positions whose uses in one direction and the other do not cancel. Vertices at the
+    /// same position count as one (seams of split normals or uvs cancel too).
+    pub fn of_mesh(positions: &[Point3<f32>], triangles: &[[u32; 3]]) -> Boundary {
+        let key = |v: u32| positions[v as usize].coords.map(f32::to_bits);
+        let mut by_position: Vec<u32> = (0..positions.len() as u32).collect();
+        by_position.sort_unstable_by_key(|&v| {
+            let k = key(v);
+            (k.x, k.y, k.z)
+        });
+        let mut canonical = vec![0u32; positions.len()];
+        let mut run = 0;
+        for (i, &v) in by_position.iter().enumerate() {
+            if i == 0 || key(v) != key(by_position[i - 1]) {
+                run = v;
+            }
+            canonical[v as usize] = run;
+        }
+        let mut directed: Vec<(u64, i32)> = Vec::with_capacity(3 * triangles.len());
+        for t in triangles {
+            let t = t.map(|v| canonical[v as usize]);
+            for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+                if a != b {
+                    let (lo, hi, sign) = if a < b { (a, b, 1) } else { (b, a, -1) };
+                    directed.push(((u64::from(lo) << 32) | u64::from(hi), sign));
+                }
+            }
+        }
+        directed.sort_unstable_by_key(|e| e.0);
+        let at = |v: u32| positions[v as usize].coords.cast::<f64>();
+        let mut edges: Vec<Edge> = directed
+            .chunk_by(|x, y| x.0 == y.0)
+            .filter_map(|run| {
+                let net: i32 = run.iter().map(|e| e.1).sum();
+                let (lo, hi) = ((run[0].0 >> 32) as u32, run[0].0 as u32);
+                (net != 0).then(|| Edge {
+                    a: at(lo),
+                    b: at(hi),
+                    net,
+                })
+            })
+            .collect();
+        let mut groups = Vec::new();
+        if !edges.is_empty() {
+            let n = edges.len();
+            group(&mut edges, 0, n, &mut groups);
+        }
+        Boundary { edges, groups }
+    }
+
+    /// A bound on `|∇w|` anywhere within `reach` of `g`, from the boundary edges: infinite
+    /// when an edge comes within `reach`, or when the bound passes `cap` (the caller cannot
+    /// use a larger one).
+    pub fn slope_bound(&self, g: Vector3<f64>, reach: f64, cap: f64) -> f64 {
+        if self.groups.is_empty() {
+            return 0.0;
+        }
+        let cap = cap * 4.0 * PI;
+        let mut sum = 0.0;
+        let mut stack = vec![0u32];
+        while let Some(k) = stack.pop() {
+            let group = &self.groups[k as usize];
+            let d = (g - group.centre).norm();
+            let gap = d - reach - group.radius;
+            // Every point of the group's edges is at least `gap` from the ball; expanded
+            // about the centre, the field is the current's, `T × y/|y|³`, plus a remainder
+            // bounded by the kernel's derivative, `2/|y|³`, times the radius.
+            let whole = if gap > 0.0 {
+                let near = d - reach;
+                let plain = group.length / (gap * gap);
+                let dipole = group.current.norm() / (near * near)
+                    + 2.0 * group.radius * group.length / (gap * gap * gap);
+                plain.min(dipole)
+            } else {
+                f64::INFINITY
+            };
+            if group.count > 0 {
+                sum += whole.min(self.leaf_bound(group, g, reach));
+            } else if gap > 2.0 * group.radius {
+                sum += whole;
+            } else {
+                stack.extend(group.children);
+            }
+            if !(sum <= cap) {
+                return f64::INFINITY;
+            }
+        }
+        // Rounded up: the bound must stay one.
+        sum / (4.0 * PI) * (1.0 + 1e-9)
+    }
+
+    /// A leaf's edges one by one: `|net| · length / (distance − reach)²` each.
+    fn leaf_bound(&self, group: &Group, g: Vector3<f64>, reach: f64) -> f64 {
+        let first = group.first as usize;
+        let mut sum = 0.0;
+        for edge in &self.edges[first..first + group.count as usize] {
+            let gap = segment_distance(g, edge.a, edge.b) - reach;
+            if gap <= 0.0 {
+                return f64::INFINITY;
+            }
+            sum += f64::from(edge.net.unsigned_abs()) * (edge.b - edge.a).norm() / (gap * gap);
+        }
+        sum
+    }
+}
+
+/// Builds the group over `edges[first..end]` (reordering them) and its subtree; returns its
+/// index.
+fn group(edges: &mut [Edge], first: usize, end: usize, groups: &mut Vec<Group>) -> u32 {
+    let part = &edges[first..end];
+    let (mut lo, mut hi) = (
+        Vector3::repeat(f64::INFINITY),
+        Vector3::repeat(f64::NEG_INFINITY),
+    );
+    for e in part {
+        lo = lo.inf(&e.a).inf(&e.b);
+        hi = hi.sup(&e.a).sup(&e.b);
+    }
+    let centre = (lo + hi) * 0.5;
+    let radius = part
+        .iter()
+        .map(|e| (e.a - centre).norm().max((e.b - centre).norm()))
+        .fold(0.0, f64::max);
+    let length = part
+        .iter()
+        .map(|e| f64::from(e.net.unsigned_abs()) * (e.b - e.a).norm())
+        .sum();
+    let current = part
+        .iter()
+        .fold(Vector3::zeros(), |t, e| t + (e.b - e.a) * f64::from(e.net));
+    let index = groups.len() as u32;
+    groups.push(Group {
+        centre,
+        radius,
+        length,
+        current,
+        first: first as u32,
+        count: 0,
+        children: [0; 2],
+    });
+    if end - first <= LEAF {
+        groups[index as usize].count = (end - first) as u32;
+        return index;
+    }
+    // Halve along the longest side by the edges' midpoints.
+    let axis = (hi - lo).imax();
+    let middle = (first + end) / 2;
+    let mid = |e: &Edge| e.a[axis] + e.b[axis];
+    edges[first..end].select_nth_unstable_by(middle - first, |x, y| mid(x).total_cmp(&mid(y)));
+    let left = group(edges, first, middle, groups);
+    let right = group(edges, middle, end, groups);
+    groups[index as usize].children = [left, right];
+    index
+}
+
+/// The distance from `p` to the segment `a b`.
+fn segment_distance(p: Vector3<f64>, a: Vector3<f64>, b: Vector3<f64>) -> f64 {
+    let ab = b - a;
+    let length2 = ab.norm_squared();
+    let t = if length2 > 0.0 {
+        ((p - a).dot(&ab) / length2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    (a + ab * t - p).norm()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::splitmix::SplitMix64;
+    use crate::winding::solid_angle;
+
+    fn winding(triangles: &[[Point3<f32>; 3]], x: Vector3<f64>) -> f64 {
+        triangles
+            .iter()
+            .map(|t| solid_angle(x.into(), t[0].into(), t[1].into(), t[2].into()))
+            .sum::<f64>()
+            / (4.0 * PI)
+    }
+
+    #[test]
+    fn a_closed_mesh_has_no_boundary_and_seams_cancel() {
+        let p = [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+        ]
+        .map(|c| Point3::new(c[0], c[1], c[2]));
+        let closed = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]];
+        let b = Boundary::of_mesh(&p, &closed);
+        assert_eq!(b.edges.len(), 0);
+        assert_eq!(
+            b.slope_bound(Vector3::new(0.2, 0.2, 0.2), 0.01, f64::INFINITY),
+            0.0
+        );
+        // The same tetrahedron with its last face on copies of its corners (a uv seam).
+        let mut seamed = p.to_vec();
+        seamed.extend_from_slice(&p[1..]);
+        let b = Boundary::of_mesh(&seamed, &[[0, 2, 1], [0, 1, 3], [0, 3, 2], [4, 5, 6]]);
+        assert_eq!(b.edges.len(), 0);
+        // Without its last face: the three edges of the hole.
+        assert_eq!(Boundary::of_mesh(&p, &closed[..3]).edges.len(), 3);
+    }
+
+    #[test]
+    fn the_slope_bound_holds_the_gradient_over_the_ball() {
+        // A bumpy open grid: its rim is the boundary.
+        let mut rng = SplitMix64(3);
+        let n = 12;
+        let at = |i: usize, j: usize, h: f32| {
+            Point3::new(i as f32, (i * j % 5) as f32 * 0.1 + h, j as f32)
+        };
+        let mut triangles = Vec::new();
+        let mut positions = Vec::new();
+        let mut index = Vec::new();
+        for j in 0..=n {
+            for i in 0..=n {
+                positions.push(at(i, j, 0.3 * rng.unit_f64() as f32));
+            }
+        }
+        let v = |i: usize, j: usize| (j * (n + 1) + i) as u32;
+        for j in 0..n {
+            for i in 0..n {
+                index.push([v(i, j), v(i + 1, j), v(i + 1, j + 1)]);
+                index.push([v(i, j), v(i + 1, j + 1), v(i, j + 1)]);
+            }
+        }
+        for t in &index {
+            triangles.push(t.map(|k| positions[k as usize]));
+        }
+        let boundary = Boundary::of_mesh(&positions, &index);
+        assert_eq!(boundary.edges.len(), 4 * n);
+        let h = 1e-5;
+        let mut checked = 0;
+        for _ in 0..400 {
+            let g = Vector3::new(
+                rng.unit_f64() * 20.0 - 4.0,
+                rng.unit_f64() * 8.0 - 4.0,
+                rng.unit_f64() * 20.0 - 4.0,
+            );
+            let reach = 0.5;
+            let bound = boundary.slope_bound(g, reach, f64::INFINITY);
+            if !bound.is_finite() {
+                continue;
+            }
+            // The gradient, by central differences, at points of the ball.
+            for _ in 0..4 {
+                let offset = Vector3::new(
+                    rng.unit_f64() - 0.5,
+                    rng.unit_f64() - 0.5,
+                    rng.unit_f64() - 0.5,
+                );
+                let x = g + offset.normalize() * reach * rng.unit_f64();
+                let gradient = Vector3::from_fn(|a, _| {
+                    let mut e = Vector3::zeros();
+                    e[a] = h;
+                    (winding(&triangles, x + e) - winding(&triangles, x - e)) / (2.0 * h)
+                });
+                // Away from the surface itself, where w jumps.
+                let jumps = (winding(&triangles, x + Vector3::repeat(h)) - winding(&triangles, x))
+                    .abs()
+                    > 0.5;
+                if !jumps {
+                    assert!(
+                        gradient.norm() <= bound * 1.001,
+                        "at {x:?}: |∇w| {} > bound {bound}",
+                        gradient.norm()
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 500, "{checked}");
+    }
+}
