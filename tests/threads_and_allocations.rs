@@ -3,7 +3,9 @@
 //! answers the same from many threads at once.
 mod common;
 
-use meshray::{Bvh, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions};
+use meshray::{
+    Bvh, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions, WindingAccuracy,
+};
 use nalgebra::{Matrix4, Point3, Vector3};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -97,6 +99,29 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
         bvh.closest_point(r.origin(), f32::INFINITY).is_some()
     });
     assert_eq!(near, rays.len());
+    // Inside or outside: the first call makes the far-field terms and the lattice; then
+    // nothing, for the lattice's segments and the sums' fallbacks alike.
+    let first = rays[0].origin();
+    bvh.contains(first);
+    let inside = allocation_free(&format!("{name}: contains"), &rays, |r| {
+        bvh.contains(r.origin() + r.direction() * 0.5)
+    });
+    assert!(
+        inside > 0,
+        "{name}: no point inside: the test would test little"
+    );
+    // (The exact sum is O(n) per point: a hundred points show it allocates nothing.)
+    for (accuracy, points) in [
+        (WindingAccuracy::default(), rays.len()),
+        (WindingAccuracy::Exact, 100),
+    ] {
+        allocation_free(&format!("{name}: winding_number"), &rays[..points], |r| {
+            bvh.winding_number(r.origin(), accuracy) > 0.5
+        });
+    }
+    allocation_free(&format!("{name}: signed_distance"), &rays, |r| {
+        bvh.signed_distance(r.origin(), f32::INFINITY).is_some()
+    });
 }
 
 #[test]
@@ -173,6 +198,13 @@ fn scene_queries_allocate_nothing_once_the_tree_is_built() {
     assert!(hits > 200, "{hits} hits");
     allocation_free("scene closest_point", &rays, |r| {
         scene.closest_point(r.origin(), 5.0, &options).is_some()
+    });
+    scene.contains(rays[0].origin(), &options);
+    allocation_free("scene contains", &rays, |r| {
+        scene.contains(r.origin(), &options)
+    });
+    allocation_free("scene signed_distance", &rays, |r| {
+        scene.signed_distance(r.origin(), 5.0, &options).is_some()
     });
     // A frame of edits: moves refit the top-level tree in place, and `update` does it then,
     // so the queries after it allocate nothing either (its scratch list is kept).
