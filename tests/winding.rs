@@ -436,6 +436,76 @@ fn contains_is_exact_where_the_lattice_lies_on_the_surface() {
 }
 
 #[test]
+fn contains_is_exact_a_hair_from_a_large_face() {
+    // A flat closed box, 1000 × 1 × 1000, of twelve large triangles, and a small tetrahedron
+    // below it (so the lattice's planes miss the faces): points within 1e-6 to 1e-2 of its
+    // floor and ceiling, in and out, where a crossing's t comes from corners a thousand
+    // times farther away than the segment is long.
+    let mut positions: Vec<Point3<f32>> = Vec::new();
+    for &(x, y, z) in &[
+        (0.0, 0.0, 0.0),
+        (1000.0, 0.0, 0.0),
+        (1000.0, 1.0, 0.0),
+        (0.0, 1.0, 0.0),
+        (0.0, 0.0, 1000.0),
+        (1000.0, 0.0, 1000.0),
+        (1000.0, 1.0, 1000.0),
+        (0.0, 1.0, 1000.0),
+        (500.0, -3.0, 500.0),
+        (501.0, -3.0, 500.0),
+        (500.0, -3.0, 501.0),
+        (500.0, -2.0, 500.0),
+    ] {
+        positions.push(Point3::new(x, y, z));
+    }
+    let quads = [
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+        [0, 3, 7, 4],
+        [1, 2, 6, 5],
+        [0, 1, 5, 4],
+        [3, 2, 6, 7],
+    ];
+    let mut triangles: Vec<[u32; 3]> = Vec::new();
+    // Each triangle turned to face away from its solid's centre.
+    let outward = |t: [u32; 3], centre: Vector3<f32>, positions: &[Point3<f32>]| {
+        let [a, b, c] = t.map(|v| positions[v as usize]);
+        let n = (b - a).cross(&(c - a));
+        if n.dot(&(a.coords - centre)) < 0.0 {
+            [t[0], t[2], t[1]]
+        } else {
+            t
+        }
+    };
+    for q in quads {
+        for t in [[q[0], q[1], q[2]], [q[0], q[2], q[3]]] {
+            triangles.push(outward(t, Vector3::new(500.0, 0.5, 500.0), &positions));
+        }
+    }
+    for t in [[8, 9, 10], [8, 9, 11], [8, 10, 11], [9, 10, 11]] {
+        triangles.push(outward(t, Vector3::new(500.25, -2.75, 500.25), &positions));
+    }
+    let mesh = Mesh::from_buffers(positions, triangles).unwrap();
+    let bvh = Bvh::build(mesh.clone());
+    let tris = triangles64(&mesh);
+    // Outward-facing, closed: inside the box everything counts once.
+    assert!((brute_winding(&tris, [500.0, 0.5, 500.0]) - 1.0).abs() < 1e-9);
+    let mut rng = Rng::new(12);
+    let mut seen = [0usize; 2];
+    for _ in 0..20_000 {
+        let hair = 10f32.powf(rng.range(-6.0, -2.0)) * if rng.below(2) == 0 { 1.0 } else { -1.0 };
+        let y = if rng.below(2) == 0 { hair } else { 1.0 + hair };
+        let p = Point3::new(rng.range(1.0, 999.0), y, rng.range(1.0, 999.0));
+        let w = brute_winding(&tris, [p.x as f64, p.y as f64, p.z as f64]);
+        if (w - 0.5).abs() > 1e-9 && bvh.closest_point(p, 0.0).is_none() {
+            assert_eq!(bvh.contains(p), w >= 0.5, "{p:?}: winding number {w}");
+            seen[usize::from(w >= 0.5)] += 1;
+        }
+    }
+    assert!(seen.iter().all(|&n| n > 5000), "{seen:?}");
+}
+
+#[test]
 fn a_refit_tree_answers_for_the_moved_vertices() {
     let mesh = sphere(16, 32);
     let mut bvh = Bvh::build(mesh.clone());

@@ -32,11 +32,22 @@ use crate::winding::{STAGE_ONE, inside_by_stages};
 use crate::{QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
 
-/// Crossings within this fraction of the segment's ends, or this near a triangle's edge in
-/// barycentric terms, are left to the staged sums (the f32 segment and the f32 test could
-/// place them on the wrong side).
+/// Crossings within this fraction of the segment's ends (at least: see [`end_band`]), or
+/// this near a triangle's edge in barycentric terms, are left to the staged sums (the f32
+/// segment and the f32 test could place them on the wrong side).
 const END_BAND: f32 = 1e-4;
 const EDGE_BAND: f32 = 1e-5;
+
+/// The band at the segment's ends, as a fraction of its `length`, within which a crossing
+/// is left to the staged sums: [`END_BAND`], or more for a segment short beside the mesh.
+/// The watertight test's `t` is a weighted mean of the corners' sheared depths, relative to
+/// the segment's start, each within the mesh's `diagonal`: its error is a few f32 ulps of
+/// `diagonal / length` (about 2.4e-7 of it), and the band is forty times that, so a
+/// crossing inside the segment is never reported outside the range cast (`[−band,
+/// 1 + band]`), and one reported within the band is never counted.
+fn end_band(length: f32, diagonal: f32) -> f32 {
+    END_BAND.max(1e-5 * diagonal / length)
+}
 
 /// The lattice: `w` and `K` at `counts[0] × counts[1] × counts[2]` points `origin + i·step`.
 #[derive(Clone, Debug)]
@@ -46,6 +57,8 @@ pub(crate) struct InsideGrid {
     counts: [usize; 3],
     /// Half a cell's diagonal: every point of the lattice's box is this near a lattice point.
     reach: f32,
+    /// The mesh's box's diagonal, which bounds the f32 test's error in `t` (see [`end_band`]).
+    diagonal: f32,
     /// The fast sum's winding number at each lattice point, x fastest.
     winding: Vec<f32>,
     /// A bound on `|∇w|` within `reach` of each lattice point (infinite near a boundary, and
@@ -99,17 +112,22 @@ impl Bvh {
         let crossings = if length == 0.0 || grid.clear[k] {
             0
         } else {
-            self.signed_crossings(&Ray::with_range(g, d, -END_BAND, 1.0 + END_BAND))?
+            let band = end_band(length, grid.diagonal);
+            if band > 0.25 {
+                return None; // too short beside the mesh to tell its crossings' sides
+            }
+            self.signed_crossings(&Ray::with_range(g, d, -band, 1.0 + band), band)?
         };
         let w = f64::from(grid.winding[k]) + f64::from(crossings);
         let margin = STAGE_ONE.1 + f64::from(length) * f64::from(grid.slope[k]);
         ((w - 0.5).abs() > margin).then_some(w > 0.5)
     }
 
-    /// The signed count of the triangles the segment crosses (+1 through a face whose
-    /// normal points against the ray), or `None` when a crossing is too near an end or an
-    /// edge to be sure of (ends within `END_BAND`, barycentrics within `EDGE_BAND` of 0).
-    fn signed_crossings(&self, ray: &Ray) -> Option<i32> {
+    /// The signed count of the triangles the segment `t ∈ [0, 1]` crosses (+1 through a
+    /// face whose normal points against the ray), or `None` when a crossing is too near an
+    /// end or an edge to be sure of (`t` within `band` of 0 or 1, barycentrics within
+    /// `EDGE_BAND` of 0).
+    fn signed_crossings(&self, ray: &Ray, band: f32) -> Option<i32> {
         let options = QueryOptions::default(); // watertight, no culling
         let test = LeafTest::new(ray, &options);
         let (mut count, mut unsure) = (0i32, false);
@@ -125,8 +143,8 @@ impl Bvh {
                     let w = 1.0 - hit.u - hit.v;
                     let tri = self.leaf_packets[slot as usize / LANES].get(slot as usize % LANES);
                     let facing = tri.normal().dot(&direction);
-                    if hit.t <= END_BAND
-                        || hit.t >= 1.0 - END_BAND
+                    if hit.t <= band
+                        || hit.t >= 1.0 - band
                         || hit.u.min(hit.v).min(w) <= EDGE_BAND
                         || facing == 0.0
                     {
@@ -169,6 +187,7 @@ impl Bvh {
             step,
             counts,
             reach,
+            diagonal: (bounds.max - bounds.min).norm(),
             winding: Vec::new(),
             slope: Vec::new(),
             clear: Vec::new(),
