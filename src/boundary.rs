@@ -11,10 +11,12 @@
 //! of closed loops, with a rigorous remainder.
 
 use nalgebra::{Point3, Vector3};
+use smallvec::SmallVec;
 use std::f64::consts::PI;
 
 /// A boundary edge from `a` to `b`, left unpaired `net` times in that direction (negative:
 /// the other way).
+#[derive(Clone, Debug)]
 struct Edge {
     a: Vector3<f64>,
     b: Vector3<f64>,
@@ -24,6 +26,7 @@ struct Edge {
 /// A group of edges: the ball around their ends, their total length (each counted
 /// `|net|` times) and their net current; a leaf's edges at `first..first + count`, an
 /// inner node's two children.
+#[derive(Clone, Debug)]
 struct Group {
     centre: Vector3<f64>,
     radius: f64,
@@ -38,6 +41,7 @@ struct Group {
 const LEAF: usize = 4;
 
 /// The boundary edges of a mesh in a tree.
+#[derive(Clone, Debug)]
 pub(crate) struct Boundary {
     edges: Vec<Edge>,
     groups: Vec<Group>,
@@ -103,7 +107,8 @@ impl Boundary {
         }
         let cap = cap * 4.0 * PI;
         let mut sum = 0.0;
-        let mut stack = vec![0u32];
+        let mut stack = SmallVec::<[u32; 64]>::new();
+        stack.push(0);
         while let Some(k) = stack.pop() {
             let group = &self.groups[k as usize];
             let d = (g - group.centre).norm();
@@ -148,6 +153,84 @@ impl Boundary {
         }
         sum
     }
+}
+
+/// The winding number's gradient at a point from the boundary, estimated, with what bounds
+/// its use over a segment around the point (see [`Boundary::gradient`]).
+pub(crate) struct Gradient {
+    /// `∇w` at the point, from the edges near it exactly and far groups by their current.
+    pub value: Vector3<f64>,
+    /// A bound on `|value − ∇w|` at the point.
+    pub error: f64,
+    /// A bound on the second derivatives of `∇w` (the norm of `∇²∇w`) within the given
+    /// distance of the point.
+    pub curvature: f64,
+}
+
+impl Boundary {
+    /// `∇w` at `x` (the Biot–Savart field of the boundary over 4π), for use along a segment
+    /// within `half` of `x`: each edge near `x` exactly (the closed form for a straight
+    /// segment), each group far from it (beyond twice its radius) as its current `T` at its
+    /// centre, with the remainder `2 r L / gap³` as the error; and the bound on the field's
+    /// second derivatives over that segment, `Σ 6 L / gap⁴` (the kernel's, `6/|y|⁴`). `None`
+    /// when an edge comes within `half` of `x`.
+    pub fn gradient(&self, x: Vector3<f64>, half: f64) -> Option<Gradient> {
+        let mut out = Gradient {
+            value: Vector3::zeros(),
+            error: 0.0,
+            curvature: 0.0,
+        };
+        if self.groups.is_empty() {
+            return Some(out);
+        }
+        // The tree is balanced (halved at the median): a stack of 64 never spills.
+        let mut stack = SmallVec::<[u32; 64]>::new();
+        stack.push(0);
+        while let Some(k) = stack.pop() {
+            let group = &self.groups[k as usize];
+            let d = (x - group.centre).norm();
+            let gap = d - group.radius;
+            if group.count == 0 && gap > 2.0 * group.radius && gap > half {
+                let y = group.centre - x;
+                out.value += y.cross(&group.current) / (d * d * d);
+                out.error += 2.0 * group.radius * group.length / (gap * gap * gap);
+                out.curvature += 6.0 * group.length / (gap - half).powi(4);
+            } else if group.count > 0 {
+                let first = group.first as usize;
+                for edge in &self.edges[first..first + group.count as usize] {
+                    let far = segment_distance(x, edge.a, edge.b) - half;
+                    if far <= 0.0 {
+                        return None;
+                    }
+                    let length = (edge.b - edge.a).norm();
+                    out.value += segment_field(x, edge.a, edge.b) * f64::from(edge.net);
+                    out.curvature +=
+                        6.0 * f64::from(edge.net.unsigned_abs()) * length / far.powi(4);
+                }
+            } else {
+                stack.extend(group.children);
+            }
+        }
+        let scale = 1.0 / (4.0 * PI);
+        out.value *= scale;
+        // Rounded up: bounds must stay bounds.
+        out.error *= scale * (1.0 + 1e-9);
+        out.curvature *= scale * (1.0 + 1e-9);
+        Some(out)
+    }
+}
+
+/// `∫ (l − x) × dl / |l − x|³` along the straight segment from `a` to `b`: with `r0 = a − x`,
+/// `r1 = b − x`, `e = b − a` and `n = r0 × e`, it is `n (r1·e/|r1| − r0·e/|r0|) / |n|²` (0 on
+/// the segment's line).
+fn segment_field(x: Vector3<f64>, a: Vector3<f64>, b: Vector3<f64>) -> Vector3<f64> {
+    let (r0, r1, e) = (a - x, b - x, b - a);
+    let n = r0.cross(&e);
+    let n2 = n.norm_squared();
+    if n2 == 0.0 {
+        return Vector3::zeros();
+    }
+    n * ((r1.dot(&e) / r1.norm() - r0.dot(&e) / r0.norm()) / n2)
 }
 
 /// Builds the group over `edges[first..end]` (reordering them) and its subtree; returns its
@@ -319,5 +402,59 @@ mod tests {
             }
         }
         assert!(checked > 500, "{checked}");
+    }
+
+    #[test]
+    fn the_gradient_estimate_is_the_winding_numbers_within_its_error() {
+        let mut rng = SplitMix64(5);
+        let n = 10;
+        let mut positions = Vec::new();
+        for j in 0..=n {
+            for i in 0..=n {
+                let h = 0.4 * rng.unit_f64() as f32;
+                positions.push(Point3::new(i as f32, h, j as f32));
+            }
+        }
+        let v = |i: usize, j: usize| (j * (n + 1) + i) as u32;
+        let mut index = Vec::new();
+        for j in 0..n {
+            for i in 0..n {
+                index.push([v(i, j), v(i + 1, j), v(i + 1, j + 1)]);
+                index.push([v(i, j), v(i + 1, j + 1), v(i, j + 1)]);
+            }
+        }
+        let triangles: Vec<[Point3<f32>; 3]> = index
+            .iter()
+            .map(|t| t.map(|k| positions[k as usize]))
+            .collect();
+        let boundary = Boundary::of_mesh(&positions, &index);
+        let h = 1e-5;
+        let mut checked = 0;
+        for _ in 0..300 {
+            let x = Vector3::new(
+                rng.unit_f64() * 30.0 - 10.0,
+                rng.unit_f64() * 16.0 - 8.0,
+                rng.unit_f64() * 30.0 - 10.0,
+            );
+            let Some(estimate) = boundary.gradient(x, 0.0) else {
+                continue;
+            };
+            let fd = Vector3::from_fn(|a, _| {
+                let mut e = Vector3::zeros();
+                e[a] = h;
+                (winding(&triangles, x + e) - winding(&triangles, x - e)) / (2.0 * h)
+            });
+            if (winding(&triangles, x + Vector3::repeat(h)) - winding(&triangles, x)).abs() > 0.5 {
+                continue; // on the surface's sheet
+            }
+            assert!(
+                (estimate.value - fd).norm() <= estimate.error + 1e-6 * (1.0 + fd.norm()),
+                "at {x:?}: estimate {:?}, differences {fd:?}, error bound {}",
+                estimate.value,
+                estimate.error
+            );
+            checked += 1;
+        }
+        assert!(checked > 200, "{checked}");
     }
 }

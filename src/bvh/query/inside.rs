@@ -9,9 +9,11 @@
 //! lattice point `g` near `p`, `w(p) = w(g) + J + S`, where `J` is the signed count of the
 //! crossings of the segment `g → p` and `|S| ≤ |p − g| · K(g)`, `K(g)` a bound on `|∇w|`
 //! around `g` from the boundary edges ([`Boundary::slope_bound`]). On a closed mesh there is
-//! no boundary and `S` is 0. (The bound sums magnitudes: on open scenes such as Sponza, where
-//! the true change over a lattice cell is a few thousandths, it is hundreds of times larger,
-//! and the lattice seldom decides there.)
+//! no boundary and `S` is 0. The bound sums magnitudes: on open scenes such as Sponza, where
+//! the true change over a lattice cell is a few thousandths, it is hundreds of times larger.
+//! So each lattice point also keeps `∇w(g)` from the boundary ([`Boundary::gradient`]), with
+//! bounds on that estimate's error `ε` and on `∇w`'s derivatives `C` within `reach`, and
+//! where `K` cannot decide, `S = ∇w(g)·d` within `|d|·ε + |d|²·C/2`.
 //!
 //! [`InsideGrid`] keeps `w` (the fast sum) and `K` at the points of a lattice over the
 //! mesh's box, made on the first `contains` (O(lattice points · log n), on all cores), and
@@ -59,7 +61,8 @@ pub(crate) struct InsideGrid {
     reach: f32,
     /// The mesh's box's diagonal, which bounds the f32 test's error in `t` (see [`end_band`]).
     diagonal: f32,
-    /// The fast sum's winding number at each lattice point, x fastest.
+    /// The fast sum's winding number at each lattice point, x fastest; NaN for one on the
+    /// surface.
     winding: Vec<f32>,
     /// A bound on `|∇w|` within `reach` of each lattice point (infinite near a boundary, and
     /// for a lattice point on the surface).
@@ -67,6 +70,12 @@ pub(crate) struct InsideGrid {
     /// Whether no leaf's box comes within `reach` of each lattice point: then no segment
     /// from it to a point within `reach` crosses the surface, and no ray is cast.
     clear: Vec<bool>,
+    /// The mesh's boundary edges.
+    boundary: Boundary,
+    /// At each lattice point: `∇w` from the boundary (three numbers), a bound on that
+    /// estimate's error, and a bound on `∇w`'s derivatives within `reach` (infinite where
+    /// an edge comes that near); rounded so the bounds stay bounds.
+    gradient: Vec<[f32; 5]>,
 }
 
 impl InsideGrid {
@@ -120,7 +129,20 @@ impl Bvh {
         };
         let w = f64::from(grid.winding[k]) + f64::from(crossings);
         let margin = STAGE_ONE.1 + f64::from(length) * f64::from(grid.slope[k]);
-        ((w - 0.5).abs() > margin).then_some(w > 0.5)
+        if (w - 0.5).abs() > margin {
+            return Some(w > 0.5);
+        }
+        // The bound was too loose: estimate the smooth change instead, from the gradient
+        // kept at the lattice point (`w(p) − w(g) − J = ∫ ∇w·d`, and `∇w` moves by at most
+        // the second-derivative bound times the distance).
+        let [gx, gy, gz, error, curvature] = grid.gradient[k];
+        let l = f64::from(length);
+        let estimate = f64::from(gx) * f64::from(d.x)
+            + f64::from(gy) * f64::from(d.y)
+            + f64::from(gz) * f64::from(d.z);
+        let error = l * f64::from(error) + 0.5 * l * l * f64::from(curvature);
+        let w = w + estimate;
+        ((w - 0.5).abs() > STAGE_ONE.1 + error).then_some(w > 0.5)
     }
 
     /// The signed count of the triangles the segment `t ∈ [0, 1]` crosses (+1 through a
@@ -191,8 +213,13 @@ impl Bvh {
             winding: Vec::new(),
             slope: Vec::new(),
             clear: Vec::new(),
+            boundary: Boundary::of_mesh(self.mesh.positions(), self.mesh.triangles()),
+            gradient: Vec::new(),
         };
         let total = counts.iter().product::<usize>();
+        // The far-field terms first, on this thread: the parallel steps below then allocate
+        // nothing on the threads that run them (which may be lent to other work meanwhile).
+        let _ = self.winding_number_at(origin.map(f64::from), STAGE_ONE.0);
         let at = |k: usize| {
             let i = [
                 k % counts[0],
@@ -204,7 +231,7 @@ impl Bvh {
         let winding = par::map_indexed(total, |k| {
             self.winding_number_and_contact(at(k).map(f64::from), STAGE_ONE.0)
         });
-        let boundary = Boundary::of_mesh(self.mesh.positions(), self.mesh.triangles());
+        let boundary = &grid.boundary;
         // Beyond this a lattice point could decide only for points within a sixteenth of
         // `reach` of it (the margin is at most 0.5): not worth the walk.
         let cap = 8.0 / f64::from(reach);
@@ -216,9 +243,29 @@ impl Bvh {
             let g = Vector3::from(at(k).map(f64::from));
             boundary.slope_bound(g, f64::from(reach), cap) as f32
         });
-        let winding = winding.into_iter().map(|(w, _)| w as f32).collect();
+        // A lattice point on the surface knows neither side's winding number: NaN, which no
+        // comparison takes.
+        let winding = winding
+            .into_iter()
+            .map(|(w, on)| if on { f32::NAN } else { w as f32 })
+            .collect();
         let clear = par::map_indexed(total, |k| self.nothing_within(at(k), reach));
+        let gradient = par::map_indexed(total, |k| {
+            let g = Vector3::from(at(k).map(f64::from));
+            match boundary.gradient(g, f64::from(reach)) {
+                Some(e) => [
+                    e.value.x as f32,
+                    e.value.y as f32,
+                    e.value.z as f32,
+                    // Up past the f32 rounding of the value and of themselves.
+                    (e.error + 1e-6 * e.value.norm()) as f32 * (1.0 + 1e-6),
+                    e.curvature as f32 * (1.0 + 1e-6),
+                ],
+                None => [0.0, 0.0, 0.0, f32::INFINITY, f32::INFINITY],
+            }
+        });
         grid.winding = winding;
+        grid.gradient = gradient;
         grid.slope = slope;
         grid.clear = clear;
         grid
