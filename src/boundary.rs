@@ -162,9 +162,9 @@ pub(crate) struct Gradient {
     pub value: Vector3<f64>,
     /// A bound on `|value − ∇w|` at the point.
     pub error: f64,
-    /// A bound on the second derivatives of `∇w` (the norm of `∇²∇w`) within the given
-    /// distance of the point.
-    pub curvature: f64,
+    /// A bound on the derivatives of `∇w` (the norm of `∇∇w`, how fast the gradient turns)
+    /// within the given distance of the point.
+    pub change: f64,
 }
 
 impl Boundary {
@@ -172,13 +172,13 @@ impl Boundary {
     /// within `half` of `x`: each edge near `x` exactly (the closed form for a straight
     /// segment), each group far from it (beyond twice its radius) as its current `T` at its
     /// centre, with the remainder `2 r L / gap³` as the error; and the bound on the field's
-    /// second derivatives over that segment, `Σ 6 L / gap⁴` (the kernel's, `6/|y|⁴`). `None`
-    /// when an edge comes within `half` of `x`.
+    /// derivatives within `half` of `x`, `Σ 2 L / gap³` (the kernel's, `2/|y|³`, over what is
+    /// left of the gap). `None` when an edge comes within `half` of `x`.
     pub fn gradient(&self, x: Vector3<f64>, half: f64) -> Option<Gradient> {
         let mut out = Gradient {
             value: Vector3::zeros(),
             error: 0.0,
-            curvature: 0.0,
+            change: 0.0,
         };
         if self.groups.is_empty() {
             return Some(out);
@@ -194,7 +194,7 @@ impl Boundary {
                 let y = group.centre - x;
                 out.value += y.cross(&group.current) / (d * d * d);
                 out.error += 2.0 * group.radius * group.length / (gap * gap * gap);
-                out.curvature += 6.0 * group.length / (gap - half).powi(4);
+                out.change += 2.0 * group.length / (gap - half).powi(3);
             } else if group.count > 0 {
                 let first = group.first as usize;
                 for edge in &self.edges[first..first + group.count as usize] {
@@ -204,8 +204,7 @@ impl Boundary {
                     }
                     let length = (edge.b - edge.a).norm();
                     out.value += segment_field(x, edge.a, edge.b) * f64::from(edge.net);
-                    out.curvature +=
-                        6.0 * f64::from(edge.net.unsigned_abs()) * length / far.powi(4);
+                    out.change += 2.0 * f64::from(edge.net.unsigned_abs()) * length / far.powi(3);
                 }
             } else {
                 stack.extend(group.children);
@@ -215,7 +214,7 @@ impl Boundary {
         out.value *= scale;
         // Rounded up: bounds must stay bounds.
         out.error *= scale * (1.0 + 1e-9);
-        out.curvature *= scale * (1.0 + 1e-9);
+        out.change *= scale * (1.0 + 1e-9);
         Some(out)
     }
 }
@@ -436,17 +435,37 @@ mod tests {
                 rng.unit_f64() * 16.0 - 8.0,
                 rng.unit_f64() * 30.0 - 10.0,
             );
-            let Some(estimate) = boundary.gradient(x, 0.0) else {
+            // The estimate at x, used within half a unit of it: at a point y that near.
+            let half = 0.5;
+            let Some(estimate) = boundary.gradient(x, half) else {
                 continue;
             };
+            let offset = Vector3::new(
+                rng.unit_f64() - 0.5,
+                rng.unit_f64() - 0.5,
+                rng.unit_f64() - 0.5,
+            );
+            let y = x + offset.normalize() * half * rng.unit_f64();
             let fd = Vector3::from_fn(|a, _| {
                 let mut e = Vector3::zeros();
                 e[a] = h;
-                (winding(&triangles, x + e) - winding(&triangles, x - e)) / (2.0 * h)
+                (winding(&triangles, y + e) - winding(&triangles, y - e)) / (2.0 * h)
             });
-            if (winding(&triangles, x + Vector3::repeat(h)) - winding(&triangles, x)).abs() > 0.5 {
+            if (winding(&triangles, y + Vector3::repeat(h)) - winding(&triangles, y)).abs() > 0.5 {
                 continue; // on the surface's sheet
             }
+            let moved = (y - x).norm();
+            assert!(
+                (estimate.value - fd).norm()
+                    <= estimate.error + moved * estimate.change + 1e-6 * (1.0 + fd.norm()),
+                "at {y:?}, {moved} from {x:?}: estimate {:?}, differences {fd:?}, bounds {} + {moved} x {}",
+                estimate.value,
+                estimate.error,
+                estimate.change
+            );
+            let Some(estimate) = boundary.gradient(y, 0.0) else {
+                continue;
+            };
             assert!(
                 (estimate.value - fd).norm() <= estimate.error + 1e-6 * (1.0 + fd.norm()),
                 "at {x:?}: estimate {:?}, differences {fd:?}, error bound {}",

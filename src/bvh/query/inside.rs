@@ -135,12 +135,12 @@ impl Bvh {
         // The bound was too loose: estimate the smooth change instead, from the gradient
         // kept at the lattice point (`w(p) − w(g) − J = ∫ ∇w·d`, and `∇w` moves by at most
         // the second-derivative bound times the distance).
-        let [gx, gy, gz, error, curvature] = grid.gradient[k];
+        let [gx, gy, gz, error, change] = grid.gradient[k];
         let l = f64::from(length);
         let estimate = f64::from(gx) * f64::from(d.x)
             + f64::from(gy) * f64::from(d.y)
             + f64::from(gz) * f64::from(d.z);
-        let error = l * f64::from(error) + 0.5 * l * l * f64::from(curvature);
+        let error = l * f64::from(error) + 0.5 * l * l * f64::from(change);
         let w = w + estimate;
         ((w - 0.5).abs() > STAGE_ONE.1 + error).then_some(w > 0.5)
     }
@@ -259,7 +259,7 @@ impl Bvh {
                     e.value.z as f32,
                     // Up past the f32 rounding of the value and of themselves.
                     (e.error + 1e-6 * e.value.norm()) as f32 * (1.0 + 1e-6),
-                    e.curvature as f32 * (1.0 + 1e-6),
+                    e.change as f32 * (1.0 + 1e-6),
                 ],
                 None => [0.0, 0.0, 0.0, f32::INFINITY, f32::INFINITY],
             }
