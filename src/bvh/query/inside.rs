@@ -7,21 +7,17 @@
 //! is the Biot–Savart field of the mesh's *boundary* (the solid angle of a surface changes
 //! with the viewpoint only through its rim; the edges two triangles share cancel). So for a
 //! lattice point `g` near `p`, `w(p) = w(g) + J + S`, where `J` is the signed count of the
-//! crossings of the segment `g → p` and `|S| ≤ |p − g| · K(g)`, `K(g)` a bound on `|∇w|`
-//! around `g` from the boundary edges ([`Boundary::slope_bound`]). On a closed mesh there is
-//! no boundary and `S` is 0. The bound sums magnitudes: on open scenes such as Sponza, where
-//! the true change over a lattice cell is a few thousandths, it is hundreds of times larger.
-//! So each lattice point also keeps `∇w(g)` from the boundary ([`Boundary::gradient`]), with
-//! bounds on that estimate's error `ε` and on `∇w`'s derivatives `C` within `reach`, and
-//! where `K` cannot decide, `S = ∇w(g)·d` within `|d|·ε + |d|²·C/2`.
+//! crossings of the segment `d = p − g` and `S = ∫ ∇w·d` the smooth change. Each lattice
+//! point keeps `∇w(g)` from the boundary ([`Boundary::gradient`]) with bounds on that
+//! estimate's error `ε` and on `∇w`'s derivatives `C` within `reach`, so `S = ∇w(g)·d` within
+//! `|d|·ε + |d|²·C/2`. On a closed mesh there is no boundary and `S` is 0.
 //!
-//! [`InsideGrid`] keeps `w` (the fast sum) and `K` at the points of a lattice over the
-//! mesh's box, made on the first `contains` (O(lattice points · log n), on all cores), and
-//! whether the surface comes near each at all. `contains` then casts one short segment
-//! (none from a lattice point the surface does not come near); when the crossing count
-//! cannot decide (a crossing
-//! near an edge or an end, a point outside the lattice, a boundary too near, an estimate too
-//! close to ½) it falls back to the staged sums of [`inside_by_stages`].
+//! [`InsideGrid`] keeps `w` (the fast sum) and that gradient at the points of a lattice over
+//! the mesh's box, made on the first `contains` (O(lattice points · log n), on all cores),
+//! and whether the surface comes near each at all. `contains` then casts one short segment
+//! (none from a lattice point the surface does not come near); when that cannot decide (a
+//! crossing near an edge or an end, a point outside the lattice, a boundary too near, an
+//! estimate too close to ½) it falls back to the staged sums of [`inside_by_stages`].
 
 use crate::boundary::Boundary;
 use crate::bvh::leaf::{LANES, LeafTest};
@@ -64,9 +60,6 @@ pub(crate) struct InsideGrid {
     /// The fast sum's winding number at each lattice point, x fastest; NaN for one on the
     /// surface.
     winding: Vec<f32>,
-    /// A bound on `|∇w|` within `reach` of each lattice point (infinite near a boundary, and
-    /// for a lattice point on the surface).
-    slope: Vec<f32>,
     /// Whether no leaf's box comes within `reach` of each lattice point: then no segment
     /// from it to a point within `reach` crosses the surface, and no ray is cast.
     clear: Vec<bool>,
@@ -127,21 +120,15 @@ impl Bvh {
             }
             self.signed_crossings(&Ray::with_range(g, d, -band, 1.0 + band), band)?
         };
-        let w = f64::from(grid.winding[k]) + f64::from(crossings);
-        let margin = STAGE_ONE.1 + f64::from(length) * f64::from(grid.slope[k]);
-        if (w - 0.5).abs() > margin {
-            return Some(w > 0.5);
-        }
-        // The bound was too loose: estimate the smooth change instead, from the gradient
-        // kept at the lattice point (`w(p) − w(g) − J = ∫ ∇w·d`, and `∇w` moves by at most
-        // the second-derivative bound times the distance).
+        // The smooth change, from the gradient kept at the lattice point: `∇w` moves by at
+        // most `change` per unit along the segment.
         let [gx, gy, gz, error, change] = grid.gradient[k];
         let l = f64::from(length);
         let estimate = f64::from(gx) * f64::from(d.x)
             + f64::from(gy) * f64::from(d.y)
             + f64::from(gz) * f64::from(d.z);
         let error = l * f64::from(error) + 0.5 * l * l * f64::from(change);
-        let w = w + estimate;
+        let w = f64::from(grid.winding[k]) + f64::from(crossings) + estimate;
         ((w - 0.5).abs() > STAGE_ONE.1 + error).then_some(w > 0.5)
     }
 
@@ -211,7 +198,6 @@ impl Bvh {
             reach,
             diagonal: (bounds.max - bounds.min).norm(),
             winding: Vec::new(),
-            slope: Vec::new(),
             clear: Vec::new(),
             boundary: Boundary::of_mesh(self.mesh.positions(), self.mesh.triangles()),
             gradient: Vec::new(),
@@ -232,17 +218,6 @@ impl Bvh {
             self.winding_number_and_contact(at(k).map(f64::from), STAGE_ONE.0)
         });
         let boundary = &grid.boundary;
-        // Beyond this a lattice point could decide only for points within a sixteenth of
-        // `reach` of it (the margin is at most 0.5): not worth the walk.
-        let cap = 8.0 / f64::from(reach);
-        let slope = par::map_indexed(total, |k| {
-            // A lattice point on the surface knows neither side's winding number: unusable.
-            if winding[k].1 {
-                return f32::INFINITY;
-            }
-            let g = Vector3::from(at(k).map(f64::from));
-            boundary.slope_bound(g, f64::from(reach), cap) as f32
-        });
         // A lattice point on the surface knows neither side's winding number: NaN, which no
         // comparison takes.
         let winding = winding
@@ -266,7 +241,6 @@ impl Bvh {
         });
         grid.winding = winding;
         grid.gradient = gradient;
-        grid.slope = slope;
         grid.clear = clear;
         grid
     }
