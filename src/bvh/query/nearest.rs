@@ -2,7 +2,7 @@
 //! under this 3D cursor".
 
 use crate::bvh::Bvh;
-use crate::bvh::leaf::LANES;
+use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
 use crate::closest_point::{Nearest, box_distance_squared, nearest_on_triangle64};
@@ -127,27 +127,64 @@ impl Visitor for NearestVisitor<'_> {
     }
 
     fn leaf(&mut self, first: u32, count: u32, _: f64) -> bool {
-        let place = |q: Point3<f64>| self.to_world.map_or(q, |m| m.transform_point(&q));
         let first = first as usize * LANES;
-        for slot in first..first + count as usize {
-            let tri = self.bvh.leaf_packets[slot / LANES].get(slot % LANES);
-            let [a, b, c] = [tri.a, tri.b, tri.c].map(|q| place(Point3::from(q).cast()));
-            let n = nearest_on_triangle64(*self.p, a, b, c);
-            let t = self.bvh.triangle_index[slot];
-            let better = match &self.best {
-                None => n.distance_squared <= self.limit,
-                Some((bt, bn)) => {
-                    n.distance_squared < bn.distance_squared
-                        || (n.distance_squared == bn.distance_squared && t < *bt)
-                }
+        let end = first + count as usize;
+        for (k, packet) in self.bvh.leaf_packets[first / LANES..end.div_ceil(LANES)]
+            .iter()
+            .enumerate()
+        {
+            // Each triangle's own box, four at a time, skips most exact tests: a point deep
+            // inside a mesh reaches leaves whose boxes are near but most of whose triangles
+            // are not. (Moved meshes are measured in world space, where these boxes are not.)
+            let near = match self.to_world {
+                None => triangle_box_distances(packet, self.p),
+                Some(_) => [0.0; LANES],
             };
-            if better {
-                self.limit = n.distance_squared;
-                self.best = Some((t, n));
+            let base = first + k * LANES;
+            for (lane, &box_d2) in near.iter().enumerate().take(end - base) {
+                if !self.worth(box_d2) {
+                    continue;
+                }
+                let tri = packet.get(lane);
+                let [a, b, c] = [tri.a, tri.b, tri.c].map(|q| Point3::from(q).cast());
+                let n = match self.to_world {
+                    None => nearest_on_triangle64(*self.p, a, b, c),
+                    Some(m) => {
+                        let [a, b, c] = [a, b, c].map(|q| m.transform_point(&q));
+                        nearest_on_triangle64(*self.p, a, b, c)
+                    }
+                };
+                let t = self.bvh.triangle_index[base + lane];
+                let better = match &self.best {
+                    None => n.distance_squared <= self.limit,
+                    Some((bt, bn)) => {
+                        n.distance_squared < bn.distance_squared
+                            || (n.distance_squared == bn.distance_squared && t < *bt)
+                    }
+                };
+                if better {
+                    self.limit = n.distance_squared;
+                    self.best = Some((t, n));
+                }
             }
         }
         false
     }
+}
+
+/// The squared distance from `p` to each of the packet's triangles' boxes, in `f64` as
+/// [`box_distance_squared`] measures a node's box (so the same slack covers its rounding).
+fn triangle_box_distances(packet: &TrianglePacket, p: &Point3<f64>) -> [f64; LANES] {
+    let mut d2 = [0.0; LANES];
+    for axis in 0..3 {
+        for (lane, d2) in d2.iter_mut().enumerate() {
+            let [a, b, c] = [&packet.a, &packet.b, &packet.c].map(|q| q[axis][lane]);
+            let (lo, hi) = (f64::from(a.min(b).min(c)), f64::from(a.max(b).max(c)));
+            let d = (lo - p[axis]).max(p[axis] - hi).max(0.0);
+            *d2 += d * d;
+        }
+    }
+    d2
 }
 
 /// The squared distance from `p` to each used lane's box of `node` (moved by `to_world` when
@@ -160,11 +197,25 @@ pub(crate) fn lanes_near(
 ) -> (u32, [f64; WIDTH]) {
     let mut keys = [0.0; WIDTH];
     let mut mask = 0;
-    for k in node.lanes() {
-        let (mut min, mut max) = node.lane_corners(k);
-        if let Some(m) = to_world {
-            (min, max) = moved_box(m, min, max);
+    let Some(m) = to_world else {
+        // All lanes at once, an axis at a time (the compiler keeps this in vector registers);
+        // unused lanes' inverted boxes give infinite keys, and their bits are left out.
+        for axis in 0..3 {
+            for (k, key) in keys.iter_mut().enumerate() {
+                let (lo, hi) = (f64::from(node.min[axis][k]), f64::from(node.max[axis][k]));
+                let d = (lo - p[axis]).max(p[axis] - hi).max(0.0);
+                *key += d * d;
+            }
         }
+        for k in node.lanes() {
+            if near_enough(keys[k]) {
+                mask |= 1 << k;
+            }
+        }
+        return (mask, keys);
+    };
+    for k in node.lanes() {
+        let (min, max) = moved_box(m, node.lane_corners(k).0, node.lane_corners(k).1);
         keys[k] = box_distance_squared(p, min, max);
         if near_enough(keys[k]) {
             mask |= 1 << k;
