@@ -5,7 +5,9 @@
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
+mod picture;
 
+use picture::Picture;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,39 +15,6 @@ fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("meshray-render-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
-}
-
-/// An RGB picture read back from a PNG.
-struct Picture {
-    width: u32,
-    height: u32,
-    rgb: Vec<u8>,
-}
-
-impl Picture {
-    fn read(path: &Path) -> Picture {
-        let decoder =
-            png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
-        let mut reader = decoder.read_info().unwrap();
-        let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
-        let info = reader.next_frame(&mut rgb).unwrap();
-        assert_eq!(info.color_type, png::ColorType::Rgb);
-        rgb.truncate(info.buffer_size());
-        Picture {
-            width: info.width,
-            height: info.height,
-            rgb,
-        }
-    }
-
-    fn at(&self, x: u32, y: u32) -> [u8; 3] {
-        let i = 3 * (y * self.width + x) as usize;
-        [self.rgb[i], self.rgb[i + 1], self.rgb[i + 2]]
-    }
-
-    fn pixels(&self) -> impl Iterator<Item = [u8; 3]> + '_ {
-        self.rgb.chunks(3).map(|p| [p[0], p[1], p[2]])
-    }
 }
 
 fn render(args: &[&str], out: &Path) -> Picture {

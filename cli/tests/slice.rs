@@ -4,9 +4,11 @@
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
+mod picture;
 
 use meshray::{Bvh, Mesh};
 use nalgebra::Point3;
+use picture::Picture;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,17 +16,6 @@ fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("meshray-slice-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
-}
-
-/// The picture as RGB rows, and its size.
-fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut rgb).unwrap();
-    assert_eq!(info.color_type, png::ColorType::Rgb);
-    rgb.truncate(info.buffer_size());
-    (info.width, info.height, rgb)
 }
 
 /// Runs `meshray slice MESH --axis y --at 0.5 --width W` and checks `samples` of its pixels
@@ -55,7 +46,8 @@ fn check_slice(mesh: &Path, width: u32, samples: usize) -> f64 {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("% inside"));
-    let (w, h, rgb) = read_png(&out);
+    let picture = Picture::read(&out);
+    let (w, h) = (picture.width, picture.height);
     let bvh = Bvh::build(Mesh::load(mesh).unwrap());
     let (lo, hi) = (bvh.bounds().min, bvh.bounds().max);
     // The picture spans x (right) and z (down the picture, decreasing), grown by a tenth.
@@ -72,12 +64,8 @@ fn check_slice(mesh: &Path, width: u32, samples: usize) -> f64 {
         ((f64::from(w) * f64::from(b1 - b0) / f64::from(a1 - a0)).round() as u32)
     );
     let level = lo.y + 0.5 * (hi.y - lo.y);
-    let at = |x: u32, y: u32| {
-        let i = 3 * (y * w + x) as usize;
-        [rgb[i], rgb[i + 1], rgb[i + 2]]
-    };
     let (mut blue, mut orange, mut white) = (0, 0, 0);
-    for p in rgb.chunks(3) {
+    for p in picture.pixels() {
         match p {
             [255, 255, 255] => white += 1,
             [r, _, b] if b > r => blue += 1,
@@ -92,7 +80,7 @@ fn check_slice(mesh: &Path, width: u32, samples: usize) -> f64 {
     let mut checked = 0;
     while checked < samples {
         let (x, y) = (rng.below(w as usize) as u32, rng.below(h as usize) as u32);
-        let colour = at(x, y);
+        let colour = picture.at(x, y);
         if colour == [255, 255, 255] {
             continue; // the surface, drawn over
         }
