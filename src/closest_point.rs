@@ -105,6 +105,22 @@ fn segment(
     bary(t)
 }
 
+/// A distance query's point in `f64` and its limit squared; `None` (the query answers no
+/// point) for a NaN or infinite point, or a NaN or negative `max_distance`.
+pub(crate) fn distance_query(
+    point: impl Into<mint::Point3<f32>>,
+    max_distance: f32,
+) -> Option<(Point3<f64>, f64)> {
+    let point = Point3::from(point.into());
+    if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
+        return None;
+    }
+    Some((
+        point.cast(),
+        f64::from(max_distance) * f64::from(max_distance),
+    ))
+}
+
 /// The squared distance from `p` to the box `[min, max]` (0 inside), in `f64`.
 pub(crate) fn box_distance_squared(p: &Point3<f64>, min: [f32; 3], max: [f32; 3]) -> f64 {
     (0..3)

@@ -7,6 +7,7 @@
 
 use super::{Scene, SceneOptions};
 use crate::WindingAccuracy;
+use crate::closest_point::distance_query;
 use crate::winding::inside_by_stages;
 use nalgebra::Point3;
 
@@ -119,12 +120,7 @@ impl Scene {
         max_distance: f32,
         options: &SceneOptions<'_>,
     ) -> Option<f64> {
-        let point = Point3::from(point.into());
-        if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
-            return None;
-        }
-        let p = point.cast::<f64>();
-        let limit = f64::from(max_distance) * f64::from(max_distance);
+        let (p, limit) = distance_query(point, max_distance)?;
         let (_, _, nearest) = self.nearest(p, limit, options)?;
         let distance = nearest.distance_squared.sqrt();
         let inside = inside_by_stages(|accuracy| self.winding_number_at(&p, accuracy, options));

@@ -6,6 +6,7 @@ use crate::bvh::nearest::lanes_near;
 use crate::bvh::traverse::walk_ray;
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
+use crate::closest_point::distance_query;
 use crate::{ClosestPoint, Hit, Ray};
 use nalgebra::{Matrix3, Point3, Unit, Vector3};
 
@@ -206,12 +207,8 @@ impl Scene {
         max_distance: f32,
         options: &SceneOptions<'_>,
     ) -> Option<SceneClosestPoint> {
-        let point = Point3::from(point.into());
-        if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
-            return None;
-        }
-        let limit = f64::from(max_distance) * f64::from(max_distance);
-        self.nearest(point.cast::<f64>(), limit, options)
+        let (p, limit) = distance_query(point, max_distance)?;
+        self.nearest(p, limit, options)
             .map(|(instance, triangle, n)| SceneClosestPoint {
                 instance,
                 closest: ClosestPoint {

@@ -5,7 +5,7 @@ use crate::bvh::Bvh;
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
-use crate::closest_point::{Nearest, box_distance_squared, nearest_on_triangle64};
+use crate::closest_point::{Nearest, box_distance_squared, distance_query, nearest_on_triangle64};
 use crate::transform::moved_box;
 use nalgebra::{Matrix4, Point3};
 
@@ -87,12 +87,8 @@ impl Bvh {
         point: impl Into<mint::Point3<f32>>,
         max_distance: f32,
     ) -> Option<ClosestPoint> {
-        let point = Point3::from(point.into());
-        if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
-            return None;
-        }
-        let limit = f64::from(max_distance) * f64::from(max_distance);
-        let best = self.nearest_triangle(&point.cast(), limit, None);
+        let (p, limit) = distance_query(point, max_distance)?;
+        let best = self.nearest_triangle(&p, limit, None);
         best.map(|(triangle, n)| ClosestPoint {
             triangle,
             point: n.point.cast::<f32>(),

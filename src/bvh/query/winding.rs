@@ -8,6 +8,7 @@ use crate::bvh::Bvh;
 use crate::bvh::leaf::LANES;
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
+use crate::closest_point::distance_query;
 use crate::winding::{FarField, FarFieldLanes, Moments, WindingAccuracy, solid_angles_x4};
 use nalgebra::{Point3, Vector3};
 use std::f64::consts::PI;
@@ -121,12 +122,7 @@ impl Bvh {
         point: impl Into<mint::Point3<f32>>,
         max_distance: f32,
     ) -> Option<f64> {
-        let point = Point3::from(point.into());
-        if !point.iter().all(|c| c.is_finite()) || !(max_distance >= 0.0) {
-            return None;
-        }
-        let p = point.cast::<f64>();
-        let limit = f64::from(max_distance) * f64::from(max_distance);
+        let (p, limit) = distance_query(point, max_distance)?;
         let (_, nearest) = self.nearest_triangle(&p, limit, None)?;
         let distance = nearest.distance_squared.sqrt();
         Some(if self.contains_at(p.into()) {
