@@ -546,37 +546,59 @@ pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags:
 pub extern "C" fn mr_closest_points(handle: u32, n: usize, max_distance: f32) -> i32 {
     with(|s| {
         if max_distance.is_nan() || max_distance < 0.0 {
-            return s.fail(
-                BAD_INPUT,
-                format!("max_distance must be >= 0, not {max_distance}"),
-            );
+            return bad_max_distance(s, max_distance);
         }
-        let status = check_points(s, n);
-        if status != OK {
-            return status;
-        }
-        let (tree, input, a) = match s.parts(handle) {
-            Ok(parts) => parts,
-            Err(code) => return code,
-        };
-        if !per_ray(a, n) || !resize(&mut a.point, 3 * n) {
-            return s.fail(
-                NO_MEMORY,
-                format!("no memory for the answers of {n} points"),
-            );
-        }
-        a.point.fill(f32::NAN);
-        for k in 0..n {
-            if let Some(c) = tree.closest_point(point_at(input, k), max_distance) {
-                a.t[k] = c.distance;
-                a.triangle[k] = c.triangle as i32;
-                a.u[k] = c.u;
-                a.v[k] = c.v;
-                a.point[3 * k..3 * k + 3].copy_from_slice(&[c.point.x, c.point.y, c.point.z]);
+        on_points(s, handle, n, |tree, input, a| {
+            if !per_ray(a, n) || !resize(&mut a.point, 3 * n) {
+                return false;
             }
-        }
-        OK
+            a.point.fill(f32::NAN);
+            for k in 0..n {
+                if let Some(c) = tree.closest_point(point_at(input, k), max_distance) {
+                    a.t[k] = c.distance;
+                    a.triangle[k] = c.triangle as i32;
+                    a.u[k] = c.u;
+                    a.v[k] = c.v;
+                    a.point[3 * k..3 * k + 3].copy_from_slice(&[c.point.x, c.point.y, c.point.z]);
+                }
+            }
+            true
+        })
     })
+}
+
+/// Refuses a NaN or negative `max_distance`.
+fn bad_max_distance(s: &mut State, max_distance: f32) -> i32 {
+    s.fail(
+        BAD_INPUT,
+        format!("max_distance must be >= 0, not {max_distance}"),
+    )
+}
+
+/// A query on the `n` points at [`mr_input`]: checks the count and the handle, then lets
+/// `answer` fill the answers from the tree and the points (it returns `false` when there
+/// was no memory for them).
+fn on_points(
+    s: &mut State,
+    handle: u32,
+    n: usize,
+    answer: impl FnOnce(&Bvh, &[f32], &mut Answers) -> bool,
+) -> i32 {
+    let status = check_points(s, n);
+    if status != OK {
+        return status;
+    }
+    let (tree, input, a) = match s.parts(handle) {
+        Ok(parts) => parts,
+        Err(code) => return code,
+    };
+    if !answer(tree, input, a) {
+        return s.fail(
+            NO_MEMORY,
+            format!("no memory for the answers of {n} points"),
+        );
+    }
+    OK
 }
 
 /// Refuses `n` points when [`mr_points`] made room for fewer.
@@ -614,24 +636,15 @@ pub extern "C" fn mr_winding_numbers(handle: u32, n: usize, beta: f64, exact: u3
         } else {
             WindingAccuracy::FarField { beta }
         };
-        let status = check_points(s, n);
-        if status != OK {
-            return status;
-        }
-        let (tree, input, a) = match s.parts(handle) {
-            Ok(parts) => parts,
-            Err(code) => return code,
-        };
-        if !resize(&mut a.number, n) {
-            return s.fail(
-                NO_MEMORY,
-                format!("no memory for the answers of {n} points"),
-            );
-        }
-        for (k, w) in a.number.iter_mut().enumerate() {
-            *w = tree.winding_number(point_at(input, k), accuracy);
-        }
-        OK
+        on_points(s, handle, n, |tree, input, a| {
+            if !resize(&mut a.number, n) {
+                return false;
+            }
+            for (k, w) in a.number.iter_mut().enumerate() {
+                *w = tree.winding_number(point_at(input, k), accuracy);
+            }
+            true
+        })
     })
 }
 
@@ -641,24 +654,15 @@ pub extern "C" fn mr_winding_numbers(handle: u32, n: usize, beta: f64, exact: u3
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_contains(handle: u32, n: usize) -> i32 {
     with(|s| {
-        let status = check_points(s, n);
-        if status != OK {
-            return status;
-        }
-        let (tree, input, a) = match s.parts(handle) {
-            Ok(parts) => parts,
-            Err(code) => return code,
-        };
-        if !resize(&mut a.inside, n) {
-            return s.fail(
-                NO_MEMORY,
-                format!("no memory for the answers of {n} points"),
-            );
-        }
-        for (k, inside) in a.inside.iter_mut().enumerate() {
-            *inside = u8::from(tree.contains(point_at(input, k)));
-        }
-        OK
+        on_points(s, handle, n, |tree, input, a| {
+            if !resize(&mut a.inside, n) {
+                return false;
+            }
+            for (k, inside) in a.inside.iter_mut().enumerate() {
+                *inside = u8::from(tree.contains(point_at(input, k)));
+            }
+            true
+        })
     })
 }
 
@@ -669,31 +673,19 @@ pub extern "C" fn mr_contains(handle: u32, n: usize) -> i32 {
 pub extern "C" fn mr_signed_distances(handle: u32, n: usize, max_distance: f32) -> i32 {
     with(|s| {
         if max_distance.is_nan() || max_distance < 0.0 {
-            return s.fail(
-                BAD_INPUT,
-                format!("max_distance must be >= 0, not {max_distance}"),
-            );
+            return bad_max_distance(s, max_distance);
         }
-        let status = check_points(s, n);
-        if status != OK {
-            return status;
-        }
-        let (tree, input, a) = match s.parts(handle) {
-            Ok(parts) => parts,
-            Err(code) => return code,
-        };
-        if !resize(&mut a.number, n) {
-            return s.fail(
-                NO_MEMORY,
-                format!("no memory for the answers of {n} points"),
-            );
-        }
-        for (k, d) in a.number.iter_mut().enumerate() {
-            *d = tree
-                .signed_distance(point_at(input, k), max_distance)
-                .unwrap_or(f64::NAN);
-        }
-        OK
+        on_points(s, handle, n, |tree, input, a| {
+            if !resize(&mut a.number, n) {
+                return false;
+            }
+            for (k, d) in a.number.iter_mut().enumerate() {
+                *d = tree
+                    .signed_distance(point_at(input, k), max_distance)
+                    .unwrap_or(f64::NAN);
+            }
+            true
+        })
     })
 }
 
