@@ -140,6 +140,14 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A skin, morph targets or a pose that cannot deform the mesh (see
+    /// [`Rig`](crate::Rig)): a NaN or infinite weight or delta, a joint matrix that is not
+    /// finite and affine, fewer joint matrices than the skin names, or morph weights that are
+    /// not one per target.
+    InvalidPose {
+        /// What is wrong.
+        reason: String,
+    },
     /// No instance has this id in the scene.
     UnknownInstance {
         /// The id asked for.
@@ -285,6 +293,7 @@ impl fmt::Display for Error {
                 "{found} vertex positions for a mesh of {expected} vertices (refit keeps the topology)"
             ),
             Error::InvalidTransform { reason } => write!(f, "invalid instance transform: {reason}"),
+            Error::InvalidPose { reason } => write!(f, "invalid pose: {reason}"),
             Error::UnknownInstance { id, count } => {
                 write!(f, "no instance {id} in a scene of {count} instances")
             }

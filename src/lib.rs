@@ -163,6 +163,7 @@ mod io;
 mod mesh;
 mod picking;
 mod plane2d;
+mod pose;
 mod ray;
 mod region;
 mod scene;
@@ -178,8 +179,8 @@ pub use aabb::Aabb;
 #[cfg(feature = "serde")]
 pub use bvh::SavedBvh;
 pub use bvh::{
-    BuildOptions, BuildQuality, Bvh, ClosestPoint, CompactHit, Hit, MeasuredCost, QueryCost,
-    RayQuery, Stats,
+    BuildOptions, BuildQuality, Bvh, ClosestPoint, CompactHit, Hit, MeasuredCost, PoseUpdate,
+    QueryCost, RayQuery, Stats,
 };
 pub use camera::Camera;
 pub use error::{Error, Result};
@@ -187,6 +188,7 @@ pub use format::Format;
 pub use io::options::LoadOptions;
 pub use mesh::{Mesh, TriangleAttributes};
 pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
+pub use pose::{Pose, Rig};
 pub use ray::Ray;
 pub use region::{Frustum, Region};
 pub use scene::{

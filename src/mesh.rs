@@ -379,6 +379,21 @@ impl Mesh {
         Ok(())
     }
 
+    /// [`move_vertices`](Mesh::move_vertices) without the copy: checks `positions` the same
+    /// way and swaps them in, leaving the old positions in `positions`.
+    pub(crate) fn swap_vertices(&mut self, positions: &mut Vec<Point3<f32>>) -> Result<()> {
+        let expected = self.positions.len();
+        if positions.len() != expected {
+            return Err(Error::VertexCount {
+                expected,
+                found: positions.len(),
+            });
+        }
+        check_coordinates(positions, &self.triangles)?;
+        std::mem::swap(&mut self.positions, positions);
+        Ok(())
+    }
+
     /// Checks what every mesh promises: triangles exist, indices are in range, the
     /// coordinates of every vertex a triangle uses are finite and within
     /// [`MAX_COORDINATE`](Mesh::MAX_COORDINATE). Errors carry no path; loaders add theirs.

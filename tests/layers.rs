@@ -27,7 +27,7 @@ const LAYERS: [(&str, &[&str]); 5] = [
             "boundary",
         ],
     ),
-    ("mesh and file formats", &["mesh", "io"]),
+    ("mesh and file formats", &["mesh", "io", "pose"]),
     ("tree and queries", &["bvh"]),
     ("scene", &["scene"]),
     ("picking", &["camera", "picking"]),

@@ -243,12 +243,62 @@ fn scene_queries_allocate_nothing_once_the_tree_is_built() {
 }
 
 #[test]
+fn posing_allocates_nothing_after_the_first_pose() {
+    // 100 × 100 quads: 10,201 vertices, more than one parallel chunk.
+    let mesh = common::wavy_grid(100);
+    let n = mesh.positions().len();
+    let (joints, weights) = mesh
+        .positions()
+        .iter()
+        .map(|p| {
+            let w = (p.x / 100.0).clamp(0.0, 1.0);
+            ([0u16, 1, 0, 0], [1.0 - w, w, 0.0, 0.0])
+        })
+        .unzip();
+    let rig = meshray::Rig::new(&mesh)
+        .with_skin(joints, weights)
+        .unwrap()
+        .with_morph_targets(vec![vec![Vector3::y(); n]])
+        .unwrap();
+    let mut bvh = Bvh::build(mesh);
+    let pose = |k: f32| {
+        [
+            Matrix4::identity(),
+            Matrix4::new_translation(&Vector3::new(0.0, k, 0.0)),
+        ]
+    };
+    on_a_pool_of_its_own(|| {
+        let first = pose(1.0);
+        let p = meshray::Pose {
+            joints: &first,
+            morph_weights: &[0.5],
+        };
+        bvh.pose(&rig, &p).unwrap();
+        let mut posed = vec![Point3::origin(); n];
+        for k in 2..5 {
+            let joints = pose(k as f32);
+            let p = meshray::Pose {
+                joints: &joints,
+                morph_weights: &[0.5 / k as f32],
+            };
+            let before = allocations();
+            let update = bvh.pose(&rig, &p).unwrap();
+            rig.pose_into(&p, &mut posed).unwrap();
+            assert_eq!(allocations() - before, 0, "pose {k} allocated");
+            assert!(!update.rebuilt);
+            assert_eq!(bvh.mesh().positions(), &posed[..]);
+        }
+    });
+}
+
+#[test]
 fn built_structures_are_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<Bvh>();
     check::<Mesh>();
     check::<meshray::Error>();
     check::<Scene>();
+    check::<meshray::Rig>();
 }
 
 #[test]

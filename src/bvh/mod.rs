@@ -31,6 +31,7 @@ pub use batch::RayQuery;
 pub use nearest::ClosestPoint;
 pub use stats::{MeasuredCost, Stats};
 pub use traverse::{CompactHit, Hit, QueryCost};
+pub use upkeep::refit::PoseUpdate;
 
 use crate::{Aabb, Mesh};
 use leaf::TrianglePacket;
@@ -182,6 +183,12 @@ pub struct Bvh {
     /// `contains`' lattice of known winding numbers, made on its first call and dropped by
     /// a refit.
     inside_grid: std::sync::OnceLock<inside::InsideGrid>,
+    /// The SAH cost when the tree was built (or loaded): what a refit tree's is compared
+    /// with ([`Bvh::pose`]).
+    built_cost: f32,
+    /// The positions before the last [`Bvh::pose`], whose buffer the next pose writes into
+    /// (empty until the first).
+    spare_positions: Vec<nalgebra::Point3<f32>>,
 }
 
 impl Bvh {
@@ -271,7 +278,7 @@ impl Bvh {
         let mut nodes = wide::collapse(&binary, options.traversal_cost, options.intersection_cost);
         drop(binary);
         let (leaf_packets, triangle_index) = leaf::pack(&mut nodes, &order, &sorted);
-        let bvh = Bvh {
+        let mut bvh = Bvh {
             mesh,
             nodes,
             leaf_packets,
@@ -279,7 +286,10 @@ impl Bvh {
             options: *options,
             far_fields: Default::default(),
             inside_grid: Default::default(),
+            built_cost: 0.0,
+            spare_positions: Vec::new(),
         };
+        bvh.built_cost = bvh.sah_cost() as f32;
         #[cfg(debug_assertions)]
         if let Err(e) = bvh.validate() {
             panic!("meshray built an invalid BVH (a bug): {e}");

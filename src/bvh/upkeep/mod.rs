@@ -1,4 +1,4 @@
-//! Keeping a built tree: refitting it to moved vertices (`refit`), checking its invariants
+//! Keeping a built tree: refitting it to moved or posed vertices (`refit`), checking its invariants
 //! (`validate`), describing it (`stats`), and saving and loading it (`persist`, the `serde`
 //! feature).
 

@@ -304,9 +304,12 @@ impl TryFrom<SavedBvh> for Bvh {
             options,
             far_fields: Default::default(),
             inside_grid: Default::default(),
+            built_cost: 0.0,
+            spare_positions: Vec::new(),
         };
         bvh.refill_leaves_and_boxes();
         bvh.validate()?;
+        bvh.built_cost = bvh.sah_cost() as f32;
         Ok(bvh)
     }
 }

@@ -108,7 +108,7 @@ impl Bvh {
             leaves: sweep.leaves,
             depth: sweep.depth,
             max_leaf_size: sweep.max_leaf,
-            sah_cost: sweep.cost as f32,
+            sah_cost: self.sah_cost() as f32,
             bytes_per_triangle: bytes as f32 / n as f32,
         }
     }
@@ -132,25 +132,42 @@ impl Bvh {
         }
     }
 
-    /// One sweep over the nodes: leaves, depth, the largest leaf and the SAH cost.
-    fn sweep(&self) -> StatsVisitor<impl Fn(Aabb) -> f64> {
+    /// The SAH cost ([`Stats::sah_cost`]): each node's traversal and each leaf's triangles,
+    /// weighted by their box's area relative to the root's. One pass over the node array,
+    /// allocating nothing, so [`pose`](Bvh::pose) can watch it every frame.
+    pub(crate) fn sah_cost(&self) -> f64 {
         let root_area = f64::from(self.bounds().half_area());
-        let relative = move |b: Aabb| {
+        let relative = |b: Aabb| {
             if root_area > 0.0 {
                 f64::from(b.half_area()) / root_area
             } else {
                 1.0
             }
         };
+        let (traversal, intersection) = (
+            f64::from(self.options.traversal_cost),
+            f64::from(self.options.intersection_cost),
+        );
+        self.nodes
+            .iter()
+            .map(|node| {
+                let leaves: f64 = node
+                    .lanes()
+                    .filter(|&k| node.count[k] > 0)
+                    .map(|k| f64::from(node.count[k]) * relative(node.lane_bounds(k)))
+                    .sum();
+                traversal * relative(node.bounds()) + intersection * leaves
+            })
+            .sum()
+    }
+
+    /// One sweep over the nodes: leaves, depth and the largest leaf.
+    fn sweep(&self) -> StatsVisitor {
         let mut sweep = StatsVisitor {
-            relative,
-            traversal: f64::from(self.options.traversal_cost),
-            intersection: f64::from(self.options.intersection_cost),
             depth_of: vec![0; self.nodes.len()],
             leaves: 0,
             depth: 0,
             max_leaf: 0,
-            cost: 0.0,
         };
         walk(&self.nodes, &mut sweep);
         sweep
@@ -158,26 +175,20 @@ impl Bvh {
 }
 
 /// The statistics sweep: every node once, in any order; leaves are counted at their parent.
-struct StatsVisitor<F> {
-    /// A box's area relative to the root's.
-    relative: F,
-    traversal: f64,
-    intersection: f64,
+struct StatsVisitor {
     /// Each node's depth (the root's is 0), set when its parent is visited.
     depth_of: Vec<usize>,
     leaves: usize,
     depth: usize,
     max_leaf: usize,
-    cost: f64,
 }
 
-impl<F: Fn(Aabb) -> f64> Visitor for StatsVisitor<F> {
+impl Visitor for StatsVisitor {
     type Key = ();
     const ORDERED: bool = false;
 
     fn node(&mut self, index: u32, node: &WideNode) -> (u32, [(); WIDTH]) {
         let d = self.depth_of[index as usize];
-        self.cost += self.traversal * (self.relative)(node.bounds());
         let mut interior = 0;
         for k in node.lanes() {
             let count = node.count[k];
@@ -185,8 +196,6 @@ impl<F: Fn(Aabb) -> f64> Visitor for StatsVisitor<F> {
                 self.leaves += 1;
                 self.depth = self.depth.max(d + 1);
                 self.max_leaf = self.max_leaf.max(count as usize);
-                self.cost +=
-                    self.intersection * f64::from(count) * (self.relative)(node.lane_bounds(k));
             } else {
                 self.depth_of[node.child[k] as usize] = d + 1;
                 interior |= 1 << k;
