@@ -109,6 +109,12 @@ export class BVH {
   readonly bounds: { min: [number, number, number]; max: [number, number, number] };
   /** Frees the memory now; later calls throw. A forgotten tree is freed by the GC. */
   free(): void;
+  /**
+   * Moves the vertices to `positions` (one x y z per vertex of the built mesh) and refits
+   * the tree: exact answers for the new positions, O(n), no allocation after the first
+   * call. Throws for another vertex count or NaN or infinite coordinates.
+   */
+  refit(positions: Float32Array | Float64Array | number[]): void;
   closestHit(origin: Vec3, direction: Vec3, options?: QueryOptions): Hit | null;
   /**
    * @internal Fast path of the three.js adapter: the nearest hit's triangle or -1, its

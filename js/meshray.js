@@ -252,6 +252,24 @@ export class BVH {
     return { min: Array.from(f32.subarray(at, at + 3)), max: Array.from(f32.subarray(at + 3, at + 6)) };
   }
 
+  /**
+   * Moves the mesh's vertices to `positions` (x y z per vertex, as many vertices as the
+   * mesh was built with, in the same order) and refits the tree to them: the boxes follow,
+   * the tree's shape stays, and every query answers exactly for the new positions. For
+   * animated meshes (skinning, morph targets, cloth): O(n), much faster than a build, and
+   * it allocates nothing after the first call. The tree gets slower as triangles move
+   * relative to each other; build anew when the motion is large. Throws for another vertex
+   * count or NaN or infinite coordinates (the tree is then unchanged).
+   */
+  refit(positions) {
+    const handle = this.#live();
+    const vertices = floats(positions, 3, "positions");
+    const w = exports();
+    check(w.mr_stage_mesh(vertices, 0));
+    heap().f32.set(positions, w.mr_staged_positions() / 4);
+    check(w.mr_refit(handle));
+  }
+
   /** Frees the tree's memory now (else the garbage collector does, some time). */
   free() {
     if (this.#handle === 0) return;

@@ -21,8 +21,15 @@
 // ray parameter t is the world distance (near/far and distances need no conversion).
 // Answers are three's Mesh.raycast answers: side, groups, drawRange, near/far, uv, uv1,
 // normal, barycoord, face. Not accelerated (three's own raycast runs): meshes without a
-// boundsTree, geometries with morph targets, SkinnedMesh. The tree is not updated when
-// the geometry changes: compute it again.
+// boundsTree. The tree is not updated when the geometry changes: compute it again.
+//
+// Animated meshes go through the tree too: a SkinnedMesh (set
+// SkinnedMesh.prototype.raycast = acceleratedRaycast as well: it has a raycast of its own)
+// and morph targets are raycast where three draws them. Each raycast compares the pose
+// (bone matrices, bind matrices, morph influences) with the one the tree was last refit to;
+// when it changed, the vertices are posed by three's rules (Mesh.getVertexPosition,
+// SkinnedMesh.applyBoneTransform) and the tree refit (BVH.refit), so an unchanged pose costs
+// a comparison of a few numbers per bone.
 
 import {
   BackSide,
@@ -30,6 +37,7 @@ import {
   FrontSide,
   Matrix4,
   Mesh,
+  SkinnedMesh,
   Vector2,
   Vector3,
 } from "three";
@@ -37,6 +45,7 @@ import { BVH, build, _hitView } from "./meshray.js";
 
 // three's own raycasts, kept before anyone replaces them.
 const meshRaycast = Mesh.prototype.raycast;
+const skinnedRaycast = SkinnedMesh.prototype.raycast;
 const batchedRaycast = BatchedMesh.prototype.raycast;
 
 // meshray's query flags (see meshray.js / src/lib.rs): 1 watertight, 2 back faces culled
@@ -59,6 +68,14 @@ export class MeshrayBoundsTree {
     this.count = count;
     /** Whether queries use the watertight triangle test (as three's Ray.intersectTriangle). */
     this.watertight = watertight;
+    /**
+     * For a skinned or morphed mesh, the pose the tree was last refit to: `key` (its
+     * numbers), `positions` (the posed vertices, a Float32Array) and `view` (them as an
+     * attribute for the face normals); null until the first raycast of an animated mesh.
+     */
+    this.posed = null;
+    /** Whether some skin weights do not sum to 1 (found at the first raycast of a skin). */
+    this.unnormalized = undefined;
   }
 
   /** Frees the tree's wasm memory; the tree is unusable afterwards. */
@@ -308,9 +325,8 @@ function faceNormal(position, a, b, c, target) {
 
 // three's intersection object for the hit of triangle `faceIndex` (the geometry's
 // numbering) at world distance t, barycentrics u, v.
-function intersection(object, geometry, faceIndex, t, u, v, materialIndex) {
+function intersection(object, geometry, position, faceIndex, t, u, v, materialIndex) {
   const index = geometry.index;
-  const position = geometry.attributes.position;
   const j = 3 * faceIndex;
   let a = j, b = j + 1, c = j + 2;
   if (index) [a, b, c] = [index.getX(j), index.getX(j + 1), index.getX(j + 2)];
@@ -375,6 +391,8 @@ function raycastTree(object, geometry, material, matrixWorld, tree, raycaster, i
   const far = Number.isNaN(raycaster.far) ? Infinity : raycaster.far;
   if (far < near) return true;
   const bvh = tree.bvh;
+  // The posed vertices, for an animated mesh: its faces' normals and sides are the posed ones.
+  const position = tree.posed?.view ?? geometry.attributes.position;
 
   if (ranges === null) {
     if (raycaster.firstHitOnly === true) {
@@ -383,14 +401,14 @@ function raycastTree(object, geometry, material, matrixWorld, tree, raycaster, i
       const k = bvh._closestHitRaw(q.ox, q.oy, q.oz, q.dx, q.dy, q.dz, near, far, flags);
       if (k >= 0) {
         const h = hitView();
-        intersects.push(intersection(object, geometry, tree.first + k, h[0], h[1], h[2], 0));
+        intersects.push(intersection(object, geometry, position, tree.first + k, h[0], h[1], h[2], 0));
       }
       return true;
     }
     const side = sideName(material.side);
     const all = bvh.allHitsBatch([q.ox, q.oy, q.oz, q.dx, q.dy, q.dz], { near, far, side, watertight: tree.watertight });
     for (let i = 0; i < all.distance.length; i++) {
-      intersects.push(intersection(object, geometry, tree.first + all.triangle[i], all.distance[i], all.u[i], all.v[i], 0));
+      intersects.push(intersection(object, geometry, position, tree.first + all.triangle[i], all.distance[i], all.u[i], all.v[i], 0));
     }
     return true;
   }
@@ -400,7 +418,6 @@ function raycastTree(object, geometry, material, matrixWorld, tree, raycaster, i
   // One side in every range: meshray culls; else both sides, and the side test below.
   const side = ranges.every((r) => sideName(r.side) === sideName(ranges[0].side)) ? sideName(ranges[0].side) : "both";
   const all = bvh.allHitsBatch([q.ox, q.oy, q.oz, q.dx, q.dy, q.dz], { near, far, side, watertight: tree.watertight });
-  const position = geometry.attributes.position;
   const index = geometry.index;
   let best = null;
   for (let i = 0; i < all.distance.length; i++) {
@@ -415,7 +432,7 @@ function raycastTree(object, geometry, material, matrixWorld, tree, raycaster, i
           : isFront(position, j, j + 1, j + 2);
         if (!sideAccepts(r.side, front)) continue;
       }
-      const hit = intersection(object, geometry, face, all.distance[i], all.u[i], all.v[i], r.materialIndex);
+      const hit = intersection(object, geometry, position, face, all.distance[i], all.u[i], all.v[i], r.materialIndex);
       if (raycaster.firstHitOnly === true) {
         best = hit;
         break;
@@ -429,25 +446,173 @@ function raycastTree(object, geometry, material, matrixWorld, tree, raycaster, i
 }
 
 /**
- * Mesh (and BatchedMesh) raycast through the meshray tree in `geometry.boundsTree`
- * (`BatchedMesh.boundsTrees`), else three's own. With `raycaster.firstHitOnly === true`
- * only the nearest hit is reported (per instance of an InstancedMesh, as three-mesh-bvh).
- * Morph targets and SkinnedMesh use three's raycast.
+ * Mesh (and SkinnedMesh and BatchedMesh) raycast through the meshray tree in
+ * `geometry.boundsTree` (`BatchedMesh.boundsTrees`), else three's own. With
+ * `raycaster.firstHitOnly === true` only the nearest hit is reported (per instance of an
+ * InstancedMesh, as three-mesh-bvh). A skinned or morphed mesh is raycast in its current
+ * pose: the tree is refit when the pose changed since its last raycast.
  */
 export function acceleratedRaycast(raycaster, intersects) {
   if (this.isBatchedMesh) return batchedMeshRaycast.call(this, raycaster, intersects);
   const geometry = this.geometry;
   const tree = geometry?.boundsTree;
   const material = this.material;
+  const animated = this.isSkinnedMesh || geometry?.morphAttributes?.position !== undefined;
   if (
     !(tree instanceof MeshrayBoundsTree) ||
     material === undefined ||
-    this.isSkinnedMesh ||
-    geometry.morphAttributes?.position !== undefined ||
+    (animated && !poseTree(this, geometry, tree)) ||
     !raycastTree(this, geometry, material, this.matrixWorld, tree, raycaster, intersects)
   ) {
-    meshRaycast.call(this, raycaster, intersects);
+    (this.isSkinnedMesh ? skinnedRaycast : meshRaycast).call(this, raycaster, intersects);
   }
+}
+
+const _bone = new Matrix4();
+
+// Whether some vertex's skin weights do not sum to 1 (then three's inverse bind matrix's
+// translation does not cancel out of its formula: see posePositions).
+function unnormalized(geometry) {
+  const w = geometry.attributes.skinWeight;
+  for (let i = 0; i < w.count; i++) {
+    if (Math.abs(w.getX(i) + w.getY(i) + w.getZ(i) + w.getW(i) - 1) > 1e-6) return true;
+  }
+  return false;
+}
+
+// The numbers a pose is made of, in the mesh's own space: per bone the matrix that takes a
+// vertex to where three draws it (bindMatrixInverse × bone.matrixWorld × boneInverse ×
+// bindMatrix), then, for skins whose weights do not sum to 1, the inverse bind matrix's
+// translation; then the morph influences. A mesh that moves without changing its pose keeps
+// them (up to rounding). Returns null when the mesh cannot be posed here.
+function poseKey(object, geometry, tree) {
+  const influences = geometry.morphAttributes?.position !== undefined ? (object.morphTargetInfluences ?? []) : [];
+  let bones = 0;
+  let shift = 0;
+  if (object.isSkinnedMesh) {
+    const skeleton = object.skeleton;
+    const { skinIndex, skinWeight } = geometry.attributes;
+    if (!skeleton || !skinIndex || !skinWeight) return null;
+    bones = skeleton.bones.length;
+    tree.unnormalized ??= unnormalized(geometry);
+    shift = tree.unnormalized ? 3 : 0;
+  }
+  const key = new Float64Array(16 * bones + shift + influences.length);
+  let at = 0;
+  if (object.isSkinnedMesh) {
+    const { bones: list, boneInverses } = object.skeleton;
+    for (let b = 0; b < bones; b++) {
+      _bone.multiplyMatrices(object.bindMatrixInverse, list[b].matrixWorld);
+      if (boneInverses[b]) _bone.multiply(boneInverses[b]);
+      _bone.multiply(object.bindMatrix);
+      key.set(_bone.elements, at);
+      at += 16;
+    }
+    if (shift) {
+      const e = object.bindMatrixInverse.elements;
+      key.set([e[12], e[13], e[14]], at);
+      at += 3;
+    }
+  }
+  for (let k = 0; k < influences.length; k++) key[at + k] = influences[k];
+  return key;
+}
+
+// Whether two poses' numbers agree to far below f32's resolution (a mesh moved, not posed).
+function samePose(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (!(Math.abs(a[i] - b[i]) <= 1e-12 * (1 + Math.abs(a[i])))) return false;
+  }
+  return true;
+}
+
+// Refits `tree` to `object`'s current pose when it changed; false when the mesh cannot be
+// posed through the tree (a tree of part of the geometry, a skin without a skeleton).
+function poseTree(object, geometry, tree) {
+  if (tree.first !== 0) return false;
+  const position = geometry.attributes.position;
+  const vertices = geometry.index ? position.count : 3 * tree.count;
+  const last = tree.posed;
+  const key = poseKey(object, geometry, tree);
+  if (key === null) return false;
+  if (last !== null && samePose(last.key, key)) return true;
+  const reuse = last !== null && last.positions.length === 3 * vertices;
+  const positions = reuse ? last.positions : new Float32Array(3 * vertices);
+  posePositions(object, geometry, key, tree.unnormalized === true, vertices, positions);
+  tree.bvh.refit(positions);
+  tree.posed = { key, positions, view: reuse ? last.view : floatView(positions) };
+  return true;
+}
+
+// The posed positions of vertices 0 .. count - 1 into `out`, by three's rules: morph
+// targets (relative or absolute) on the base position, then the skin, Σ w·K·v with the
+// weights as given and K each bone's matrix in the key. three applies the inverse bind
+// matrix after the sum, so its translation t counts once, not Σw times: with `shift`, the
+// key's t is added (1 − Σw) times.
+function posePositions(object, geometry, key, shift, count, out) {
+  const position = geometry.attributes.position;
+  const morphs = geometry.morphAttributes?.position;
+  const relative = geometry.morphTargetsRelative;
+  const skinned = object.isSkinnedMesh;
+  const bones = skinned ? object.skeleton.bones.length : 0;
+  const at = 16 * bones + (shift ? 3 : 0);
+  const influences = key.subarray(skinned ? at : 0);
+  const [tx, ty, tz] = shift ? key.subarray(16 * bones, at) : [0, 0, 0];
+  const { skinIndex, skinWeight } = geometry.attributes;
+  const get = [(a, i) => a.getX(i), (a, i) => a.getY(i), (a, i) => a.getZ(i), (a, i) => a.getW(i)];
+  for (let i = 0; i < count; i++) {
+    let x = position.getX(i), y = position.getY(i), z = position.getZ(i);
+    if (morphs !== undefined) {
+      let mx = 0, my = 0, mz = 0;
+      for (let k = 0; k < influences.length; k++) {
+        const f = influences[k];
+        if (f === 0) continue;
+        const m = morphs[k];
+        let dx = m.getX(i), dy = m.getY(i), dz = m.getZ(i);
+        if (!relative) {
+          dx -= x;
+          dy -= y;
+          dz -= z;
+        }
+        mx += f * dx;
+        my += f * dy;
+        mz += f * dz;
+      }
+      x += mx;
+      y += my;
+      z += mz;
+    }
+    if (skinned) {
+      let sx = 0, sy = 0, sz = 0, sum = 0;
+      for (let c = 0; c < 4; c++) {
+        const w = get[c](skinWeight, i);
+        if (w === 0) continue;
+        sum += w;
+        const e = 16 * get[c](skinIndex, i);
+        sx += w * (key[e] * x + key[e + 4] * y + key[e + 8] * z + key[e + 12]);
+        sy += w * (key[e + 1] * x + key[e + 5] * y + key[e + 9] * z + key[e + 13]);
+        sz += w * (key[e + 2] * x + key[e + 6] * y + key[e + 10] * z + key[e + 14]);
+      }
+      x = sx + (1 - sum) * tx;
+      y = sy + (1 - sum) * ty;
+      z = sz + (1 - sum) * tz;
+    }
+    out[3 * i] = x;
+    out[3 * i + 1] = y;
+    out[3 * i + 2] = z;
+  }
+}
+
+// Posed positions as the face-normal and side code reads an attribute (a plain one).
+function floatView(positions) {
+  return {
+    array: positions,
+    itemSize: 3,
+    getX: (i) => positions[3 * i],
+    getY: (i) => positions[3 * i + 1],
+    getZ: (i) => positions[3 * i + 2],
+  };
 }
 
 // BatchedMesh: each visible instance against its geometry's tree; three's own raycast when

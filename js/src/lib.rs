@@ -264,6 +264,25 @@ pub extern "C" fn mr_build(quality: u32) -> i32 {
     })
 }
 
+/// Refits tree `handle` to the staged positions ([`mr_stage_mesh`] with the mesh's vertex
+/// count and no triangles, then [`mr_staged_positions`]): every box follows the moved
+/// vertices, the tree's shape stays, and queries answer for the new positions exactly. The
+/// staged buffer is kept for the next refit (no allocation per frame). On an error (another
+/// vertex count, a NaN, infinite or out-of-range coordinate) the tree is unchanged.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_refit(handle: u32) -> i32 {
+    with(|s| {
+        let slot = (handle as usize).wrapping_sub(1);
+        let Some(Some(tree)) = s.trees.get_mut(slot) else {
+            return s.bad_handle(handle);
+        };
+        match tree.refit(&s.positions) {
+            Ok(()) => OK,
+            Err(e) => s.fail(BAD_INPUT, e.to_string()),
+        }
+    })
+}
+
 /// Frees a tree. Freeing a freed or unknown handle is a bad-handle status, not a crash.
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_free(handle: u32) -> i32 {

@@ -1,7 +1,7 @@
 // The three.js adapter (meshray/three) against three's own Mesh.raycast, the oracle: many
 // seeded random rays on procedural meshes (indexed and not, transformed), groups with mixed
-// sides and a drawRange, near/far, firstHitOnly, InstancedMesh, BatchedMesh and shared
-// real meshes (skipped without them, a failure without them under CI=true).
+// sides and a drawRange, near/far, firstHitOnly, InstancedMesh, BatchedMesh, skinned and
+// morphed meshes (against three's raycast of the mesh as posed) and shared real meshes (skipped without them, a failure without them under CI=true).
 import test from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -26,6 +26,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 // three's own raycasts: the oracle.
 const threeMesh = THREE.Mesh.prototype.raycast;
+const threeSkinned = THREE.SkinnedMesh.prototype.raycast;
 const threeBatched = THREE.BatchedMesh.prototype.raycast;
 
 await init();
@@ -402,30 +403,169 @@ test("disposeBoundsTree frees the tree; then, and without a tree, three's raycas
   geometry.disposeBoundsTree(); // twice is harmless
 });
 
-test("morph targets and SkinnedMesh use three's raycast", () => {
-  const geometry = new THREE.SphereGeometry(1, 16, 10);
-  geometry.morphAttributes.position = [geometry.attributes.position.clone()];
+/**
+ * The static mesh three draws for an animated one: its vertices posed by three's own
+ * getVertexPosition (morph targets and skin), its other attributes and transform alike.
+ */
+function posedCopy(object) {
+  const geometry = object.geometry;
+  const count = geometry.attributes.position.count;
+  const positions = new Float32Array(3 * count);
+  const v = new THREE.Vector3();
+  for (let i = 0; i < count; i++) {
+    object.getVertexPosition(i, v);
+    positions.set([v.x, v.y, v.z], 3 * i);
+  }
+  const posed = new THREE.BufferGeometry();
+  posed.setAttribute("position", new THREE.BufferAttribute(positions, 3));
+  for (const name of ["normal", "uv"]) {
+    if (geometry.attributes[name]) posed.setAttribute(name, geometry.attributes[name]);
+  }
+  posed.setIndex(geometry.index);
+  const mesh = new THREE.Mesh(posed, object.material);
+  mesh.matrixAutoUpdate = false;
+  mesh.matrix.copy(object.matrixWorld);
+  mesh.matrixWorld.copy(object.matrixWorld);
+  return mesh;
+}
+
+/** Rays at an animated mesh through the adapter, and at its posed copy through three. */
+function comparePosed(object, rng, n, what) {
+  const reference = posedCopy(object);
+  const box = new THREE.Box3().setFromObject(reference);
+  const scale = box.getSize(new THREE.Vector3()).length();
+  const raycaster = new THREE.Raycaster();
+  let hits = 0;
+  for (const [k, ray] of randomRays(reference, n, rng).rays.entries()) {
+    raycaster.ray.copy(ray);
+    raycaster.firstHitOnly = false;
+    const theirs = oracle(raycaster, reference);
+    for (const h of theirs) h.object = object;
+    assertSame(raycaster.intersectObject(object, false), theirs, scale, `${what}, ray ${k}`);
+    raycaster.firstHitOnly = true;
+    assertSame(raycaster.intersectObject(object, false), theirs.slice(0, 1), scale, `${what}, ray ${k}, firstHitOnly`, theirs);
+    if (theirs.length > 0) hits++;
+  }
+  return hits;
+}
+
+/** Counts the refits of a tree's BVH. */
+function countRefits(tree) {
+  const counter = { refits: 0 };
+  const refit = tree.bvh.refit.bind(tree.bvh);
+  tree.bvh.refit = (positions) => {
+    counter.refits++;
+    refit(positions);
+  };
+  return counter;
+}
+
+test("SkinnedMesh: picked in its current pose, frame by frame, as three's raycast of the posed mesh", () => {
+  // Weights that sum to 1, and (the second time) weights that do not, where three's
+  // inverse bind matrix's translation counts once rather than with the weights.
+  for (const scale of [1, 0.8]) skinnedCylinder(scale);
+});
+
+function skinnedCylinder(scale) {
+  // A cylinder along y from -2 to 2 whose upper half follows a child bone at y = 0, blended
+  // over the middle; one morph target (relative) bulges it.
+  const geometry = new THREE.CylinderGeometry(0.5, 0.5, 4, 24, 32);
+  const position = geometry.attributes.position;
+  const count = position.count;
+  const index = new Uint16Array(4 * count);
+  const weight = new Float32Array(4 * count);
+  const bulge = new Float32Array(3 * count);
+  for (let i = 0; i < count; i++) {
+    const y = position.getY(i);
+    const t = Math.min(1, Math.max(0, (y + 0.5) / 1.0));
+    const upper = t * t * (3 - 2 * t);
+    index.set([0, 1, 0, 0], 4 * i);
+    weight.set([1 - upper, upper, 0, 0].map((w) => (i % 2 ? w * scale : w)), 4 * i);
+    const r = 0.3 * Math.exp(-y * y);
+    bulge.set([position.getX(i) * r, 0, position.getZ(i) * r], 3 * i);
+  }
+  geometry.setAttribute("skinIndex", new THREE.Uint16BufferAttribute(index, 4));
+  geometry.setAttribute("skinWeight", new THREE.Float32BufferAttribute(weight, 4));
+  geometry.morphAttributes.position = [new THREE.Float32BufferAttribute(bulge, 3)];
+  geometry.morphTargetsRelative = true;
   geometry.computeBoundsTree();
-  const mesh = new THREE.Mesh(geometry, new THREE.MeshBasicMaterial({ side: THREE.DoubleSide }));
+  const counter = countRefits(geometry.boundsTree);
+  const mesh = new THREE.SkinnedMesh(geometry, new THREE.MeshBasicMaterial({ side: THREE.DoubleSide }));
+  const root = new THREE.Bone();
+  root.position.y = -2;
+  const child = new THREE.Bone();
+  child.position.y = 2;
+  root.add(child);
+  mesh.add(root);
+  mesh.bind(new THREE.Skeleton([root, child]));
   mesh.updateMorphTargets();
-  const raycaster = new THREE.Raycaster(new THREE.Vector3(0, 0, 5), new THREE.Vector3(0, 0, -1));
-  raycaster.firstHitOnly = true;
-  assert.equal(raycaster.intersectObject(mesh).length, 2, "morphed: every hit, three's");
-  const plain = new THREE.SphereGeometry(1, 16, 10);
-  const count = plain.attributes.position.count;
-  plain.setAttribute("skinIndex", new THREE.Uint16BufferAttribute(new Uint16Array(4 * count), 4));
-  const weights = new Float32Array(4 * count);
-  for (let i = 0; i < count; i++) weights[4 * i] = 1;
-  plain.setAttribute("skinWeight", new THREE.Float32BufferAttribute(weights, 4));
-  plain.computeBoundsTree();
-  const skinned = new THREE.SkinnedMesh(plain, new THREE.MeshBasicMaterial({ side: THREE.DoubleSide }));
-  const bone = new THREE.Bone();
-  skinned.add(bone);
-  skinned.bind(new THREE.Skeleton([bone]));
-  skinned.updateMatrixWorld(true);
-  assert.equal(raycaster.intersectObject(skinned).length, 2, "skinned: every hit, three's");
-  geometry.disposeBoundsTree();
-  plain.disposeBoundsTree();
+  const rng = random(21);
+  THREE.SkinnedMesh.prototype.raycast = acceleratedRaycast;
+  try {
+    for (let frame = 0; frame < 8; frame++) {
+      child.rotation.z = 0.3 * frame;
+      root.rotation.x = 0.1 * frame;
+      mesh.morphTargetInfluences[0] = Math.sin(frame);
+      mesh.position.set(rng() - 0.5, rng() - 0.5, rng() - 0.5);
+      mesh.updateMatrixWorld(true);
+      const hits = comparePosed(mesh, rng, 60, `weights scaled ${scale}, frame ${frame}`);
+      assert.ok(hits > 20, `frame ${frame}: ${hits} hits`);
+      assert.equal(counter.refits, frame + 1, "one refit per pose");
+    }
+    // Moving the mesh without posing it refits nothing (rays go to its local space), unless
+    // the weights do not sum to 1: then three's shape depends on where the mesh is.
+    mesh.position.x += 1;
+    mesh.updateMatrixWorld(true);
+    comparePosed(mesh, rng, 20, `weights scaled ${scale}, moved, same pose`);
+    assert.equal(counter.refits, scale === 1 ? 8 : 9);
+  } finally {
+    THREE.SkinnedMesh.prototype.raycast = threeSkinned;
+    geometry.disposeBoundsTree();
+  }
+}
+
+test("morph targets, absolute and relative: picked as three draws them", () => {
+  for (const relative of [false, true]) {
+    const geometry = new THREE.SphereGeometry(1, 24, 16);
+    const position = geometry.attributes.position;
+    // Target 0 stretches along y, target 1 flattens along x.
+    const targets = [(x, y, z) => [x, 1.8 * y, z], (x, y, z) => [0.4 * x, y, z]].map((f) => {
+      const out = new Float32Array(3 * position.count);
+      for (let i = 0; i < position.count; i++) {
+        const [x, y, z] = [position.getX(i), position.getY(i), position.getZ(i)];
+        const t = f(x, y, z);
+        out.set(relative ? [t[0] - x, t[1] - y, t[2] - z] : t, 3 * i);
+      }
+      return new THREE.Float32BufferAttribute(out, 3);
+    });
+    geometry.morphAttributes.position = targets;
+    geometry.morphTargetsRelative = relative;
+    geometry.computeBoundsTree();
+    const mesh = new THREE.Mesh(geometry, new THREE.MeshBasicMaterial({ side: THREE.FrontSide }));
+    mesh.updateMorphTargets();
+    const rng = random(relative ? 3 : 4);
+    for (const influences of [[0, 0], [1, 0], [0.5, 0.8], [0, 1]]) {
+      mesh.morphTargetInfluences.splice(0, 2, ...influences);
+      mesh.updateMatrixWorld(true);
+      const hits = comparePosed(mesh, rng, 60, `relative ${relative}, influences ${influences}`);
+      assert.ok(hits > 20);
+    }
+    geometry.disposeBoundsTree();
+  }
+});
+
+test("BVH.refit: moved vertices answer exactly; bad positions throw and leave the tree", async () => {
+  const { BVH } = await import("../meshray.js");
+  const positions = new Float32Array([0, 0, 0, 1, 0, 0, 0, 1, 0]);
+  const bvh = new BVH(positions, [0, 1, 2]);
+  assert.equal(bvh.closestHit([0.2, 0.2, 1], [0, 0, -1]).distance, 1);
+  bvh.refit(new Float32Array([0, 0, -1, 1, 0, -1, 0, 1, -1]));
+  assert.equal(bvh.closestHit([0.2, 0.2, 1], [0, 0, -1]).distance, 2);
+  assert.throws(() => bvh.refit(new Float32Array(6)), /vertex|3 vertices|positions/);
+  assert.throws(() => bvh.refit(new Float32Array([0, 0, NaN, 1, 0, 0, 0, 1, 0])), /NaN|infinite/);
+  assert.equal(bvh.closestHit([0.2, 0.2, 1], [0, 0, -1]).distance, 2, "unchanged by the refused refits");
+  bvh.free();
+  assert.throws(() => bvh.refit(positions), /freed/);
 });
 
 test("bad input throws clear errors", () => {
