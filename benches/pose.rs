@@ -37,9 +37,10 @@ fn rig(mesh: &Mesh) -> Rig {
         .unwrap()
 }
 
-/// Frame `f`'s joint matrices: each joint turns a little more than the one below.
-fn joints(mesh: &Mesh, f: usize) -> [Matrix4<f32>; 4] {
-    let (lo, hi) = (mesh.bounds().min, mesh.bounds().max);
+/// Frame `f`'s joint matrices for a mesh of `bounds`: each joint turns a little more than
+/// the one below.
+fn joints(bounds: &meshray::Aabb, f: usize) -> [Matrix4<f32>; 4] {
+    let (lo, hi) = (bounds.min, bounds.max);
     let angle = 0.1 * (f as f32 * 0.3).sin();
     std::array::from_fn(|j| {
         let level = lo.y + (hi.y - lo.y) * (0.125 + 0.25 * j as f32);
@@ -73,13 +74,14 @@ fn pose(c: &mut Criterion) {
     group.sample_size(20);
     for (name, mesh) in meshes() {
         let rig = rig(&mesh);
+        let bounds = mesh.bounds();
         let mut posed = vec![Point3::origin(); rig.vertex_count()];
         let mut bvh = Bvh::build(mesh.clone());
         let mut frame = 0;
         group.bench_function(format!("pose_into/{name}"), |b| {
             b.iter(|| {
                 frame += 1;
-                let joints = joints(&mesh, frame);
+                let joints = joints(&bounds, frame);
                 let pose = Pose {
                     joints: &joints,
                     morph_weights: &[0.5],
@@ -88,18 +90,25 @@ fn pose(c: &mut Criterion) {
                 black_box(&posed);
             })
         });
+        let (mut rebuilds, mut growth) = (0, 0.0f32);
         group.bench_function(format!("pose_and_refit/{name}"), |b| {
             b.iter(|| {
                 frame += 1;
-                let joints = joints(&mesh, frame);
+                let joints = joints(&bounds, frame);
                 let pose = Pose {
                     joints: &joints,
                     morph_weights: &[0.5],
                 };
-                black_box(bvh.pose(&rig, &pose).unwrap());
+                let update = bvh.pose(&rig, &pose).unwrap();
+                rebuilds += usize::from(update.rebuilt);
+                growth = growth.max(update.growth);
             })
         });
-        println!("{name}: {} vertices, {}", rig.vertex_count(), bvh.stats());
+        println!(
+            "{name}: {} vertices, {}; {rebuilds} rebuilds, largest growth {growth:.2}",
+            rig.vertex_count(),
+            bvh.stats()
+        );
     }
     group.finish();
 }

@@ -379,8 +379,11 @@ impl Mesh {
         Ok(())
     }
 
-    /// [`move_vertices`](Mesh::move_vertices) without the copy: checks `positions` the same
-    /// way and swaps them in, leaving the old positions in `positions`.
+    /// Swaps `positions` in for the vertices, leaving the old ones in `positions`, when
+    /// every one of them (used by a triangle or not) is finite and within
+    /// [`MAX_COORDINATE`](Mesh::MAX_COORDINATE): one pass over the vertices, none over the
+    /// triangles. The caller checks the used vertices' extent (a refit tree's root box has
+    /// it) and swaps back if it is under [`MIN_EXTENT`](Mesh::MIN_EXTENT).
     pub(crate) fn swap_vertices(&mut self, positions: &mut Vec<Point3<f32>>) -> Result<()> {
         let expected = self.positions.len();
         if positions.len() != expected {
@@ -389,7 +392,17 @@ impl Mesh {
                 found: positions.len(),
             });
         }
-        check_coordinates(positions, &self.triangles)?;
+        // All vertices at once (vectorized), and the first bad one only when there is one.
+        if !positions
+            .iter()
+            .fold(true, |ok, p| ok & p.iter().all(|&c| coordinate_in_range(c)))
+        {
+            let vertex = positions
+                .iter()
+                .position(|p| !p.iter().all(|&c| coordinate_in_range(c)))
+                .expect("a bad vertex");
+            return Err(coordinate_error(&positions[vertex], vertex));
+        }
         std::mem::swap(&mut self.positions, positions);
         Ok(())
     }

@@ -8,6 +8,7 @@
 use crate::mesh::Mesh;
 use crate::{Error, Result};
 use nalgebra::{Matrix4, Point3, Vector3};
+use wide::f32x4;
 
 /// How a mesh deforms: its bind-pose positions, each vertex's four joint influences (linear
 /// blend skinning), and its morph targets. Make one from the mesh its tree was built over;
@@ -192,20 +193,26 @@ impl Rig {
         if self.joint_count == 0 {
             return p;
         }
-        // The blended matrix, column by column (nalgebra stores columns contiguously, so
-        // each influence is four 4-wide multiply-adds).
-        let mut blend = [0.0f32; 16];
+        // The blended matrix, a column per 4-wide register (nalgebra stores columns
+        // contiguously): four multiply-adds per influence, four for the point.
+        let column =
+            |m: &[f32], c: usize| f32x4::new([m[4 * c], m[4 * c + 1], m[4 * c + 2], m[4 * c + 3]]);
+        let mut blend = [f32x4::ZERO; 4];
         for (&joint, &w) in self.joints[v].iter().zip(&self.weights[v]) {
             if w != 0.0 {
                 let m = pose.joints[usize::from(joint)].as_slice();
-                for (b, &x) in blend.iter_mut().zip(m) {
-                    *b += w * x;
+                let w = f32x4::splat(w);
+                for (c, b) in blend.iter_mut().enumerate() {
+                    *b += w * column(m, c);
                 }
             }
         }
-        Point3::from(std::array::from_fn(|row| {
-            blend[row] * p.x + blend[4 + row] * p.y + blend[8 + row] * p.z + blend[12 + row]
-        }))
+        let [x, y, z, _] = (blend[0] * f32x4::splat(p.x)
+            + blend[1] * f32x4::splat(p.y)
+            + blend[2] * f32x4::splat(p.z)
+            + blend[3])
+            .to_array();
+        Point3::new(x, y, z)
     }
 
     /// Refuses a pose that does not fit the rig (see [`pose_into`](Rig::pose_into)).

@@ -274,6 +274,7 @@ fn bad_poses_leave_the_tree_as_it_was() {
     };
     let expected = answers(&bvh);
     let huge = [Matrix4::identity(), Matrix4::new_scaling(1e13)];
+    let collapse = [Matrix4::new_scaling(0.0); 2];
     let other = Rig::new(&cylinder(8, 8));
     for (rig, pose) in [
         // Too few joint matrices.
@@ -294,6 +295,14 @@ fn bad_poses_leave_the_tree_as_it_was() {
         ),
         // A rig of another mesh.
         (&other, Pose::default()),
+        // Every vertex at one point (after the refit: undone).
+        (
+            &rig,
+            Pose {
+                joints: &collapse,
+                morph_weights: &[],
+            },
+        ),
     ] {
         let e = bvh.pose(rig, &pose).unwrap_err();
         assert!(
@@ -302,6 +311,7 @@ fn bad_poses_leave_the_tree_as_it_was() {
                 Error::InvalidPose { .. }
                     | Error::CoordinateOutOfRange { .. }
                     | Error::VertexCount { .. }
+                    | Error::MeshTooSmall { .. }
             ),
             "{e}"
         );

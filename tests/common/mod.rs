@@ -66,12 +66,15 @@ impl Rng {
     }
 }
 
-/// The repository's root: the parent of the crate including this module (the test crate in
-/// `tests/`, or the command-line crate in `cli/`, whose tests include it too).
+/// The repository's root (the folder holding `.ci/run`): the crate including this module is
+/// the test crate in `tests/`, the command-line crate in `cli/`, or the library itself (its
+/// benches).
 pub fn repository() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the test crates lie inside the repository")
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    crate_dir
+        .ancestors()
+        .find(|dir| dir.join(".ci/run").is_file())
+        .expect("the crates lie inside the repository")
         .to_path_buf()
 }
 

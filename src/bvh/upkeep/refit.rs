@@ -1,12 +1,10 @@
 //! Refitting: the vertices moved, the triangles did not; update the boxes, keep the tree.
 
-#[cfg(doc)]
-use crate::Error;
 use crate::bvh::Bvh;
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::tree::{self, Leaves};
 use crate::triangle::LeafTriangle;
-use crate::{Aabb, Pose, Result, Rig};
+use crate::{Aabb, Error, Mesh, Pose, Result, Rig};
 use nalgebra::Point3;
 
 /// The mesh tree's leaf entries as the tree upkeep sees them: a leaf lane names `count`
@@ -15,15 +13,24 @@ struct Packets<'a>(&'a [TrianglePacket]);
 
 impl Leaves for Packets<'_> {
     fn leaf_box(&self, first: u32, count: u32) -> Aabb {
-        let first = first as usize * LANES;
-        (first..first + count as usize).fold(Aabb::EMPTY, |b, slot| {
-            let tri = self.0[slot / LANES].get(slot % LANES);
-            b.union(&Aabb::from_points(&[
-                Point3::from(tri.a),
-                Point3::from(tri.b),
-                Point3::from(tri.c),
-            ]))
-        })
+        // Straight from the packets' lanes (the used ones: a leaf's last packet may end in
+        // empty, NaN lanes), an axis at a time.
+        let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+        let packets = (count as usize).div_ceil(LANES);
+        for (k, packet) in self.0[first as usize..][..packets].iter().enumerate() {
+            let used = (count as usize - k * LANES).min(LANES);
+            for axis in 0..3 {
+                for lane in 0..used {
+                    let [a, b, c] = [&packet.a, &packet.b, &packet.c].map(|p| p[axis][lane]);
+                    lo[axis] = lo[axis].min(a.min(b).min(c));
+                    hi[axis] = hi[axis].max(a.max(b).max(c));
+                }
+            }
+        }
+        Aabb {
+            min: Point3::from(lo),
+            max: Point3::from(hi),
+        }
     }
 }
 
@@ -106,17 +113,34 @@ impl Bvh {
     ///
     /// # Errors
     /// As [`Rig::pose_into`] for a pose that does not fit the rig, [`Error::VertexCount`]
-    /// for a rig of another vertex count, and as [`refit`](Bvh::refit) for posed
-    /// coordinates that are not finite or out of range; the BVH is then unchanged.
+    /// for a rig of another vertex count, [`Error::NonFiniteCoordinate`] and
+    /// [`Error::CoordinateOutOfRange`] for a posed vertex (used by a triangle or not) that
+    /// is NaN, infinite or beyond ±[`Mesh::MAX_COORDINATE`], and [`Error::MeshTooSmall`]
+    /// for a pose that collapses the mesh to a point; the BVH is then unchanged.
     pub fn pose(&mut self, rig: &Rig, pose: &Pose) -> Result<PoseUpdate> {
         let mut posed = std::mem::take(&mut self.spare_positions);
         posed.resize(rig.vertex_count(), Point3::origin());
         let moved = rig
             .pose_into(pose, &mut posed)
             .and_then(|()| self.mesh.swap_vertices(&mut posed));
-        self.spare_positions = posed;
-        moved?;
+        if let Err(e) = moved {
+            self.spare_positions = posed;
+            return Err(e);
+        }
         self.refill_leaves_and_boxes();
+        // The used vertices' extent is the refit root's: a pose that collapses the mesh to
+        // a point is undone (the old positions are back, and a refit to them restores every
+        // box exactly).
+        let extent = self.bounds().extent().max();
+        if !(extent >= Mesh::MIN_EXTENT) {
+            self.mesh
+                .swap_vertices(&mut posed)
+                .expect("the old positions passed their checks");
+            self.spare_positions = posed;
+            self.refill_leaves_and_boxes();
+            return Err(Error::MeshTooSmall { path: None, extent });
+        }
+        self.spare_positions = posed;
         let growth = (self.sah_cost() / f64::from(self.built_cost)) as f32;
         let rebuilt = growth > Bvh::REBUILD_GROWTH;
         if rebuilt {
@@ -138,12 +162,30 @@ impl Bvh {
     pub(in crate::bvh) fn refill_leaves_and_boxes(&mut self) {
         self.far_fields = Default::default();
         self.inside_grid = Default::default();
-        for (slot, &t) in self.triangle_index.iter().enumerate() {
-            if t != u32::MAX {
-                let [a, b, c] = self.mesh.triangle(t as usize);
-                self.leaf_packets[slot / LANES].set(slot % LANES, &LeafTriangle::new(&a, &b, &c));
+        let mesh = &self.mesh;
+        let fill = |(packet, slots): (&mut TrianglePacket, &[u32])| {
+            for (lane, &t) in slots.iter().enumerate() {
+                if t != u32::MAX {
+                    let [a, b, c] = mesh.triangle(t as usize);
+                    packet.set(lane, &LeafTriangle::new(&a, &b, &c));
+                }
             }
+        };
+        // Packets side by side on rayon's threads (a posed mesh refits every frame).
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            self.leaf_packets
+                .par_iter_mut()
+                .zip(self.triangle_index.par_chunks(LANES))
+                .with_min_len(1024)
+                .for_each(fill);
         }
+        #[cfg(not(feature = "parallel"))]
+        self.leaf_packets
+            .iter_mut()
+            .zip(self.triangle_index.chunks(LANES))
+            .for_each(fill);
         // Children always come after their parent in the array (`validate` checks it), so
         // the sweep from the back sees every child refit before its parent.
         let leaves = Packets(&self.leaf_packets);
