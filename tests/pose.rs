@@ -374,3 +374,69 @@ fn the_bunny_nodding_is_picked_exactly() {
         assert!(hits * 5 > rays.len(), "frame {frame}: {hits} hits");
     }
 }
+
+#[test]
+fn a_scene_poses_one_instance_and_leaves_the_others() {
+    let mesh = cylinder(24, 20);
+    let rig = bending_rig(&mesh);
+    let shared = std::sync::Arc::new(Bvh::build(mesh.clone()));
+    let mut scene = meshray::Scene::new();
+    let moved = Matrix4::new_translation(&Vector3::new(10.0, 0.0, 0.0));
+    let a = scene.add(shared.clone(), Matrix4::identity()).unwrap();
+    let b = scene.add(shared.clone(), moved).unwrap();
+    let joints = bend(1.2);
+    let pose = Pose {
+        joints: &joints,
+        morph_weights: &[0.4],
+    };
+    scene.pose_mesh(a, &rig, &pose).unwrap();
+    // a answers as a tree posed alone; b (and the shared tree) as the bind pose.
+    let mut posed = Bvh::build(mesh.clone());
+    posed.pose(&rig, &pose).unwrap();
+    assert_eq!(shared.mesh().positions(), mesh.positions());
+    let options = meshray::SceneOptions::default();
+    let mut rng = Rng::new(4);
+    for (id, bvh, to_world) in [(a, &posed, Matrix4::identity()), (b, &*shared, moved)] {
+        let local = rays_at(bvh.mesh(), &mut rng, 300);
+        let mut hits = 0;
+        for ray in &local {
+            let world = Ray::new(
+                to_world.transform_point(&ray.origin()),
+                to_world.transform_vector(&ray.direction()),
+            );
+            let want = bvh.closest_hit(ray, &QueryOptions::default());
+            let got = scene
+                .closest_hit(&world, &options)
+                .filter(|h| h.instance == id);
+            assert_eq!(
+                got.map(|h| h.hit.triangle),
+                want.map(|h| h.triangle),
+                "{world:?}"
+            );
+            hits += usize::from(want.is_some());
+        }
+        assert!(hits > 50, "{hits}");
+    }
+    // A transform that carries the posed mesh out of range: refused, a as it was.
+    let far = scene
+        .add(
+            shared.clone(),
+            Matrix4::new_translation(&Vector3::new(0.0, 1.0e12, 0.0)),
+        )
+        .unwrap();
+    // The upper half up to y = 1.2e11 in the mesh: within range there, not at 1e12 above.
+    let stretch = [Matrix4::identity(), Matrix4::new_scaling(3.0e10)];
+    let e = scene
+        .pose_mesh(
+            far,
+            &rig,
+            &Pose {
+                joints: &stretch,
+                morph_weights: &[],
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidTransform { .. }), "{e}");
+    let instance = scene.instance(far).unwrap();
+    assert_eq!(instance.bvh.mesh().positions(), mesh.positions());
+}

@@ -671,6 +671,55 @@ impl Scene {
         Ok(())
     }
 
+    /// Poses an instance's mesh with `rig` and refits it ([`Bvh::pose`]: in place when the
+    /// instance holds the only reference to its BVH, else on a copy), and moves the
+    /// instance's box in the top-level tree. For skinned characters placed in a scene: give
+    /// each its own BVH (a clone of the shared one), so posing one does not pose the others.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Pose, Ray, Rig, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// let mesh = Mesh::from_buffers(p, vec![[0, 1, 2]])?;
+    /// let rig = Rig::new(&mesh).with_skin(vec![[0; 4]; 3], vec![[1.0, 0.0, 0.0, 0.0]; 3])?;
+    /// let mut scene = Scene::new();
+    /// let id = scene.add(Arc::new(Bvh::build(mesh)), Matrix4::identity())?;
+    /// // Joint 0 lifts the triangle to z = 2.
+    /// let lift = [Matrix4::new_translation(&(Vector3::z() * 2.0))];
+    /// scene.pose_mesh(id, &rig, &Pose { joints: &lift, morph_weights: &[] })?;
+    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
+    /// assert_eq!(scene.closest_hit(&ray, &SceneOptions::default()).unwrap().hit.t, 3.0);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::UnknownInstance`]; the errors of [`Bvh::pose`]; [`Error::InvalidTransform`]
+    /// when the instance's transform places the posed mesh beyond
+    /// ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE). The scene then answers as
+    /// before.
+    pub fn pose_mesh(
+        &mut self,
+        id: InstanceId,
+        rig: &crate::Rig,
+        pose: &crate::Pose,
+    ) -> Result<crate::PoseUpdate> {
+        let instance = self.get_mut(id)?;
+        let to_world = instance.to_world;
+        let bvh = Arc::make_mut(&mut instance.bvh);
+        let update = bvh.pose(rig, pose)?;
+        let bounds = match placed_bounds(&bvh.bounds(), &to_world) {
+            Ok(bounds) => bounds,
+            Err(e) => {
+                bvh.unpose();
+                return Err(e);
+            }
+        };
+        self.bounds[id as usize] = bounds;
+        self.moved(id);
+        Ok(update)
+    }
+
     /// Sets an instance's mask (see [`SceneOptions::mask`]; new instances have all bits set).
     /// A mask of 0 hides the instance from every query; setting its old mask shows it again.
     ///

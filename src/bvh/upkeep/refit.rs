@@ -155,6 +155,18 @@ impl Bvh {
         Ok(PoseUpdate { growth, rebuilt })
     }
 
+    /// Puts back the positions before the last successful [`pose`](Bvh::pose) (which keeps
+    /// them as its spare buffer) and refits to them: queries answer as before that pose
+    /// (after a rebuild, from the rebuilt tree's shape).
+    pub(crate) fn unpose(&mut self) {
+        let mut old = std::mem::take(&mut self.spare_positions);
+        self.mesh
+            .swap_vertices(&mut old)
+            .expect("the positions before the pose passed their checks");
+        self.spare_positions = old;
+        self.refill_leaves_and_boxes();
+    }
+
     /// Copies every leaf triangle from the mesh and recomputes every box bottom-up, tight.
     /// Needs only the tree's shape to be sound: slots name triangles of the mesh (or
     /// `u32::MAX`), leaves name packets in range, and interior children come after their
