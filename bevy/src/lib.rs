@@ -46,6 +46,7 @@ impl Plugin for MeshrayPickingPlugin {
                     sync::start_builds,
                     sync::finish_builds,
                     sync::place_entities,
+                    sync::pose_skins,
                     backend::update_hits,
                 )
                     .chain()

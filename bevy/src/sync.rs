@@ -2,14 +2,22 @@
 //! async compute pool when the asset is added or changed, and one instance per `Mesh3d`
 //! entity, placed by its `GlobalTransform`, moved when that changes and removed with the
 //! entity (or its `Mesh3d`).
+//!
+//! A skinned entity (`SkinnedMesh`) is drawn where its joints put it, not where its own
+//! transform does: Bevy's skinning shader takes each vertex to world space by the blend of
+//! its joints' matrices (the joint's `GlobalTransform` times its inverse bind pose). Such an
+//! entity gets a BVH of its own (a copy of its asset's), placed with the identity, and posed
+//! with those matrices ([`meshray::Scene::pose_mesh`]) in every frame where one of them
+//! changed.
 
 use bevy_asset::{AssetEvent, AssetId, Assets};
 use bevy_ecs::prelude::*;
+use bevy_mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
 use bevy_mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology, VertexAttributeValues};
 use bevy_platform::collections::{HashMap, HashSet};
 use bevy_tasks::{AsyncComputeTaskPool, Task, TaskPool, block_on, poll_once};
 use bevy_transform::components::GlobalTransform;
-use meshray::{Bvh, InstanceId, Scene};
+use meshray::{Bvh, InstanceId, Pose, Rig, Scene};
 use std::sync::Arc;
 
 /// The meshray scene behind the picking backend, and which entity each instance is.
@@ -29,6 +37,11 @@ pub struct MeshrayScene {
     building: HashMap<AssetId<Mesh>, Task<Option<Bvh>>>,
     /// Entities whose mesh has no BVH yet (being built, or not loaded).
     waiting: HashSet<Entity>,
+    /// Each mesh asset's rig (its joints and weights), made on its first skinned entity's
+    /// first pose; `None` for a mesh without joint attributes.
+    rigs: HashMap<AssetId<Mesh>, Option<Arc<Rig>>>,
+    /// Each skinned entity's joint matrices at its last pose (empty: not posed yet).
+    poses: HashMap<Entity, Vec<nalgebra::Matrix4<f32>>>,
 }
 
 impl MeshrayScene {
@@ -58,26 +71,42 @@ impl MeshrayScene {
     }
 
     /// Places `entity` (its mesh asset and world transform), or puts it in the waiting list
-    /// while its mesh has no BVH.
-    fn place(&mut self, entity: Entity, mesh: AssetId<Mesh>, transform: &GlobalTransform) {
+    /// while its mesh has no BVH. A skinned entity is placed with the identity (its pose
+    /// carries it to world space); its first pose ([`pose_skins`]) gives it a BVH of its
+    /// own (`Scene::pose_mesh` copies a shared one).
+    fn place(
+        &mut self,
+        entity: Entity,
+        mesh: AssetId<Mesh>,
+        transform: &GlobalTransform,
+        skinned: bool,
+    ) {
         let Some(bvh) = self.bvhs.get(&mesh).cloned() else {
             self.take_out(entity);
             self.waiting.insert(entity);
             return;
         };
         self.waiting.remove(&entity);
-        let matrix = mint::ColumnMatrix4::from(transform.to_matrix().to_cols_array());
+        let matrix = if skinned {
+            mint::ColumnMatrix4::from(bevy_math::Mat4::IDENTITY.to_cols_array())
+        } else {
+            mint::ColumnMatrix4::from(transform.to_matrix().to_cols_array())
+        };
         let placed = match self.instances.get(&entity).copied() {
             Some((id, old)) => {
                 let moved = self.scene.set_transform(id, matrix);
                 let swapped = if old == mesh {
                     Ok(())
                 } else {
+                    self.poses.remove(&entity);
                     self.scene.set_mesh(id, bvh)
                 };
                 moved.and(swapped).map(|()| id)
             }
-            None => self.scene.add(bvh, matrix),
+            None => {
+                self.poses.remove(&entity);
+                self.scene.add(bvh, matrix)
+            }
         };
         match placed {
             Ok(id) => {
@@ -95,6 +124,7 @@ impl MeshrayScene {
 
     /// Removes `entity`'s instance, if it has one.
     fn take_out(&mut self, entity: Entity) {
+        self.poses.remove(&entity);
         if let Some((id, _)) = self.instances.remove(&entity) {
             // The id came from this scene, so removing it cannot fail.
             let _ = self.scene.remove(id);
@@ -106,12 +136,21 @@ impl MeshrayScene {
 /// A mesh's vertex positions and index triples.
 type Triangles = (Vec<[f32; 3]>, Vec<[u32; 3]>);
 
-/// `Mesh3d` entities placed anew this frame (a new mesh, or moved).
+/// `Mesh3d` entities placed anew this frame (a new mesh, moved, or newly skinned).
 type Placed<'w, 's> = Query<
     'w,
     's,
-    (Entity, &'static Mesh3d, &'static GlobalTransform),
-    Or<(Changed<Mesh3d>, Changed<GlobalTransform>)>,
+    (
+        Entity,
+        &'static Mesh3d,
+        &'static GlobalTransform,
+        Has<SkinnedMesh>,
+    ),
+    Or<(
+        Changed<Mesh3d>,
+        Changed<GlobalTransform>,
+        Added<SkinnedMesh>,
+    )>,
 >;
 
 /// A mesh asset's triangles as meshray takes them: positions and index triples. `None` for a
@@ -189,6 +228,7 @@ pub(crate) fn start_builds(
 /// Drops a mesh asset's BVH; its entities wait for a new one.
 fn forget(state: &mut MeshrayScene, mesh: AssetId<Mesh>) {
     state.bvhs.remove(&mesh);
+    state.rigs.remove(&mesh);
     state.building.remove(&mesh);
     let users: Vec<Entity> = state
         .instances
@@ -218,18 +258,19 @@ pub(crate) fn finish_builds(mut state: ResMut<MeshrayScene>) {
         };
         let bvh = Arc::new(bvh);
         state.bvhs.insert(mesh, bvh.clone());
-        let users: Vec<InstanceId> = state
+        state.rigs.remove(&mesh);
+        let users: Vec<(Entity, InstanceId)> = state
             .instances
-            .values()
-            .filter(|(_, m)| *m == mesh)
-            .map(|&(id, _)| id)
+            .iter()
+            .filter(|(_, (_, m))| *m == mesh)
+            .map(|(&entity, &(id, _))| (entity, id))
             .collect();
-        for id in users {
+        for (entity, id) in users {
+            // A skinned entity is posed anew on the new mesh.
+            state.poses.remove(&entity);
             // Same transform, same bounds check as before but for the new mesh: on a
             // refusal the entity waits for its next move.
-            if state.scene.set_mesh(id, bvh.clone()).is_err()
-                && let Some(entity) = state.entity(id)
-            {
+            if state.scene.set_mesh(id, bvh.clone()).is_err() {
                 state.take_out(entity);
             }
         }
@@ -240,22 +281,30 @@ pub(crate) fn finish_builds(mut state: ResMut<MeshrayScene>) {
 pub(crate) fn place_entities(
     mut state: ResMut<MeshrayScene>,
     changed: Placed,
-    all: Query<(&Mesh3d, &GlobalTransform)>,
+    all: Query<(&Mesh3d, &GlobalTransform, Has<SkinnedMesh>)>,
     mut removed: RemovedComponents<Mesh3d>,
+    mut unskinned: RemovedComponents<SkinnedMesh>,
 ) {
     for entity in removed.read() {
         state.take_out(entity);
         state.waiting.remove(&entity);
     }
-    for (entity, mesh, transform) in &changed {
-        state.place(entity, mesh.id(), transform);
+    // An entity that lost its skin is placed anew, by its own transform, on the shared BVH.
+    for entity in unskinned.read() {
+        if let Ok((mesh, transform, false)) = all.get(entity) {
+            state.take_out(entity);
+            state.place(entity, mesh.id(), transform, false);
+        }
+    }
+    for (entity, mesh, transform, skinned) in &changed {
+        state.place(entity, mesh.id(), transform, skinned);
     }
     if !state.waiting.is_empty() {
         let waiting: Vec<Entity> = state.waiting.iter().copied().collect();
         for entity in waiting {
             match all.get(entity) {
-                Ok((mesh, transform)) if state.bvhs.contains_key(&mesh.id()) => {
-                    state.place(entity, mesh.id(), transform);
+                Ok((mesh, transform, skinned)) if state.bvhs.contains_key(&mesh.id()) => {
+                    state.place(entity, mesh.id(), transform, skinned);
                 }
                 Ok(_) => {}
                 Err(_) => {
@@ -264,6 +313,87 @@ pub(crate) fn place_entities(
             }
         }
     }
-    // One update per frame, here, so the backend's queries neither wait nor allocate.
+}
+
+/// The rig of a mesh asset whose BVH is `bvh`: its `ATTRIBUTE_JOINT_INDEX` and
+/// `ATTRIBUTE_JOINT_WEIGHT`, one per vertex; `None` without them (or with another count).
+fn rig(mesh: &Mesh, bvh: &Bvh) -> Option<Rig> {
+    let Ok(VertexAttributeValues::Uint16x4(joints)) =
+        mesh.try_attribute(Mesh::ATTRIBUTE_JOINT_INDEX)
+    else {
+        return None;
+    };
+    let Ok(VertexAttributeValues::Float32x4(weights)) =
+        mesh.try_attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT)
+    else {
+        return None;
+    };
+    Rig::new(bvh.mesh())
+        .with_skin(joints.clone(), weights.clone())
+        .ok()
+}
+
+/// Poses every skinned entity whose joints moved since its last pose, then brings the
+/// scene's top-level tree up to date (once per frame, here, so the backend's queries
+/// neither wait nor allocate).
+pub(crate) fn pose_skins(
+    mut state: ResMut<MeshrayScene>,
+    skinned: Query<(Entity, &Mesh3d, &SkinnedMesh)>,
+    transforms: Query<&GlobalTransform>,
+    bindposes: Option<Res<Assets<SkinnedMeshInverseBindposes>>>,
+    meshes: Res<Assets<Mesh>>,
+) {
+    let state = &mut *state;
+    if let Some(bindposes) = bindposes {
+        let mut matrices = Vec::new();
+        for (entity, mesh, skin) in &skinned {
+            let Some(&(id, asset)) = state.instances.get(&entity) else {
+                continue;
+            };
+            let Some(inverse) = bindposes.get(&skin.inverse_bindposes) else {
+                continue;
+            };
+            // As Bevy's renderer: each joint's GlobalTransform times its inverse bind pose
+            // (a joint without a transform keeps the entity unposed this frame).
+            matrices.clear();
+            let complete = skin
+                .joints
+                .iter()
+                .zip(inverse.iter())
+                .all(|(&joint, bind)| {
+                    let Ok(transform) = transforms.get(joint) else {
+                        return false;
+                    };
+                    let m = bevy_math::Mat4::from(transform.affine()) * *bind;
+                    matrices.push(nalgebra::Matrix4::from_column_slice(&m.to_cols_array()));
+                    true
+                });
+            if !complete || state.poses.get(&entity) == Some(&matrices) {
+                continue;
+            }
+            let rig = match state.rigs.get(&asset) {
+                Some(rig) => rig.clone(),
+                None => {
+                    let made = match (meshes.get(mesh.id()), state.bvhs.get(&asset)) {
+                        (Some(m), Some(bvh)) => rig(m, bvh).map(Arc::new),
+                        _ => None,
+                    };
+                    state.rigs.insert(asset, made.clone());
+                    made
+                }
+            };
+            let Some(rig) = rig else { continue };
+            let pose = Pose {
+                joints: &matrices,
+                morph_weights: &[],
+            };
+            // A pose meshray refuses (joints it cannot place the mesh with): the entity
+            // keeps its last pose until the next change.
+            if state.scene.pose_mesh(id, &rig, &pose).is_ok() {
+                // The pose's matrices kept, the old ones' buffer reused for the next entity.
+                std::mem::swap(state.poses.entry(entity).or_default(), &mut matrices);
+            }
+        }
+    }
     state.scene.update();
 }

@@ -1,0 +1,230 @@
+//! A skinned mesh in a headless app: a cylinder whose upper half follows a second joint
+//! bends frame by frame, and the backend's hits equal a brute force over the triangles
+//! posed as Bevy's skinning shader poses them (each joint's `GlobalTransform` times its
+//! inverse bind pose, blended by the vertex's weights), in f64: the same triangle and
+//! depth, whatever the entity's own transform says (Bevy ignores it for a skinned mesh).
+
+use bevy_asset::{AssetApp, Assets, RenderAssetUsages};
+use bevy_ecs::prelude::*;
+use bevy_math::{DMat4, DVec3, Dir3, Mat4, Quat, Vec3};
+use bevy_mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
+use bevy_mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology, VertexAttributeValues};
+use bevy_picking::mesh_picking::ray_cast::RayCastBackfaces;
+use bevy_shape::Ray3d;
+use bevy_transform::components::{GlobalTransform, Transform};
+use meshray_bevy::{MeshrayHit, MeshrayScene};
+
+mod common;
+use common::{Rng, frame, headless_app};
+
+/// A cylinder of radius 0.5 along y from 0 to 4 (`rings` × `segments` quads, open ends),
+/// its upper half weighted to joint 1 over a smooth blend from y = 1.5 to 2.5.
+fn skinned_cylinder(rings: u32, segments: u32) -> Mesh {
+    let mut positions = Vec::new();
+    let (mut joints, mut weights) = (Vec::new(), Vec::new());
+    for r in 0..=rings {
+        let y = 4.0 * r as f32 / rings as f32;
+        let t = (y - 1.5).clamp(0.0, 1.0);
+        let upper = t * t * (3.0 - 2.0 * t);
+        for s in 0..segments {
+            let a = std::f32::consts::TAU * s as f32 / segments as f32;
+            positions.push([0.5 * a.cos(), y, 0.5 * a.sin()]);
+            joints.push([0u16, 1, 0, 0]);
+            weights.push([1.0 - upper, upper, 0.0, 0.0]);
+        }
+    }
+    let at = |r: u32, s: u32| r * segments + s % segments;
+    let mut indices = Vec::new();
+    for r in 0..rings {
+        for s in 0..segments {
+            indices.extend([at(r, s), at(r + 1, s), at(r, s + 1)]);
+            indices.extend([at(r, s + 1), at(r + 1, s), at(r + 1, s + 1)]);
+        }
+    }
+    Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
+    .with_inserted_attribute(
+        Mesh::ATTRIBUTE_JOINT_INDEX,
+        VertexAttributeValues::Uint16x4(joints),
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT, weights)
+    .with_inserted_indices(Indices::U32(indices))
+}
+
+/// The triangles as Bevy draws them, in f64: every vertex moved by the blend of its joints'
+/// matrices (`GlobalTransform` × inverse bind pose).
+fn posed_triangles(mesh: &Mesh, joints: &[GlobalTransform], inverse: &[Mat4]) -> Vec<[DVec3; 3]> {
+    let Some(VertexAttributeValues::Float32x3(positions)) =
+        mesh.attribute(Mesh::ATTRIBUTE_POSITION)
+    else {
+        unreachable!()
+    };
+    let Some(VertexAttributeValues::Uint16x4(index)) = mesh.attribute(Mesh::ATTRIBUTE_JOINT_INDEX)
+    else {
+        unreachable!()
+    };
+    let Some(VertexAttributeValues::Float32x4(weight)) =
+        mesh.attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT)
+    else {
+        unreachable!()
+    };
+    let matrices: Vec<DMat4> = joints
+        .iter()
+        .zip(inverse)
+        .map(|(g, b)| g.to_matrix().as_dmat4() * b.as_dmat4())
+        .collect();
+    let posed: Vec<DVec3> = positions
+        .iter()
+        .enumerate()
+        .map(|(v, p)| {
+            let p = Vec3::from_array(*p).as_dvec3();
+            (0..4)
+                .filter(|&k| weight[v][k] != 0.0)
+                .map(|k| {
+                    matrices[index[v][k] as usize].transform_point3(p) * f64::from(weight[v][k])
+                })
+                .sum()
+        })
+        .collect();
+    let Some(Indices::U32(indices)) = mesh.indices() else {
+        unreachable!()
+    };
+    indices
+        .chunks_exact(3)
+        .map(|t| [0, 1, 2].map(|k| posed[t[k] as usize]))
+        .collect()
+}
+
+/// The nearest hit of a ray over every triangle (both sides), in f64: `(t, triangle)`.
+fn brute_force(triangles: &[[DVec3; 3]], ray: &Ray3d) -> Option<(f64, usize)> {
+    let (o, d) = (ray.origin.as_dvec3(), Vec3::from(ray.direction).as_dvec3());
+    triangles
+        .iter()
+        .enumerate()
+        .filter_map(|(i, [a, b, c])| {
+            let (e1, e2) = (*b - *a, *c - *a);
+            let p = d.cross(e2);
+            let det = e1.dot(p);
+            if det == 0.0 {
+                return None;
+            }
+            let s = o - *a;
+            let u = s.dot(p) / det;
+            let q = s.cross(e1);
+            let v = d.dot(q) / det;
+            let t = e2.dot(q) / det;
+            (u >= 0.0 && v >= 0.0 && u + v <= 1.0 && t >= 0.0).then_some((t, i))
+        })
+        .min_by(|x, y| x.0.total_cmp(&y.0))
+}
+
+#[test]
+fn a_bending_skinned_cylinder_is_picked_where_it_is_drawn() {
+    let (mut app, camera) = headless_app(true);
+    app.init_asset::<SkinnedMeshInverseBindposes>();
+    let world = app.world_mut();
+    let mesh = skinned_cylinder(32, 24);
+    let handle = world.resource_mut::<Assets<Mesh>>().add(mesh.clone());
+    // The mesh is bound where the joints stand at rest: joint 0 at (0, -2, -8) (the mesh's
+    // origin), joint 1 two above it; the inverse bind poses take the mesh into each joint's
+    // frame.
+    let rest = [
+        Transform::from_xyz(0.0, -2.0, -8.0),
+        Transform::from_xyz(0.0, 2.0, 0.0),
+    ];
+    let inverse = vec![
+        Mat4::IDENTITY,
+        Mat4::from_translation(Vec3::new(0.0, -2.0, 0.0)),
+    ];
+    let bindposes = world
+        .resource_mut::<Assets<SkinnedMeshInverseBindposes>>()
+        .add(SkinnedMeshInverseBindposes::from(inverse.clone()));
+    let root = world.spawn((rest[0], GlobalTransform::from(rest[0]))).id();
+    let child = world
+        .spawn((rest[1], GlobalTransform::default(), ChildOf(root)))
+        .id();
+    // The entity's own transform is nonsense on purpose: Bevy does not use it when skinning.
+    let odd = Transform::from_xyz(5.0, 5.0, 5.0).with_scale(Vec3::splat(3.0));
+    let skinned = world
+        .spawn((
+            Mesh3d(handle),
+            odd,
+            GlobalTransform::from(odd),
+            SkinnedMesh {
+                inverse_bindposes: bindposes,
+                joints: vec![root, child],
+            },
+            RayCastBackfaces,
+        ))
+        .id();
+    for _ in 0..200 {
+        app.update();
+        let state = app.world().resource::<MeshrayScene>();
+        if state.builds_in_progress() == 0 && state.scene().len() == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let mut rng = Rng(17);
+    let (mut hits, mut checked) = (0, 0);
+    for step in 0..6 {
+        let bend = Quat::from_rotation_z(0.35 * step as f32);
+        app.world_mut()
+            .get_mut::<Transform>(child)
+            .unwrap()
+            .rotation = bend;
+        app.world_mut().get_mut::<Transform>(root).unwrap().rotation =
+            Quat::from_rotation_x(0.05 * step as f32);
+        app.update(); // transforms propagate
+        let globals: Vec<GlobalTransform> = [root, child]
+            .map(|j| *app.world().get::<GlobalTransform>(j).unwrap())
+            .to_vec();
+        let triangles = posed_triangles(&mesh, &globals, &inverse);
+        for _ in 0..40 {
+            // From the camera at the origin: mostly at a posed triangle (a point near its
+            // centre), sometimes anywhere around the cylinder.
+            let target = if rng.next() < 0.8 {
+                let i = (rng.next() * triangles.len() as f32) as usize % triangles.len();
+                let [a, b, c] = triangles[i];
+                ((a + b + c) / 3.0).as_vec3()
+            } else {
+                Vec3::new(
+                    rng.range(-2.5, 2.5),
+                    rng.range(-2.5, 2.5),
+                    rng.range(-8.5, -7.5),
+                )
+            };
+            let ray = Ray3d::new(Vec3::ZERO, Dir3::new(target).unwrap());
+            let got = frame(&mut app, camera, Some(ray));
+            let want = brute_force(&triangles, &ray);
+            checked += 1;
+            match (got.first(), want) {
+                (None, None) => {}
+                (Some((entity, hit)), Some((t, triangle))) => {
+                    assert_eq!(*entity, skinned);
+                    assert!(
+                        (f64::from(hit.depth) - t).abs() <= 1e-4 * t,
+                        "step {step}: depth {} vs {t}",
+                        hit.depth
+                    );
+                    let m = hit.extra_as::<MeshrayHit>().unwrap();
+                    // Another triangle only at a tie (a ray through a shared edge).
+                    if m.triangle as usize != triangle {
+                        let near_edge = m.u.min(m.v).min(1.0 - m.u - m.v) < 1e-4;
+                        assert!(
+                            near_edge,
+                            "step {step}: triangle {} vs {triangle}",
+                            m.triangle
+                        );
+                    }
+                    hits += 1;
+                }
+                (g, w) => panic!("step {step}: {g:?} vs brute force {w:?}"),
+            }
+        }
+    }
+    assert!(hits > checked / 2, "{hits} hits of {checked}");
+}
