@@ -1,0 +1,41 @@
+// Type-checked (never run) by `npm run typecheck`: the package's API as a TypeScript user
+// calls it, so a declaration that does not match the code's shape, or refers to a three.js
+// type that does not exist, fails CI. Lines marked @ts-expect-error must stay errors.
+import * as THREE from "three";
+import { BVH, init, type Hit, type BatchHits } from "meshray";
+import {
+  MeshrayBoundsTree,
+  acceleratedRaycast,
+  computeBatchedBoundsTree,
+  computeBoundsTree,
+  disposeBatchedBoundsTree,
+  disposeBoundsTree,
+} from "meshray/three";
+
+export async function usage(): Promise<number> {
+  await init();
+  const bvh = new BVH(new Float32Array(9), [0, 1, 2], { quality: "high" });
+  const hit: Hit | null = bvh.closestHit([0, 0, 1], new THREE.Vector3(0, 0, -1), { side: "front" });
+  const batch: BatchHits = bvh.closestHits(new Float32Array(6), { near: 0, far: 10 });
+  bvh.refit(new Float32Array(9));
+  const inside: boolean = bvh.contains([0, 0, 0]);
+  const distance: number | null = bvh.signedDistance({ x: 0, y: 0, z: 0 });
+  // @ts-expect-error: sides are "both", "front" or "back"
+  bvh.anyHit([0, 0, 1], [0, 0, -1], { side: "double" });
+  // @ts-expect-error: a quality the builder does not have
+  new BVH([], null, { quality: "best" });
+  bvh.free();
+
+  THREE.BufferGeometry.prototype.computeBoundsTree = computeBoundsTree;
+  THREE.BufferGeometry.prototype.disposeBoundsTree = disposeBoundsTree;
+  THREE.Mesh.prototype.raycast = acceleratedRaycast;
+  THREE.SkinnedMesh.prototype.raycast = acceleratedRaycast;
+  THREE.BatchedMesh.prototype.computeBoundsTree = computeBatchedBoundsTree;
+  THREE.BatchedMesh.prototype.disposeBoundsTree = disposeBatchedBoundsTree;
+  const geometry = new THREE.SphereGeometry();
+  const tree: MeshrayBoundsTree = geometry.computeBoundsTree({ watertight: false });
+  const hits = new THREE.Raycaster().intersectObject(new THREE.Mesh(geometry));
+  geometry.disposeBoundsTree();
+  return (hit?.distance ?? 0) + batch.distance.length + tree.count + hits.length +
+    Number(inside) + (distance ?? 0);
+}
