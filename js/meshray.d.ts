@@ -86,6 +86,17 @@ export function hasSimd(): boolean;
 /** Which module `init` loaded: "simd128" or "scalar", null before `init`. */
 export function build(): "simd128" | "scalar" | null;
 
+/**
+ * Builds a BVH in a worker (a Web Worker in browsers, a worker thread in Node) so this thread
+ * keeps running during a large build; the tree comes back as bytes and is loaded here
+ * (checked whole). Rejects with the constructor's errors. Needs `init()` first.
+ */
+export function buildAsync(
+  positions: Float32Array | Float64Array | number[],
+  indices?: Uint32Array | Uint16Array | Uint8Array | number[] | null,
+  options?: { quality?: "fast" | "default" | "high" },
+): Promise<BVH>;
+
 /** The module's memory in bytes (it grows, never shrinks; freed space is reused). */
 export function memoryBytes(): number;
 
@@ -109,6 +120,10 @@ export class BVH {
   readonly bounds: { min: [number, number, number]; max: [number, number, number] };
   /** Frees the memory now; later calls throw. A forgotten tree is freed by the GC. */
   free(): void;
+  /** The tree as bytes (the mesh and the tree's shape, with a checksum), for `fromBytes`. */
+  toBytes(): Uint8Array;
+  /** A tree from `toBytes`'s bytes, checked whole: corrupt bytes throw. */
+  static fromBytes(bytes: Uint8Array | ArrayBuffer): BVH;
   /**
    * Moves the vertices to `positions` (one x y z per vertex of the built mesh) and refits
    * the tree: exact answers for the new positions, O(n), no allocation after the first

@@ -64,6 +64,69 @@ export async function init(source) {
   wasm = (await WebAssembly.instantiate(module, {})).exports;
 }
 
+// The build worker (worker.js), started by the first buildAsync and kept (`starting`: the
+// promise of it, so builds asked for at once share one worker); its pending builds.
+let worker = null;
+let starting = null;
+let nextBuild = 0;
+const pendingBuilds = new Map();
+
+function settleBuild({ id, bytes, error }) {
+  const pending = pendingBuilds.get(id);
+  if (!pending) return;
+  pendingBuilds.delete(id);
+  if (error !== undefined) pending.reject(new Error(error));
+  else pending.resolve(bytes);
+  if (pendingBuilds.size === 0) worker?.unref?.();
+}
+
+function failBuilds(error) {
+  for (const { reject } of pendingBuilds.values()) reject(error);
+  pendingBuilds.clear();
+  worker = null;
+  starting = null;
+}
+
+function buildWorker() {
+  starting ??= startWorker();
+  return starting;
+}
+
+async function startWorker() {
+  const url = new URL("./worker.js", import.meta.url);
+  if (typeof process !== "undefined" && process.versions?.node) {
+    const { Worker } = await import("node:worker_threads");
+    worker = new Worker(url);
+    worker.on("message", settleBuild);
+    worker.on("error", failBuilds);
+  } else {
+    worker = new Worker(url, { type: "module" });
+    worker.onmessage = (event) => settleBuild(event.data);
+    worker.onerror = (event) => failBuilds(new Error(`meshray: the build worker failed: ${event.message}`));
+  }
+  return worker;
+}
+
+/**
+ * Builds a BVH in a worker (a Web Worker in browsers, a worker thread in Node), so the page
+ * keeps drawing and answering input during a large build; resolves to the tree, loaded on
+ * this thread from the worker's bytes (checked whole, a small fraction of the build's time).
+ * Takes the constructor's arguments and throws its errors (as a rejection). `init()` must
+ * have run here; the worker loads its own module. Copies `positions` and `indices` to the
+ * worker (they stay usable here).
+ */
+export async function buildAsync(positions, indices, options) {
+  exports();
+  const w = await buildWorker();
+  const id = nextBuild++;
+  const bytes = await new Promise((resolve, reject) => {
+    pendingBuilds.set(id, { resolve, reject });
+    w.ref?.();
+    w.postMessage({ id, positions, indices, options });
+  });
+  return BVH.fromBytes(bytes);
+}
+
 /** Which build `init` loaded: "simd128" or "scalar" (null before `init`). */
 export function build() {
   return wasm ? (simd ? "simd128" : "scalar") : null;
@@ -125,6 +188,9 @@ function check(status) {
 }
 
 const QUALITIES = { fast: 0, default: 1, high: 2 };
+
+// The constructor's first argument when `fromBytes` hands it a loaded tree's handle.
+const LOADED = Symbol("loaded");
 const SIDES = { both: 0, front: 2, back: 4 };
 
 // Query flags from options: side ("both", "front": back faces culled, "back": front faces
@@ -205,6 +271,12 @@ export class BVH {
    */
   constructor(positions, indices, { quality = "default" } = {}) {
     const w = exports();
+    if (positions === LOADED) {
+      // BVH.fromBytes: `indices` is the loaded tree's handle.
+      this.#handle = indices;
+      registry.register(this, this.#handle, this);
+      return;
+    }
     const vertices = floats(positions, 3, "positions");
     let triangles;
     if (indices == null) {
@@ -268,6 +340,31 @@ export class BVH {
     check(w.mr_stage_mesh(vertices, 0));
     heap().f32.set(positions, w.mr_staged_positions() / 4);
     check(w.mr_refit(handle));
+  }
+
+  /**
+   * The tree as bytes (meshray's saved format: the mesh and the tree's shape, with a
+   * checksum), to send to another worker or page, or to store; `BVH.fromBytes` loads them.
+   * About 40 bytes per triangle.
+   */
+  toBytes() {
+    const n = Number(check(wasm.mr_save(this.#live())));
+    const at = wasm.mr_out(8);
+    return heap().u8.slice(at, at + n);
+  }
+
+  /**
+   * A tree from `toBytes`'s bytes (a Uint8Array or an ArrayBuffer), checked whole as meshray
+   * checks a saved tree (format and version, checksum, every index; boxes recomputed), so
+   * bytes from anywhere are safe: corrupt ones throw. Much faster than a build.
+   */
+  static fromBytes(bytes) {
+    const w = exports();
+    if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+    if (!(bytes instanceof Uint8Array)) throw new Error("meshray: fromBytes takes a Uint8Array or an ArrayBuffer");
+    check(w.mr_stage_bytes(bytes.length));
+    heap().u8.set(bytes, w.mr_staged_bytes());
+    return new BVH(LOADED, check(w.mr_load()));
   }
 
   /** Frees the tree's memory now (else the garbage collector does, some time). */

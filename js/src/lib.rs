@@ -58,6 +58,8 @@ struct Answers {
     point: Vec<f32>,
     number: Vec<f64>,
     inside: Vec<u8>,
+    /// A saved tree ([`mr_save`]).
+    bytes: Vec<u8>,
 }
 
 /// Everything the module holds between calls (one instance is one thread).
@@ -72,6 +74,8 @@ struct State {
     triangles: Vec<[u32; 3]>,
     /// Rays (`ox oy oz dx dy dz` per ray) or points (`x y z`), written by JavaScript.
     input: Vec<f32>,
+    /// A saved tree to load ([`mr_load`]), written by JavaScript.
+    staged_bytes: Vec<u8>,
     answers: Answers,
     /// The single-ray answer: `t u v px py pz nx ny nz front` (front 1 or 0).
     hit: [f32; 10],
@@ -102,6 +106,21 @@ impl State {
             BAD_HANDLE,
             format!("tree {handle} was freed or never built"),
         )
+    }
+
+    /// Keeps a new tree in a free slot (or a new one); returns its handle.
+    fn keep(&mut self, tree: Bvh) -> i32 {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.trees[slot] = Some(tree);
+                slot
+            }
+            None => {
+                self.trees.push(Some(tree));
+                self.trees.len() - 1
+            }
+        };
+        i32::try_from(slot + 1).unwrap_or(BAD_INPUT)
     }
 
     fn tree(&self, handle: u32) -> Option<&Bvh> {
@@ -250,17 +269,7 @@ pub extern "C" fn mr_build(quality: u32) -> i32 {
             ..Default::default()
         };
         let tree = Bvh::build_with(mesh, &options);
-        let slot = match s.free.pop() {
-            Some(slot) => {
-                s.trees[slot] = Some(tree);
-                slot
-            }
-            None => {
-                s.trees.push(Some(tree));
-                s.trees.len() - 1
-            }
-        };
-        i32::try_from(slot + 1).unwrap_or(BAD_INPUT)
+        s.keep(tree)
     })
 }
 
@@ -279,6 +288,62 @@ pub extern "C" fn mr_refit(handle: u32) -> i32 {
         match tree.refit(&s.positions) {
             Ok(()) => OK,
             Err(e) => s.fail(BAD_INPUT, e.to_string()),
+        }
+    })
+}
+
+/// Saves tree `handle` as bytes (meshray's saved format: the mesh and the tree's shape, with
+/// a checksum; postcard) into the `bytes` answer ([`mr_out`] 8); returns their count, or a
+/// negative status.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_save(handle: u32) -> i64 {
+    with(|s| {
+        let mut bytes = std::mem::take(&mut s.answers.bytes);
+        bytes.clear();
+        let Some(tree) = s.tree(handle) else {
+            s.answers.bytes = bytes;
+            return i64::from(s.bad_handle(handle));
+        };
+        match postcard::to_extend(tree, bytes) {
+            Ok(bytes) => {
+                s.answers.bytes = bytes;
+                s.answers.bytes.len() as i64
+            }
+            Err(e) => i64::from(s.fail(NO_MEMORY, format!("could not save the tree: {e}"))),
+        }
+    })
+}
+
+/// Makes room for `len` bytes of a saved tree at [`mr_staged_bytes`].
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_stage_bytes(len: usize) -> i32 {
+    with(|s| {
+        if resize(&mut s.staged_bytes, len) {
+            OK
+        } else {
+            s.fail(NO_MEMORY, format!("no memory for {len} bytes"))
+        }
+    })
+}
+
+/// Where JavaScript writes a saved tree's bytes.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_staged_bytes() -> *mut u8 {
+    with(|s| s.staged_bytes.as_mut_ptr())
+}
+
+/// Loads the staged bytes as a tree, checked whole as the Rust crate loads a saved tree (the
+/// format's name and version, the checksum, every index and invariant; boxes recomputed), so
+/// bytes from anywhere are safe. Returns the tree's handle (≥ 1), or a negative status.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_load() -> i32 {
+    with(|s| {
+        let bytes = std::mem::take(&mut s.staged_bytes);
+        let loaded = postcard::from_bytes::<Bvh>(&bytes);
+        drop(bytes);
+        match loaded {
+            Ok(tree) => s.keep(tree),
+            Err(e) => s.fail(BAD_INPUT, format!("not a saved meshray tree: {e}")),
         }
     })
 }
@@ -425,7 +490,7 @@ pub extern "C" fn mr_input() -> *mut f32 {
 
 /// An answer buffer of the last batch: 0 `t` (f32), 1 `triangle` (i32), 2 `u`, 3 `v` (f32),
 /// 4 `ray` (u32, all-hits), 5 `point` (three f32 each, closest points), 6 `number` (f64,
-/// winding numbers and signed distances), 7 `inside` (u8, 1 or 0).
+/// winding numbers and signed distances), 7 `inside` (u8, 1 or 0), 8 `bytes` (a saved tree).
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_out(k: u32) -> *const u8 {
     with(|s| {
@@ -438,7 +503,8 @@ pub extern "C" fn mr_out(k: u32) -> *const u8 {
             4 => a.ray.as_ptr().cast(),
             5 => a.point.as_ptr().cast(),
             6 => a.number.as_ptr().cast(),
-            _ => a.inside.as_ptr(),
+            7 => a.inside.as_ptr(),
+            _ => a.bytes.as_ptr(),
         }
     })
 }

@@ -2,7 +2,7 @@
 // calls it, so a declaration that does not match the code's shape, or refers to a three.js
 // type that does not exist, fails CI. Lines marked @ts-expect-error must stay errors.
 import * as THREE from "three";
-import { BVH, init, type Hit, type BatchHits } from "meshray";
+import { BVH, buildAsync, init, type Hit, type BatchHits } from "meshray";
 import {
   MeshrayBoundsTree,
   acceleratedRaycast,
@@ -18,6 +18,8 @@ export async function usage(): Promise<number> {
   const hit: Hit | null = bvh.closestHit([0, 0, 1], new THREE.Vector3(0, 0, -1), { side: "front" });
   const batch: BatchHits = bvh.closestHits(new Float32Array(6), { near: 0, far: 10 });
   bvh.refit(new Float32Array(9));
+  const copy: BVH = BVH.fromBytes(bvh.toBytes());
+  const built: BVH = await buildAsync(new Float32Array(9), null, { quality: "fast" });
   const inside: boolean = bvh.contains([0, 0, 0]);
   const distance: number | null = bvh.signedDistance({ x: 0, y: 0, z: 0 });
   // @ts-expect-error: sides are "both", "front" or "back"
@@ -37,5 +39,5 @@ export async function usage(): Promise<number> {
   const hits = new THREE.Raycaster().intersectObject(new THREE.Mesh(geometry));
   geometry.disposeBoundsTree();
   return (hit?.distance ?? 0) + batch.distance.length + tree.count + hits.length +
-    Number(inside) + (distance ?? 0);
+    Number(inside) + (distance ?? 0) + copy.triangleCount + built.triangleCount;
 }
