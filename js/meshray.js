@@ -64,8 +64,9 @@ export async function init(source) {
   wasm = (await WebAssembly.instantiate(module, {})).exports;
 }
 
-// The build worker (worker.js), started by the first buildAsync and kept (`starting`: the
-// promise of it, so builds asked for at once share one worker); its pending builds.
+// The build worker (worker.js), started when a build is asked for and ended when none is
+// pending (`starting`: the promise of it, so builds asked for at once share one worker);
+// its pending builds.
 let worker = null;
 let starting = null;
 let nextBuild = 0;
@@ -77,7 +78,13 @@ function settleBuild({ id, bytes, error }) {
   pendingBuilds.delete(id);
   if (error !== undefined) pending.reject(new Error(error));
   else pending.resolve(bytes);
-  if (pendingBuilds.size === 0) worker?.unref?.();
+  // Idle: the worker goes, and with it its WebAssembly memory (which never shrinks and
+  // holds the build's peak); the next build starts another.
+  if (pendingBuilds.size === 0) {
+    worker?.terminate();
+    worker = null;
+    starting = null;
+  }
 }
 
 function failBuilds(error) {
@@ -113,18 +120,16 @@ async function startWorker() {
  * this thread from the worker's bytes (checked whole, a small fraction of the build's time).
  * Takes the constructor's arguments and throws its errors (as a rejection). `init()` must
  * have run here; the worker loads its own module. Copies `positions` and `indices` to the
- * worker (they stay usable here).
+ * worker (they stay usable here). The worker ends when no build is pending, giving back
+ * its memory; this thread's grows by the loaded tree only (no build scratch).
  */
 export async function buildAsync(positions, indices, options) {
   exports();
-  const w = await buildWorker();
   const id = nextBuild++;
-  const bytes = await new Promise((resolve, reject) => {
-    pendingBuilds.set(id, { resolve, reject });
-    w.ref?.();
-    w.postMessage({ id, positions, indices, options });
-  });
-  return BVH.fromBytes(bytes);
+  // Pending before the worker is asked for, so a build finishing meanwhile does not end it.
+  const built = new Promise((resolve, reject) => pendingBuilds.set(id, { resolve, reject }));
+  (await buildWorker()).postMessage({ id, positions, indices, options });
+  return BVH.fromBytes(await built);
 }
 
 /** Which build `init` loaded: "simd128" or "scalar" (null before `init`). */

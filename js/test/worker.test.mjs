@@ -75,6 +75,15 @@ test("buildAsync: built in a worker, the same answers as a build here", async ()
   assert.deepEqual(answers(a, rayset), answers(here, rayset));
   assert.deepEqual(answers(b, rayset), answers(high, rayset));
   assert.ok(mesh.positions.length > 0, "the arrays stay usable here");
+  // One after another (the idle worker ends after each; the next starts another), and one
+  // asked for as another finishes.
+  for (let k = 0; k < 3; k++) (await buildAsync(mesh.positions, mesh.indices)).free();
+  const chained = await buildAsync(mesh.positions, mesh.indices).then((first) => {
+    first.free();
+    return buildAsync(mesh.positions, mesh.indices);
+  });
+  assert.deepEqual(answers(chained, rayset), answers(here, rayset));
+  chained.free();
   await assert.rejects(buildAsync(mesh.positions, [0, 1, 1e9]), /index|vertex|out of range/i);
   await assert.rejects(buildAsync(new Float32Array([0, 0, NaN, 1, 0, 0, 0, 1, 0])), /NaN|infinite/);
   for (const t of [a, b, here, high]) t.free();
