@@ -13,6 +13,14 @@ export interface QueryOptions {
   watertight?: boolean;
 }
 
+/** Options of a batch: as `QueryOptions`, with `near` and `far` per ray if need be. */
+export interface BatchOptions extends Omit<QueryOptions, "near" | "far"> {
+  /** One value for every ray, or one per ray (each >= 0; default 0). */
+  near?: number | ArrayLike<number>;
+  /** One value for every ray, or one per ray (not NaN; default Infinity). */
+  far?: number | ArrayLike<number>;
+}
+
 /** One ray's hit. */
 export interface Hit {
   /** The ray parameter `t` of the hit: the distance when the direction is unit length. */
@@ -143,10 +151,13 @@ export class BVH {
   ): number;
   anyHit(origin: Vec3, direction: Vec3, options?: QueryOptions): Hit | null;
   allHits(origin: Vec3, direction: Vec3, options?: QueryOptions): ShortHit[];
-  /** `rays`: ox oy oz dx dy dz per ray. */
-  closestHits(rays: Float32Array | Float64Array | number[], options?: QueryOptions): BatchHits;
-  anyHits(rays: Float32Array | Float64Array | number[], options?: QueryOptions): BatchHits;
-  allHitsBatch(rays: Float32Array | Float64Array | number[], options?: QueryOptions): AllHits;
+  /**
+   * `rays`: ox oy oz dx dy dz per ray. `near` and `far` may also be one value per ray
+   * (lasers of different lengths, shadow rays to different lights).
+   */
+  closestHits(rays: Float32Array | Float64Array | number[], options?: BatchOptions): BatchHits;
+  anyHits(rays: Float32Array | Float64Array | number[], options?: BatchOptions): BatchHits;
+  allHitsBatch(rays: Float32Array | Float64Array | number[], options?: BatchOptions): AllHits;
   closestPoint(point: Vec3, maxDistance?: number): ClosestPoint | null;
   closestPoints(points: Float32Array | Float64Array | number[], maxDistance?: number): ClosestPoints;
   /**

@@ -215,6 +215,35 @@ function rangeOf(options) {
   return [near, far];
 }
 
+// A batch's range: `near` and `far` numbers for every ray, or either one an array (a typed
+// array or numbers) of one value per ray. Per-ray values are staged in the module, and the
+// call then takes a NaN near (see mr_ranges in src/lib.rs).
+function batchRange(options, n) {
+  const near = options?.near ?? 0;
+  const far = options?.far ?? Infinity;
+  if (typeof near === "number" && typeof far === "number") return rangeOf(options);
+  const perRay = (x, what) => {
+    if (typeof x === "number") return () => x;
+    if (!(ArrayBuffer.isView(x) || Array.isArray(x)) || x.length !== n) {
+      throw new Error(`meshray: ${what} must be a number or one number per ray (${n}), not ${x?.length ?? typeof x} values`);
+    }
+    return (k) => x[k];
+  };
+  const [nearAt, farAt] = [perRay(near, "near"), perRay(far, "far")];
+  check(wasm.mr_ranges(n));
+  const f32 = heap().f32;
+  const at = wasm.mr_ranges_ptr() / 4;
+  for (let k = 0; k < n; k++) {
+    const [a, b] = [nearAt(k), farAt(k)];
+    if (typeof a !== "number" || typeof b !== "number" || !(a >= 0) || Number.isNaN(b)) {
+      throw new Error(`meshray: ray ${k}: near must be a number >= 0 and far a number, not NaN (near ${a}, far ${b})`);
+    }
+    f32[at + 2 * k] = a;
+    f32[at + 2 * k + 1] = b;
+  }
+  return [NaN, NaN];
+}
+
 // The far-field sum's beta (a number >= 1, default 2) and whether to sum exactly, from
 // the options of a winding-number query; beta is not checked when the sum is exact.
 function windingOf(options) {
@@ -483,9 +512,9 @@ export class BVH {
 
   #castBatch(rays, options, any) {
     const handle = this.#live();
-    const [near, far] = rangeOf(options);
     const flags = flagsOf(options);
     const n = this.#rays(rays);
+    const [near, far] = batchRange(options, n);
     check(wasm.mr_cast_batch(handle, n, near, far, flags, any));
     return this.#answers(n, ["distance", "triangle", "u", "v"]);
   }
@@ -496,9 +525,9 @@ export class BVH {
    */
   allHitsBatch(rays, options) {
     const handle = this.#live();
-    const [near, far] = rangeOf(options);
     const flags = flagsOf(options);
     const n = this.#rays(rays);
+    const [near, far] = batchRange(options, n);
     const count = check(Number(wasm.mr_all_hits(handle, n, near, far, flags)));
     return this.#answers(count, ["ray", "distance", "triangle", "u", "v"]);
   }

@@ -76,6 +76,9 @@ struct State {
     input: Vec<f32>,
     /// A saved tree to load ([`mr_load`]), written by JavaScript.
     staged_bytes: Vec<u8>,
+    /// Per-ray ranges of the next batch (`near far` per ray, [`mr_ranges`]), written by
+    /// JavaScript; used when a batch call's `near` is NaN.
+    ranges: Vec<f32>,
     answers: Answers,
     /// The single-ray answer: `t u v px py pz nx ny nz front` (front 1 or 0).
     hit: [f32; 10],
@@ -193,6 +196,47 @@ fn check_query(state: &mut State, near: f32, far: f32, flags: u32) -> i32 {
 fn ray_at(input: &[f32], k: usize, near: f32, far: f32) -> Ray {
     let r = &input[6 * k..6 * k + 6];
     Ray::with_range([r[0], r[1], r[2]], [r[3], r[4], r[5]], near, far)
+}
+
+/// The range of a batch's ray `k`: `near` and `far` for all, or per ray from `ranges` when
+/// the batch's `near` is NaN (JavaScript checked them: near >= 0, far not NaN).
+fn range_of(ranges: &[f32], k: usize, near: f32, far: f32) -> (f32, f32) {
+    if near.is_nan() {
+        (ranges[2 * k], ranges[2 * k + 1])
+    } else {
+        (near, far)
+    }
+}
+
+/// Makes room for `n` rays' ranges (`near far` each) at [`mr_ranges_ptr`], for a batch
+/// called with `near` NaN.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_ranges(n: usize) -> i32 {
+    with(|s| match n.checked_mul(2) {
+        Some(len) if resize(&mut s.ranges, len) => OK,
+        _ => s.fail(NO_MEMORY, format!("no memory for {n} ray ranges")),
+    })
+}
+
+/// Where JavaScript writes the per-ray ranges.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_ranges_ptr() -> *mut f32 {
+    with(|s| s.ranges.as_mut_ptr())
+}
+
+/// Checks a batch's range arguments: NaN `near` asks for per-ray ranges, which must have
+/// room for `n` rays.
+fn check_batch(s: &mut State, n: usize, near: f32, far: f32, flags: u32) -> i32 {
+    if near.is_nan() {
+        if n.checked_mul(2).is_none_or(|len| len > s.ranges.len()) {
+            return s.fail(
+                BAD_INPUT,
+                format!("{n} ray ranges asked, room made for {}", s.ranges.len() / 2),
+            );
+        }
+        return check_query(s, 0.0, 0.0, flags);
+    }
+    check_query(s, near, far, flags)
 }
 
 /// The message of the last failed call: its address in memory (UTF-8, [`mr_error_len`]
@@ -526,7 +570,8 @@ fn per_ray(a: &mut Answers, n: usize) -> bool {
 }
 
 /// The closest hit (`any` 0) or any hit (`any` 1) of each of the `n` rays at [`mr_input`]
-/// (see [`mr_rays`]), into the answers `t`, `triangle`, `u`, `v` ([`mr_out`]).
+/// (see [`mr_rays`]), into the answers `t`, `triangle`, `u`, `v` ([`mr_out`]); `near` NaN:
+/// each ray's range from [`mr_ranges`].
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_cast_batch(
     handle: u32,
@@ -537,7 +582,7 @@ pub extern "C" fn mr_cast_batch(
     any: u32,
 ) -> i32 {
     with(|s| {
-        let status = check_query(s, near, far, flags);
+        let status = check_batch(s, n, near, far, flags);
         if status != OK {
             return status;
         }
@@ -548,12 +593,17 @@ pub extern "C" fn mr_cast_batch(
             );
         }
         let options = options(flags);
+        let ranges = std::mem::take(&mut s.ranges);
         let (mut chunk, mut short) = (std::mem::take(&mut s.chunk), std::mem::take(&mut s.short));
         let (tree, input, answers) = match s.parts(handle) {
             Ok(parts) => parts,
-            Err(code) => return code,
+            Err(code) => {
+                s.ranges = ranges;
+                return code;
+            }
         };
         if !per_ray(answers, n) {
+            s.ranges = ranges;
             return s.fail(NO_MEMORY, format!("no memory for the answers of {n} rays"));
         }
         let mut answer = |k: usize, hit: Option<meshray::CompactHit>| {
@@ -574,24 +624,27 @@ pub extern "C" fn mr_cast_batch(
         for start in (0..n).step_by(RAYS_PER_CHUNK) {
             let end = (start + RAYS_PER_CHUNK).min(n);
             chunk.clear();
-            chunk.extend((start..end).map(|k| ray_at(input, k, near, far)));
+            chunk.extend((start..end).map(|k| {
+                let (near, far) = range_of(&ranges, k, near, far);
+                ray_at(input, k, near, far)
+            }));
             tree.cast_rays(&chunk, query, &options, &mut short);
             for (k, hit) in (start..end).zip(short.drain(..)) {
                 answer(k, hit);
             }
         }
-        (s.chunk, s.short) = (chunk, short);
+        (s.chunk, s.short, s.ranges) = (chunk, short, ranges);
         OK
     })
 }
 
 /// Every hit of each of the `n` rays at [`mr_input`], nearest first per ray, flattened:
-/// `ray`, `t`, `triangle`, `u`, `v` per hit ([`mr_out`]). Returns the hit count, or a
-/// negative status.
+/// `ray`, `t`, `triangle`, `u`, `v` per hit ([`mr_out`]); `near` NaN: each ray's range from
+/// [`mr_ranges`]. Returns the hit count, or a negative status.
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags: u32) -> i64 {
     with(|s| {
-        let status = check_query(s, near, far, flags);
+        let status = check_batch(s, n, near, far, flags);
         if status != OK {
             return i64::from(status);
         }
@@ -602,9 +655,13 @@ pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags:
             ));
         }
         let options = options(flags);
+        let ranges = std::mem::take(&mut s.ranges);
         let (tree, input, a) = match s.parts(handle) {
             Ok(parts) => parts,
-            Err(code) => return i64::from(code),
+            Err(code) => {
+                s.ranges = ranges;
+                return i64::from(code);
+            }
         };
         for v in [&mut a.t, &mut a.u, &mut a.v] {
             v.clear();
@@ -612,6 +669,7 @@ pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags:
         a.triangle.clear();
         a.ray.clear();
         for k in 0..n {
+            let (near, far) = range_of(&ranges, k, near, far);
             for h in tree.all_hits(&ray_at(input, k, near, far), &options) {
                 a.ray.push(k as u32);
                 a.t.push(h.t);
@@ -620,7 +678,8 @@ pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags:
                 a.v.push(h.v);
             }
         }
-        a.t.len() as i64
+        s.ranges = ranges;
+        s.answers.t.len() as i64
     })
 }
 

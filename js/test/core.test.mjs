@@ -289,3 +289,40 @@ test("trees that are dropped without free() are freed by the garbage collector",
   const after = memoryBytes();
   assert.ok(after - before < 50e6, `wasm memory grew by ${((after - before) / 1e6).toFixed(0)} MB`);
 });
+
+test("batches take near and far per ray, as single rays with their own range answer", () => {
+  const rng = random(31);
+  const mesh = sphere(30, 40);
+  const bvh = new BVH(mesh.positions, mesh.indices);
+  const rayset = rays(mesh.positions, 600, rng);
+  const n = rayset.length / 6;
+  const near = new Float32Array(n).map(() => (rng() < 0.3 ? 0 : rng() * 2));
+  const far = Array.from({ length: n }, (_, k) => (rng() < 0.3 ? Infinity : near[k] + rng() * 2));
+  for (const [options, single] of [
+    [{ near, far }, (k) => ({ near: near[k], far: far[k] })],
+    [{ near: 0.5, far }, (k) => ({ near: 0.5, far: far[k] })],
+    [{ near, side: "front" }, (k) => ({ near: near[k], side: "front" })],
+  ]) {
+    const closest = bvh.closestHits(rayset, options);
+    const any = bvh.anyHits(rayset, options);
+    const all = bvh.allHitsBatch(rayset, options);
+    let hits = 0;
+    for (let k = 0; k < n; k++) {
+      const o = rayset.subarray(6 * k, 6 * k + 3);
+      const d = rayset.subarray(6 * k + 3, 6 * k + 6);
+      const one = bvh.closestHit(o, d, single(k));
+      assert.equal(closest.distance[k], one ? Math.fround(one.distance) : Infinity, `ray ${k}`);
+      assert.equal(any.triangle[k] >= 0, one !== null, `ray ${k}: any hit`);
+      const mine = Array.from(all.ray.entries()).filter(([, r]) => r === k).map(([i]) => all.distance[i]);
+      assert.deepEqual(mine, bvh.allHits(o, d, single(k)).map((h) => Math.fround(h.distance)), `ray ${k}: all hits`);
+      if (one) hits++;
+    }
+    assert.ok(hits > n / 10 && hits < n, `${hits} of ${n} hit: the ranges cut some`);
+  }
+  assert.throws(() => bvh.closestHits(rayset, { near: new Float32Array(n - 1) }), /one number per ray \(600\)/);
+  const bad = near.slice();
+  bad[7] = NaN;
+  assert.throws(() => bvh.closestHits(rayset, { near: bad }), /ray 7: near must be/);
+  assert.throws(() => bvh.anyHits(rayset, { far: Array(n).fill(NaN) }), /ray 0: .*far/);
+  bvh.free();
+});
