@@ -560,9 +560,26 @@ function posePositions(object, geometry, key, shift, count, out) {
   const influences = key.subarray(skinned ? at : 0);
   const [tx, ty, tz] = shift ? key.subarray(16 * bones, at) : [0, 0, 0];
   const { skinIndex, skinWeight } = geometry.attributes;
+  // Plain attributes (not interleaved, not normalized) are read straight from their arrays:
+  // a posing reads every vertex every frame.
+  const direct = (a, size) => a && !a.isInterleavedBufferAttribute && !a.normalized && a.itemSize === size;
+  const p = direct(position, 3) ? position.array : null;
+  const si = skinned && direct(skinIndex, 4) ? skinIndex.array : null;
+  const sw = skinned && direct(skinWeight, 4) ? skinWeight.array : null;
   const get = [(a, i) => a.getX(i), (a, i) => a.getY(i), (a, i) => a.getZ(i), (a, i) => a.getW(i)];
+  const weightOf = sw ? (i, c) => sw[4 * i + c] : (i, c) => get[c](skinWeight, i);
+  const jointOf = si ? (i, c) => si[4 * i + c] : (i, c) => get[c](skinIndex, i);
   for (let i = 0; i < count; i++) {
-    let x = position.getX(i), y = position.getY(i), z = position.getZ(i);
+    let x, y, z;
+    if (p) {
+      x = p[3 * i];
+      y = p[3 * i + 1];
+      z = p[3 * i + 2];
+    } else {
+      x = position.getX(i);
+      y = position.getY(i);
+      z = position.getZ(i);
+    }
     if (morphs !== undefined) {
       let mx = 0, my = 0, mz = 0;
       for (let k = 0; k < influences.length; k++) {
@@ -586,10 +603,10 @@ function posePositions(object, geometry, key, shift, count, out) {
     if (skinned) {
       let sx = 0, sy = 0, sz = 0, sum = 0;
       for (let c = 0; c < 4; c++) {
-        const w = get[c](skinWeight, i);
+        const w = weightOf(i, c);
         if (w === 0) continue;
         sum += w;
-        const e = 16 * get[c](skinIndex, i);
+        const e = 16 * jointOf(i, c);
         sx += w * (key[e] * x + key[e + 4] * y + key[e + 8] * z + key[e + 12]);
         sy += w * (key[e + 1] * x + key[e + 5] * y + key[e + 9] * z + key[e + 13]);
         sz += w * (key[e + 2] * x + key[e + 6] * y + key[e + 10] * z + key[e + 14]);

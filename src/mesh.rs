@@ -364,9 +364,12 @@ impl Mesh {
         }
     }
 
-    /// Moves the vertices (same count, same triangles), checked as a new mesh's are: the
-    /// mesh is unchanged on an error.
-    pub(crate) fn move_vertices(&mut self, positions: &[Point3<f32>]) -> Result<()> {
+    /// Checks new positions for [`Bvh::refit`](crate::Bvh::refit): one per vertex, and every
+    /// vertex a triangle uses finite and within [`MAX_COORDINATE`](Mesh::MAX_COORDINATE)
+    /// (the first bad one in the triangles' order is reported). One pass over the vertices
+    /// when all of them pass; the triangles are walked only to name a bad used vertex. The
+    /// used vertices' extent is the caller's to check.
+    pub(crate) fn check_new_positions(&self, positions: &[Point3<f32>]) -> Result<()> {
         let expected = self.positions.len();
         if positions.len() != expected {
             return Err(Error::VertexCount {
@@ -374,9 +377,30 @@ impl Mesh {
                 found: positions.len(),
             });
         }
-        check_coordinates(positions, &self.triangles)?;
-        self.positions.copy_from_slice(positions);
-        Ok(())
+        let all_good = positions
+            .iter()
+            .fold(true, |ok, p| ok & p.iter().all(|&c| coordinate_in_range(c)));
+        if all_good {
+            return Ok(());
+        }
+        let bad = |p: &Point3<f32>| !p.iter().all(|&c| coordinate_in_range(c));
+        match self
+            .triangles
+            .iter()
+            .flatten()
+            .find(|&&v| bad(&positions[v as usize]))
+        {
+            Some(&vertex) => Err(coordinate_error(
+                &positions[vertex as usize],
+                vertex as usize,
+            )),
+            None => Ok(()), // only unused vertices are bad
+        }
+    }
+
+    /// The vertex positions, for the tree's upkeep (which checks what it writes).
+    pub(crate) fn positions_mut(&mut self) -> &mut Vec<Point3<f32>> {
+        &mut self.positions
     }
 
     /// Swaps `positions` in for the vertices, leaving the old ones in `positions`, when

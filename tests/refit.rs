@@ -147,9 +147,42 @@ fn bad_positions_are_errors_and_change_nothing() {
             ..
         })
     ));
+    // Every vertex at one point: refused after the leaves were refilled, and undone.
+    let point = vec![nalgebra::Point3::new(1.0, 2.0, 3.0); n];
+    assert!(matches!(
+        bvh.refit(&point),
+        Err(Error::MeshTooSmall { extent, .. }) if extent == 0.0
+    ));
     assert_eq!(bvh.stats(), stats);
     assert_eq!(bvh.mesh().positions(), mesh.positions());
     bvh.validate().unwrap();
+    let ray = Ray::new(Point3::new(0.3, 5.0, 3.1), -Vector3::y());
+    let fresh = Bvh::build(mesh.clone());
+    let key = |b: &Bvh| {
+        b.closest_hit(&ray, &QueryOptions::default())
+            .map(|h| (h.t, h.triangle))
+    };
+    assert_eq!(key(&bvh), key(&fresh));
+}
+
+#[test]
+fn vertices_no_triangle_uses_are_not_checked() {
+    // The asset scene with one extra vertex, used by no triangle.
+    let scene = Mesh::load(common::asset("scene.obj")).unwrap();
+    let mut positions = scene.positions().to_vec();
+    positions.push(Point3::new(0.0, 0.0, 0.0));
+    let mesh = Mesh::from_buffers(positions.clone(), scene.triangles().to_vec()).unwrap();
+    let mut bvh = Bvh::build(mesh);
+    let last = positions.len() - 1;
+    positions[last] = Point3::new(f32::NAN, 0.0, 0.0);
+    bvh.refit(&positions).unwrap();
+    // A used one is: the first in the triangles' order is named.
+    let used = scene.triangles()[5][1] as usize;
+    positions[used].z = f32::INFINITY;
+    assert!(matches!(
+        bvh.refit(&positions),
+        Err(Error::NonFiniteCoordinate { vertex, .. }) if vertex == used
+    ));
 }
 
 /// The `v` lines of an OBJ file, read by the test itself: the array a user of the file holds.

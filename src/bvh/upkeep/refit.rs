@@ -70,8 +70,16 @@ impl Bvh {
     /// [`Error::CoordinateOutOfRange`] for one beyond ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)
     /// (vertices no triangle uses are not checked); the BVH is then unchanged.
     pub fn refit(&mut self, positions: &[Point3<f32>]) -> Result<()> {
-        self.mesh.move_vertices(positions)?;
-        self.refill_leaves_and_boxes();
+        self.mesh.check_new_positions(positions)?;
+        // The leaves and boxes from the new positions first: the refit root's box is the used
+        // vertices' extent, checked before the mesh takes them (and undone if too small).
+        self.refill_from(positions);
+        let extent = self.bounds().extent().max();
+        if !(extent >= Mesh::MIN_EXTENT) {
+            self.refill_leaves_and_boxes();
+            return Err(Error::MeshTooSmall { path: None, extent });
+        }
+        self.mesh.positions_mut().copy_from_slice(positions);
         #[cfg(debug_assertions)]
         if let Err(e) = self.validate() {
             panic!("meshray refit an invalid BVH (a bug): {e}");
@@ -172,13 +180,21 @@ impl Bvh {
     /// `u32::MAX`), leaves name packets in range, and interior children come after their
     /// parent in range (loading checks this first; a build or refit keeps it).
     pub(in crate::bvh) fn refill_leaves_and_boxes(&mut self) {
+        let positions = std::mem::take(self.mesh.positions_mut());
+        self.refill_from(&positions);
+        *self.mesh.positions_mut() = positions;
+    }
+
+    /// [`refill_leaves_and_boxes`](Bvh::refill_leaves_and_boxes) from `positions` (one per
+    /// vertex of the mesh) instead of the mesh's own.
+    fn refill_from(&mut self, positions: &[Point3<f32>]) {
         self.far_fields = Default::default();
         self.inside_grid = Default::default();
-        let mesh = &self.mesh;
+        let triangles = self.mesh.triangles();
         let fill = |(packet, slots): (&mut TrianglePacket, &[u32])| {
             for (lane, &t) in slots.iter().enumerate() {
                 if t != u32::MAX {
-                    let [a, b, c] = mesh.triangle(t as usize);
+                    let [a, b, c] = triangles[t as usize].map(|v| positions[v as usize]);
                     packet.set(lane, &LeafTriangle::new(&a, &b, &c));
                 }
             }
