@@ -377,6 +377,48 @@ export class BVH {
   }
 
   /**
+   * Internal, for adapters (meshray/three), not public API: gives the tree a rig (the
+   * crate's `Rig`): `joints` and `weights` four per vertex (or null: no skin), `targets` an
+   * array of morph targets' deltas (three per vertex). `_pose` then poses it.
+   */
+  _rig(joints, weights, targets) {
+    const handle = this.#live();
+    const n = (joints?.length ?? 0) + (weights?.length ?? 0) + targets.reduce((a, t) => a + t.length, 0);
+    check(wasm.mr_points(Math.ceil(n / 3)));
+    const f32 = heap().f32;
+    let at = wasm.mr_input() / 4;
+    for (const part of [joints, weights, ...targets]) {
+      if (!part) continue;
+      f32.set(part, at);
+      at += part.length;
+    }
+    check(wasm.mr_rig(handle, joints ? 1 : 0, targets.length));
+  }
+
+  /**
+   * Internal, for adapters: poses the tree with its rig (`_rig`): `matrices` 16 numbers per
+   * joint (column-major), `weights` one per morph target; refits (or rebuilds) the tree.
+   */
+  _pose(matrices, weights) {
+    const handle = this.#live();
+    check(wasm.mr_points(Math.ceil((matrices.length + weights.length) / 3)));
+    const f32 = heap().f32;
+    const at = wasm.mr_input() / 4;
+    f32.set(matrices, at);
+    f32.set(weights, at + matrices.length);
+    check(wasm.mr_pose(handle, matrices.length / 16, weights.length));
+  }
+
+  /**
+   * Internal, for adapters: the mesh's vertex positions as they stand in the module (a
+   * view, not a copy: valid until the tree next changes or the module's memory grows).
+   */
+  _positions(vertices) {
+    const at = wasm.mr_positions(this.#live()) / 4;
+    return heap().f32.subarray(at, at + 3 * vertices);
+  }
+
+  /**
    * The tree as bytes (meshray's saved format: the mesh and the tree's shape, with a
    * checksum), to send to another worker or page, or to store; `BVH.fromBytes` loads them.
    * About 40 bytes per triangle.

@@ -76,6 +76,8 @@ export class MeshrayBoundsTree {
     this.posed = null;
     /** Whether some skin weights do not sum to 1 (found at the first raycast of a skin). */
     this.unnormalized = undefined;
+    /** Whether the tree has the crate's rig (posed in the module); undefined until asked. */
+    this.rigged = undefined;
   }
 
   /** Frees the tree's wasm memory; the tree is unusable afterwards. */
@@ -537,11 +539,59 @@ function poseTree(object, geometry, tree) {
   const key = poseKey(object, geometry, tree);
   if (key === null) return false;
   if (last !== null && samePose(last.key, key)) return true;
-  const reuse = last !== null && last.positions.length === 3 * vertices;
+  // In the module, when three's formula is the crate's (weights that sum to 1, plain
+  // attributes): posed there with SIMD and refit in the same call.
+  if (tree.rigged !== false && !tree.unnormalized && rigTree(object, geometry, tree, vertices)) {
+    const bones = object.isSkinnedMesh ? object.skeleton.bones.length : 0;
+    tree.bvh._pose(Float32Array.from(key.subarray(0, 16 * bones)), Float32Array.from(key.subarray(16 * bones)));
+    const bvh = tree.bvh;
+    tree.posed = {
+      key,
+      positions: null,
+      view: { itemSize: 3, get array() { return bvh._positions(vertices); },
+        getX: (i) => bvh._positions(vertices)[3 * i],
+        getY: (i) => bvh._positions(vertices)[3 * i + 1],
+        getZ: (i) => bvh._positions(vertices)[3 * i + 2] },
+    };
+    return true;
+  }
+  const reuse = last?.positions?.length === 3 * vertices;
   const positions = reuse ? last.positions : new Float32Array(3 * vertices);
   posePositions(object, geometry, key, tree.unnormalized === true, vertices, positions);
   tree.bvh.refit(positions);
   tree.posed = { key, positions, view: reuse ? last.view : floatView(positions) };
+  return true;
+}
+
+// Gives the tree the crate's rig of the geometry (once): joints and weights, morph targets
+// as deltas. False (and remembered) when an attribute is not plain (interleaved,
+// normalized) or the rig is refused; three's rules in JavaScript then pose it.
+function rigTree(object, geometry, tree, vertices) {
+  if (tree.rigged === true) return true;
+  const direct = (a, size) => a && !a.isInterleavedBufferAttribute && !a.normalized && a.itemSize === size;
+  const { position, skinIndex, skinWeight } = geometry.attributes;
+  const morphs = geometry.morphAttributes?.position ?? [];
+  const skinned = object.isSkinnedMesh;
+  const plain = direct(position, 3) && morphs.every((m) => direct(m, 3)) &&
+    (!skinned || (direct(skinIndex, 4) && direct(skinWeight, 4)));
+  tree.rigged = false;
+  if (!plain) return false;
+  const base = position.array.subarray(0, 3 * vertices);
+  const deltas = morphs.map((m) => {
+    const d = Float32Array.from(m.array.subarray(0, 3 * vertices));
+    if (!geometry.morphTargetsRelative) for (let i = 0; i < d.length; i++) d[i] -= base[i];
+    return d;
+  });
+  try {
+    tree.bvh._rig(
+      skinned ? Float32Array.from(skinIndex.array.subarray(0, 4 * vertices)) : null,
+      skinned ? Float32Array.from(skinWeight.array.subarray(0, 4 * vertices)) : null,
+      deltas,
+    );
+  } catch {
+    return false;
+  }
+  tree.rigged = true;
   return true;
 }
 

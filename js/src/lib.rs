@@ -14,10 +14,10 @@
 #![deny(missing_docs)]
 
 use meshray::{
-    Aabb, BuildOptions, BuildQuality, Bvh, Camera, Culling, Mesh, QueryOptions, Ray, RayQuery,
-    Region, WindingAccuracy,
+    Aabb, BuildOptions, BuildQuality, Bvh, Camera, Culling, Mesh, Pose, QueryOptions, Ray,
+    RayQuery, Region, Rig, WindingAccuracy,
 };
-use nalgebra::Point3;
+use nalgebra::{Matrix4, Point3, Vector3};
 use std::cell::RefCell;
 
 /// Done.
@@ -67,6 +67,10 @@ struct Answers {
 struct State {
     /// Built trees; a handle is an index + 1, and a freed slot is `None`.
     trees: Vec<Option<Bvh>>,
+    /// Each tree's rig, when it has one ([`mr_rig`]), by the tree's slot.
+    rigs: Vec<Option<Rig>>,
+    /// A pose's joint matrices, kept between frames.
+    matrices: Vec<Matrix4<f32>>,
     /// Freed slots, reused by the next build.
     free: Vec<usize>,
     /// The next mesh's vertices and triangles, written by JavaScript.
@@ -392,6 +396,125 @@ pub extern "C" fn mr_load() -> i32 {
     })
 }
 
+/// Gives tree `handle` a rig from the numbers at [`mr_input`] (see [`mr_points`]): with
+/// `skinned` nonzero, four joint numbers then four weights per vertex (`8 · vertices`
+/// floats; joint numbers whole, below 65,536), then `targets` morph targets of three deltas
+/// per vertex. Replaces its rig, if any.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_rig(handle: u32, skinned: u32, targets: usize) -> i32 {
+    with(|s| {
+        let Some(tree) = s.tree(handle) else {
+            return s.bad_handle(handle);
+        };
+        let n = tree.mesh().positions().len();
+        let skin = if skinned != 0 { 8 * n } else { 0 };
+        let need = targets.checked_mul(3 * n).and_then(|t| t.checked_add(skin));
+        if need.is_none_or(|need| need > s.input.len()) {
+            return s.fail(BAD_INPUT, format!("a rig of {n} vertices and {targets} morph targets needs more numbers than were staged"));
+        }
+        let input = &s.input;
+        let mut rig = Rig::new(tree.mesh());
+        if skinned != 0 {
+            let joint =
+                |x: f32| ((0.0..65536.0).contains(&x) && x.fract() == 0.0).then_some(x as u16);
+            let joints: Option<Vec<[u16; 4]>> = input[..4 * n]
+                .chunks_exact(4)
+                .map(|j| Some([joint(j[0])?, joint(j[1])?, joint(j[2])?, joint(j[3])?]))
+                .collect();
+            let Some(joints) = joints else {
+                return s.fail(
+                    BAD_INPUT,
+                    "joint numbers must be whole numbers from 0 to 65535",
+                );
+            };
+            let weights = input[4 * n..8 * n]
+                .chunks_exact(4)
+                .map(|w| [w[0], w[1], w[2], w[3]])
+                .collect();
+            rig = match rig.with_skin(joints, weights) {
+                Ok(rig) => rig,
+                Err(e) => return s.fail(BAD_INPUT, e.to_string()),
+            };
+        }
+        if targets > 0 {
+            let deltas = input[skin..skin + 3 * n * targets]
+                .chunks_exact(3 * n)
+                .map(|t| {
+                    t.chunks_exact(3)
+                        .map(|d| Vector3::new(d[0], d[1], d[2]))
+                        .collect()
+                })
+                .collect();
+            rig = match rig.with_morph_targets(deltas) {
+                Ok(rig) => rig,
+                Err(e) => return s.fail(BAD_INPUT, e.to_string()),
+            };
+        }
+        let slot = handle as usize - 1;
+        if s.rigs.len() <= slot {
+            s.rigs.resize_with(slot + 1, || None);
+        }
+        s.rigs[slot] = Some(rig);
+        OK
+    })
+}
+
+/// Poses tree `handle` with its rig ([`mr_rig`]): `joints` matrices (16 floats each,
+/// column-major) then `targets` morph weights at [`mr_input`]; refits the tree, rebuilding
+/// it when refitting has spoiled it (`Bvh::pose`). Returns 1 when it rebuilt, 0 when it
+/// refit, or a negative status (the tree then unchanged).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_pose(handle: u32, joints: usize, targets: usize) -> i32 {
+    with(|s| {
+        let slot = (handle as usize).wrapping_sub(1);
+        if s.tree(handle).is_none() {
+            return s.bad_handle(handle);
+        }
+        if s.rigs.get(slot).is_none_or(Option::is_none) {
+            return s.fail(BAD_INPUT, "this tree has no rig");
+        }
+        if joints
+            .checked_mul(16)
+            .and_then(|j| j.checked_add(targets))
+            .is_none_or(|need| need > s.input.len())
+        {
+            return s.fail(BAD_INPUT, "a pose needs more numbers than were staged");
+        }
+        let mut matrices = std::mem::take(&mut s.matrices);
+        matrices.clear();
+        matrices.extend(
+            s.input[..16 * joints]
+                .chunks_exact(16)
+                .map(Matrix4::from_column_slice),
+        );
+        let weights = &s.input[16 * joints..16 * joints + targets];
+        let pose = Pose {
+            joints: &matrices,
+            morph_weights: weights,
+        };
+        let (Some(Some(tree)), Some(Some(rig))) = (s.trees.get_mut(slot), s.rigs.get(slot)) else {
+            unreachable!("checked above");
+        };
+        let result = tree.pose(rig, &pose);
+        s.matrices = matrices;
+        match result {
+            Ok(update) => i32::from(update.rebuilt),
+            Err(e) => s.fail(BAD_INPUT, e.to_string()),
+        }
+    })
+}
+
+/// Where tree `handle`'s mesh keeps its vertex positions (`x y z` per vertex, f32): valid
+/// until the next call that changes the tree (a pose swaps the buffer). Null for a bad
+/// handle.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_positions(handle: u32) -> *const f32 {
+    with(|s| {
+        s.tree(handle)
+            .map_or(std::ptr::null(), |t| t.mesh().positions().as_ptr().cast())
+    })
+}
+
 /// Frees a tree. Freeing a freed or unknown handle is a bad-handle status, not a crash.
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_free(handle: u32) -> i32 {
@@ -400,6 +523,9 @@ pub extern "C" fn mr_free(handle: u32) -> i32 {
         match s.trees.get_mut(slot) {
             Some(tree @ Some(_)) => {
                 *tree = None;
+                if let Some(rig) = s.rigs.get_mut(slot) {
+                    *rig = None;
+                }
                 s.free.push(slot);
                 OK
             }
