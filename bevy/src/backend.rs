@@ -144,7 +144,15 @@ pub(crate) fn update_hits(
                 front_face: hit.front_face,
             };
             let point = Vec3::new(hit.point.x, hit.point.y, hit.point.z);
-            let normal = Vec3::new(hit.normal.x, hit.normal.y, hit.normal.z);
+            // The vertex normals interpolated when the mesh has them (as Bevy's backend
+            // reports; a skinned entity's are not posed, so it gets its posed triangle's
+            // normal), else the triangle's.
+            let skinned = state.is_posed(entity);
+            let n = match hit.shading_normal {
+                Some(n) if !skinned => n,
+                _ => hit.normal,
+            };
+            let normal = Vec3::new(n.x, n.y, n.z);
             picks.push((
                 entity,
                 HitData::new_with_extra(ray_id.camera, hit.t, Some(point), Some(normal), extra),

@@ -60,6 +60,11 @@ impl MeshrayScene {
         self.instances.get(&entity).map(|&(id, _)| id)
     }
 
+    /// Whether `entity` is a skinned entity posed by its joints.
+    pub(crate) fn is_posed(&self, entity: Entity) -> bool {
+        self.poses.contains_key(&entity)
+    }
+
     /// How many mesh BVHs are still being built.
     pub fn builds_in_progress(&self) -> usize {
         self.building.len()
@@ -133,8 +138,8 @@ impl MeshrayScene {
     }
 }
 
-/// A mesh's vertex positions and index triples.
-type Triangles = (Vec<[f32; 3]>, Vec<[u32; 3]>);
+/// A mesh's vertex positions, index triples and vertex normals (when it has one per vertex).
+type Triangles = (Vec<[f32; 3]>, Vec<[u32; 3]>, Option<Vec<[f32; 3]>>);
 
 /// `Mesh3d` entities placed anew this frame (a new mesh, moved, or newly skinned).
 type Placed<'w, 's> = Query<
@@ -174,16 +179,24 @@ fn triangles(mesh: &Mesh) -> Option<Triangles> {
         .chunks_exact(3)
         .map(|t| [t[0], t[1], t[2]])
         .collect();
-    Some((positions.clone(), triangles))
+    let normals = match mesh.try_attribute(Mesh::ATTRIBUTE_NORMAL) {
+        Ok(VertexAttributeValues::Float32x3(n)) if n.len() == positions.len() => Some(n.clone()),
+        _ => None,
+    };
+    Some((positions.clone(), triangles, normals))
 }
 
-/// Builds a mesh's BVH; `None` when meshray refuses the mesh (empty, indices out of range,
-/// NaN coordinates...), which then stays unpickable.
-fn build((positions, triangles): Triangles) -> Option<Bvh> {
+/// Builds a mesh's BVH, with its vertex normals as corner normals (so hits carry the
+/// interpolated normal, as Bevy's backend reports); `None` when meshray refuses the mesh
+/// (empty, indices out of range, NaN coordinates...), which then stays unpickable.
+fn build((positions, triangles, normals): Triangles) -> Option<Bvh> {
     let positions: Vec<mint::Point3<f32>> = positions.into_iter().map(Into::into).collect();
-    meshray::Mesh::from_buffers(positions, triangles)
-        .ok()
-        .map(Bvh::build)
+    let mesh = meshray::Mesh::from_buffers(positions, triangles.clone()).ok()?;
+    let mesh = match normals {
+        Some(normals) => mesh.with_corner_normals(normals, triangles).ok()?,
+        None => mesh,
+    };
+    Some(Bvh::build(mesh))
 }
 
 /// The BVH of a mesh whose vertices moved but whose triangles did not (a deformed or
@@ -207,9 +220,12 @@ pub(crate) fn start_builds(
                     forget(&mut state, id);
                     continue;
                 };
-                // Same triangles as the BVH it has: only the vertices moved, so refit it.
+                // Same triangles as the BVH it has: only the vertices moved, so refit it
+                // (a mesh with normals is built anew: they move with the vertices).
                 let same = state.bvhs.get(&id).filter(|old| {
-                    old.mesh().triangles() == data.1 && old.mesh().positions().len() == data.0.len()
+                    data.2.is_none()
+                        && old.mesh().triangles() == data.1
+                        && old.mesh().positions().len() == data.0.len()
                 });
                 // A bare App without `TaskPoolPlugin` gets a default pool.
                 let pool = AsyncComputeTaskPool::get_or_init(TaskPool::default);

@@ -473,3 +473,70 @@ fn hits_follow_moves_despawns_spawns_and_mesh_edits() {
     }
     assert!(through, "the open box is picked through");
 }
+
+/// A mesh with vertex normals (a UV sphere): hits report the interpolated normal, as Bevy's
+/// backend does, in world space (here under a rotation and a uniform scale, where the two
+/// ways of moving a normal agree).
+#[test]
+fn hits_carry_the_interpolated_vertex_normal() {
+    use bevy_mesh::Meshable;
+    use bevy_shape::Sphere;
+    let sphere = Sphere::new(1.0).mesh().uv(16, 12);
+    assert!(sphere.attribute(Mesh::ATTRIBUTE_NORMAL).is_some());
+    let transform = Transform::from_xyz(0.5, -0.3, -6.0)
+        .with_rotation(Quat::from_axis_angle(
+            Vec3::new(1.0, 2.0, 0.5).normalize(),
+            0.7,
+        ))
+        .with_scale(Vec3::splat(1.5));
+    let mut apps = [true, false].map(|meshray| {
+        let (mut app, camera) = common::headless_app(meshray);
+        let world = app.world_mut();
+        let handle = world.resource_mut::<Assets<Mesh>>().add(sphere.clone());
+        world.spawn((
+            Mesh3d(handle),
+            transform,
+            GlobalTransform::from(transform),
+            local_box(&sphere),
+            Visibility::default(),
+        ));
+        for _ in 0..200 {
+            app.update();
+            let ready = app
+                .world()
+                .get_resource::<MeshrayScene>()
+                .is_none_or(|s| s.builds_in_progress() == 0 && s.scene().len() == 1);
+            if ready {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        (app, camera)
+    });
+    let mut rng = Rng(23);
+    let mut hits = 0;
+    for _ in 0..60 {
+        let target = Vec3::new(
+            rng.range(-0.8, 1.8),
+            rng.range(-1.6, 1.0),
+            rng.range(-6.5, -5.5),
+        );
+        let ray = Ray3d::new(Vec3::ZERO, Dir3::new(target).unwrap());
+        let [ours, theirs] = apps
+            .each_mut()
+            .map(|(app, camera)| common::frame(app, *camera, Some(ray)));
+        assert_eq!(ours.len(), theirs.len());
+        let (Some((_, a)), Some((_, b))) = (ours.first(), theirs.first()) else {
+            continue;
+        };
+        if near_edge(a, 1e-3) {
+            continue;
+        }
+        // Bevy's is the interpolated vertex normal; a facet's normal differs from it by up
+        // to half a facet's angle (about 0.1 here).
+        let (na, nb) = (a.normal.unwrap(), b.normal.unwrap().normalize());
+        assert!((na - nb).length() < 1e-3, "{na} vs Bevy's {nb}");
+        hits += 1;
+    }
+    assert!(hits > 20, "{hits} hits");
+}
