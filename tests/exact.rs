@@ -339,6 +339,21 @@ fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> 
                 ));
             }
         }
+        // Any hit, walked as packets too: a hit exactly when the closest hit exists, and a
+        // real one (the triangle's own test, to the bit, within the ray's range).
+        let mut any = Vec::new();
+        bvh.cast_rays(rays, RayQuery::Any, &options, &mut any);
+        for (k, ((ray, hit), closest)) in rays.iter().zip(&any).zip(&hits).enumerate() {
+            let real = hit.is_some_and(|h| {
+                let [a, b, c] = bvh.mesh().triangle(h.triangle as usize);
+                intersect_triangle(ray, a, b, c, &options).is_some_and(|x| x.t == h.t)
+            });
+            if hit.is_some() != closest.is_some() || (hit.is_some() && !real) {
+                failures.push(format!(
+                    "{name} {set} ray {k} ({options:?}), batch any hit: {hit:?}, closest: {closest:?}"
+                ));
+            }
+        }
     }
     failures
 }
