@@ -387,9 +387,14 @@ pub extern "C" fn mr_staged_bytes() -> *mut u8 {
 pub extern "C" fn mr_load() -> i32 {
     with(|s| {
         let bytes = std::mem::take(&mut s.staged_bytes);
-        let loaded = postcard::from_bytes::<Bvh>(&bytes);
+        // The record first, then the bytes freed, then the tree: the tree's leaves can take
+        // the bytes' place in memory.
+        let saved = postcard::from_bytes::<meshray::SavedBvh>(&bytes);
         drop(bytes);
-        match loaded {
+        match saved
+            .map_err(|e| e.to_string())
+            .and_then(|saved| Bvh::try_from(saved).map_err(|e| e.to_string()))
+        {
             Ok(tree) => s.keep(tree),
             Err(e) => s.fail(BAD_INPUT, format!("not a saved meshray tree: {e}")),
         }
