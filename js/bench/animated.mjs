@@ -27,6 +27,7 @@ import {
 import { init } from "../meshray.js";
 import { acceleratedRaycast, computeBoundsTree } from "../three.js";
 import { parseOBJ } from "./common.mjs";
+import { random } from "../test/meshes.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "../..");
@@ -45,17 +46,6 @@ const dir = process.env.MESHRAY_MESHES ?? join(repo, "../shared/meshes");
 const pathOf = (name) => (name.endsWith(".obj") ? name : join(dir, name, `${name}.obj`));
 
 await init();
-
-/** A seeded generator of floats in [0, 1) (mulberry32). */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The mesh skinned to four bones at heights 1/8, 3/8, 5/8, 7/8 of its box. */
 function skinnedMesh(positions, indices) {
