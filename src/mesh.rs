@@ -377,25 +377,7 @@ impl Mesh {
                 found: positions.len(),
             });
         }
-        let all_good = positions
-            .iter()
-            .fold(true, |ok, p| ok & p.iter().all(|&c| coordinate_in_range(c)));
-        if all_good {
-            return Ok(());
-        }
-        let bad = |p: &Point3<f32>| !p.iter().all(|&c| coordinate_in_range(c));
-        match self
-            .triangles
-            .iter()
-            .flatten()
-            .find(|&&v| bad(&positions[v as usize]))
-        {
-            Some(&vertex) => Err(coordinate_error(
-                &positions[vertex as usize],
-                vertex as usize,
-            )),
-            None => Ok(()), // only unused vertices are bad
-        }
+        check_used_in_range(positions, &self.triangles)
     }
 
     /// The vertex positions, for the tree's upkeep (which checks what it writes).
@@ -678,22 +660,36 @@ fn coordinate_in_range(c: f32) -> bool {
 /// Vertices no triangle uses are never read, so they are not checked. The indices must be in
 /// range.
 pub(crate) fn check_coordinates(positions: &[Point3<f32>], triangles: &[[u32; 3]]) -> Result<()> {
-    let bad = |p: &Point3<f32>| !p.iter().all(|&c| coordinate_in_range(c));
-    if let Some(&vertex) = triangles
-        .iter()
-        .flatten()
-        .find(|&&v| bad(&positions[v as usize]))
-    {
-        return Err(coordinate_error(
-            &positions[vertex as usize],
-            vertex as usize,
-        ));
-    }
+    check_used_in_range(positions, triangles)?;
     let extent = used_bounds(positions, triangles).extent().max();
     if !(extent >= Mesh::MIN_EXTENT) && !triangles.is_empty() {
         return Err(Error::MeshTooSmall { path: None, extent });
     }
     Ok(())
+}
+
+/// The range half of [`check_coordinates`]: one pass over the vertices when all of them are
+/// in range (vectorized), and the triangles walked only to name the first bad vertex they
+/// use (a bad vertex no triangle uses is no error).
+fn check_used_in_range(positions: &[Point3<f32>], triangles: &[[u32; 3]]) -> Result<()> {
+    let all_good = positions
+        .iter()
+        .fold(true, |ok, p| ok & p.iter().all(|&c| coordinate_in_range(c)));
+    if all_good {
+        return Ok(());
+    }
+    let bad = |p: &Point3<f32>| !p.iter().all(|&c| coordinate_in_range(c));
+    match triangles
+        .iter()
+        .flatten()
+        .find(|&&v| bad(&positions[v as usize]))
+    {
+        Some(&vertex) => Err(coordinate_error(
+            &positions[vertex as usize],
+            vertex as usize,
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The error for vertex `vertex` at `p`, which failed [`coordinate_in_range`].
