@@ -545,21 +545,15 @@ function poseTree(object, geometry, tree) {
     const bones = object.isSkinnedMesh ? object.skeleton.bones.length : 0;
     tree.bvh._pose(Float32Array.from(key.subarray(0, 16 * bones)), Float32Array.from(key.subarray(16 * bones)));
     const bvh = tree.bvh;
-    tree.posed = {
-      key,
-      positions: null,
-      view: { itemSize: 3, get array() { return bvh._positions(vertices); },
-        getX: (i) => bvh._positions(vertices)[3 * i],
-        getY: (i) => bvh._positions(vertices)[3 * i + 1],
-        getZ: (i) => bvh._positions(vertices)[3 * i + 2] },
-    };
+    // The module's positions, looked up on each read (a pose swaps them, memory may grow).
+    tree.posed = { key, positions: null, view: floatView(() => bvh._positions(vertices)) };
     return true;
   }
   const reuse = last?.positions?.length === 3 * vertices;
   const positions = reuse ? last.positions : new Float32Array(3 * vertices);
   posePositions(object, geometry, key, tree.unnormalized === true, vertices, positions);
   tree.bvh.refit(positions);
-  tree.posed = { key, positions, view: reuse ? last.view : floatView(positions) };
+  tree.posed = { key, positions, view: reuse ? last.view : floatView(() => positions) };
   return true;
 }
 
@@ -671,14 +665,17 @@ function posePositions(object, geometry, key, shift, count, out) {
   }
 }
 
-// Posed positions as the face-normal and side code reads an attribute (a plain one).
+// Posed positions (`positions()`: x y z per vertex) as the face-normal and side code reads
+// an attribute (a plain one).
 function floatView(positions) {
   return {
-    array: positions,
     itemSize: 3,
-    getX: (i) => positions[3 * i],
-    getY: (i) => positions[3 * i + 1],
-    getZ: (i) => positions[3 * i + 2],
+    get array() {
+      return positions();
+    },
+    getX: (i) => positions()[3 * i],
+    getY: (i) => positions()[3 * i + 1],
+    getZ: (i) => positions()[3 * i + 2],
   };
 }
 

@@ -124,18 +124,15 @@ pub(crate) fn distance_query(
 /// The squared distance from `p` to the box `[min, max]` (0 inside), in `f64`.
 pub(crate) fn box_distance_squared(p: &Point3<f64>, min: [f32; 3], max: [f32; 3]) -> f64 {
     (0..3)
-        .map(|a| {
-            let (lo, hi) = (f64::from(min[a]), f64::from(max[a]));
-            let d = if p[a] < lo {
-                lo - p[a]
-            } else if p[a] > hi {
-                p[a] - hi
-            } else {
-                0.0
-            };
-            d * d
-        })
+        .map(|a| gap(f64::from(min[a]), f64::from(max[a]), p[a]).powi(2))
         .sum()
+}
+
+/// How far `x` lies outside `[lo, hi]` (0 inside), branch-free so that lanes of boxes
+/// vectorize; the same arithmetic for every box test of the closest-point query.
+#[inline(always)]
+pub(crate) fn gap(lo: f64, hi: f64, x: f64) -> f64 {
+    (lo - x).max(x - hi).max(0.0)
 }
 
 #[cfg(test)]

@@ -385,34 +385,6 @@ impl Mesh {
         &mut self.positions
     }
 
-    /// Swaps `positions` in for the vertices, leaving the old ones in `positions`, when
-    /// every one of them (used by a triangle or not) is finite and within
-    /// [`MAX_COORDINATE`](Mesh::MAX_COORDINATE): one pass over the vertices, none over the
-    /// triangles. The caller checks the used vertices' extent (a refit tree's root box has
-    /// it) and swaps back if it is under [`MIN_EXTENT`](Mesh::MIN_EXTENT).
-    pub(crate) fn swap_vertices(&mut self, positions: &mut Vec<Point3<f32>>) -> Result<()> {
-        let expected = self.positions.len();
-        if positions.len() != expected {
-            return Err(Error::VertexCount {
-                expected,
-                found: positions.len(),
-            });
-        }
-        // All vertices at once (vectorized), and the first bad one only when there is one.
-        if !positions
-            .iter()
-            .fold(true, |ok, p| ok & p.iter().all(|&c| coordinate_in_range(c)))
-        {
-            let vertex = positions
-                .iter()
-                .position(|p| !p.iter().all(|&c| coordinate_in_range(c)))
-                .expect("a bad vertex");
-            return Err(coordinate_error(&positions[vertex], vertex));
-        }
-        std::mem::swap(&mut self.positions, positions);
-        Ok(())
-    }
-
     /// Checks what every mesh promises: triangles exist, indices are in range, the
     /// coordinates of every vertex a triangle uses are finite and within
     /// [`MAX_COORDINATE`](Mesh::MAX_COORDINATE). Errors carry no path; loaders add theirs.
@@ -672,17 +644,15 @@ pub(crate) fn check_coordinates(positions: &[Point3<f32>], triangles: &[[u32; 3]
 /// in range (vectorized), and the triangles walked only to name the first bad vertex they
 /// use (a bad vertex no triangle uses is no error).
 fn check_used_in_range(positions: &[Point3<f32>], triangles: &[[u32; 3]]) -> Result<()> {
-    let all_good = positions
-        .iter()
-        .fold(true, |ok, p| ok & p.iter().all(|&c| coordinate_in_range(c)));
-    if all_good {
+    let in_range = |p: &Point3<f32>| p.iter().all(|&c| coordinate_in_range(c));
+    // `fold` with `&`, not `all`: no early exit, so the pass vectorizes.
+    if positions.iter().fold(true, |ok, p| ok & in_range(p)) {
         return Ok(());
     }
-    let bad = |p: &Point3<f32>| !p.iter().all(|&c| coordinate_in_range(c));
     match triangles
         .iter()
         .flatten()
-        .find(|&&v| bad(&positions[v as usize]))
+        .find(|&&v| !in_range(&positions[v as usize]))
     {
         Some(&vertex) => Err(coordinate_error(
             &positions[vertex as usize],

@@ -217,7 +217,7 @@ impl Rig {
 
     /// Refuses a pose that does not fit the rig (see [`pose_into`](Rig::pose_into)).
     pub(crate) fn check(&self, pose: &Pose) -> Result<()> {
-        if self.joint_count == 0 && !pose.joints.is_empty() && self.joints.is_empty() {
+        if self.joints.is_empty() && !pose.joints.is_empty() {
             return Err(invalid(format!(
                 "{} joint matrices for a rig without a skin",
                 pose.joints.len()

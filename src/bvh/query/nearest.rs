@@ -5,7 +5,9 @@ use crate::bvh::Bvh;
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
-use crate::closest_point::{Nearest, box_distance_squared, distance_query, nearest_on_triangle64};
+use crate::closest_point::{
+    Nearest, box_distance_squared, distance_query, gap, nearest_on_triangle64,
+};
 use crate::transform::moved_box;
 use nalgebra::{Matrix4, Point3};
 
@@ -176,8 +178,7 @@ fn triangle_box_distances(packet: &TrianglePacket, p: &Point3<f64>) -> [f64; LAN
         for (lane, d2) in d2.iter_mut().enumerate() {
             let [a, b, c] = [&packet.a, &packet.b, &packet.c].map(|q| q[axis][lane]);
             let (lo, hi) = (f64::from(a.min(b).min(c)), f64::from(a.max(b).max(c)));
-            let d = (lo - p[axis]).max(p[axis] - hi).max(0.0);
-            *d2 += d * d;
+            *d2 += gap(lo, hi, p[axis]).powi(2);
         }
     }
     d2
@@ -199,8 +200,7 @@ pub(crate) fn lanes_near(
         for axis in 0..3 {
             for (k, key) in keys.iter_mut().enumerate() {
                 let (lo, hi) = (f64::from(node.min[axis][k]), f64::from(node.max[axis][k]));
-                let d = (lo - p[axis]).max(p[axis] - hi).max(0.0);
-                *key += d * d;
+                *key += gap(lo, hi, p[axis]).powi(2);
             }
         }
         for k in node.lanes() {

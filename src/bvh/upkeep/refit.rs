@@ -70,15 +70,7 @@ impl Bvh {
     /// [`Error::CoordinateOutOfRange`] for one beyond ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)
     /// (vertices no triangle uses are not checked); the BVH is then unchanged.
     pub fn refit(&mut self, positions: &[Point3<f32>]) -> Result<()> {
-        self.mesh.check_new_positions(positions)?;
-        // The leaves and boxes from the new positions first: the refit root's box is the used
-        // vertices' extent, checked before the mesh takes them (and undone if too small).
-        self.refill_from(positions);
-        let extent = self.bounds().extent().max();
-        if !(extent >= Mesh::MIN_EXTENT) {
-            self.refill_leaves_and_boxes();
-            return Err(Error::MeshTooSmall { path: None, extent });
-        }
+        self.refill_checked(positions)?;
         self.mesh.positions_mut().copy_from_slice(positions);
         #[cfg(debug_assertions)]
         if let Err(e) = self.validate() {
@@ -120,35 +112,22 @@ impl Bvh {
     /// ```
     ///
     /// # Errors
-    /// As [`Rig::pose_into`] for a pose that does not fit the rig, [`Error::VertexCount`]
-    /// for a rig of another vertex count, [`Error::NonFiniteCoordinate`] and
-    /// [`Error::CoordinateOutOfRange`] for a posed vertex (used by a triangle or not) that
-    /// is NaN, infinite or beyond ±[`Mesh::MAX_COORDINATE`], and [`Error::MeshTooSmall`]
-    /// for a pose that collapses the mesh to a point; the BVH is then unchanged.
+    /// As [`Rig::pose_into`] for a pose that does not fit the rig, and as
+    /// [`refit`](Bvh::refit) for the posed positions: [`Error::VertexCount`] for a rig of
+    /// another vertex count, a posed vertex a triangle uses that is NaN, infinite or out of
+    /// range, a pose that collapses the mesh to a point; the BVH is then unchanged.
     pub fn pose(&mut self, rig: &Rig, pose: &Pose) -> Result<PoseUpdate> {
         let mut posed = std::mem::take(&mut self.spare_positions);
         posed.resize(rig.vertex_count(), Point3::origin());
         let moved = rig
             .pose_into(pose, &mut posed)
-            .and_then(|()| self.mesh.swap_vertices(&mut posed));
-        if let Err(e) = moved {
-            self.spare_positions = posed;
-            return Err(e);
-        }
-        self.refill_leaves_and_boxes();
-        // The used vertices' extent is the refit root's: a pose that collapses the mesh to
-        // a point is undone (the old positions are back, and a refit to them restores every
-        // box exactly).
-        let extent = self.bounds().extent().max();
-        if !(extent >= Mesh::MIN_EXTENT) {
-            self.mesh
-                .swap_vertices(&mut posed)
-                .expect("the old positions passed their checks");
-            self.spare_positions = posed;
-            self.refill_leaves_and_boxes();
-            return Err(Error::MeshTooSmall { path: None, extent });
+            .and_then(|()| self.refill_checked(&posed));
+        if moved.is_ok() {
+            // Swapped in, not copied: the old positions become the next pose's buffer.
+            std::mem::swap(self.mesh.positions_mut(), &mut posed);
         }
         self.spare_positions = posed;
+        moved?;
         let growth = (self.sah_cost() / f64::from(self.built_cost)) as f32;
         let rebuilt = growth > Bvh::REBUILD_GROWTH;
         if rebuilt {
@@ -167,12 +146,23 @@ impl Bvh {
     /// them as its spare buffer) and refits to them: queries answer as before that pose
     /// (after a rebuild, from the rebuilt tree's shape).
     pub(crate) fn unpose(&mut self) {
-        let mut old = std::mem::take(&mut self.spare_positions);
-        self.mesh
-            .swap_vertices(&mut old)
-            .expect("the positions before the pose passed their checks");
-        self.spare_positions = old;
+        std::mem::swap(self.mesh.positions_mut(), &mut self.spare_positions);
         self.refill_leaves_and_boxes();
+    }
+
+    /// Checks `positions` as new positions of the mesh's vertices ([`refit`](Bvh::refit)'s
+    /// errors) and refills the leaves and boxes from them; the mesh keeps its own, which the
+    /// caller replaces. The used vertices' extent is read off the refit root, and a refit
+    /// that collapses the mesh to a point is undone (refilled from the mesh's positions).
+    fn refill_checked(&mut self, positions: &[Point3<f32>]) -> Result<()> {
+        self.mesh.check_new_positions(positions)?;
+        self.refill_from(positions);
+        let extent = self.bounds().extent().max();
+        if !(extent >= Mesh::MIN_EXTENT) {
+            self.refill_leaves_and_boxes();
+            return Err(Error::MeshTooSmall { path: None, extent });
+        }
+        Ok(())
     }
 
     /// Copies every leaf triangle from the mesh and recomputes every box bottom-up, tight.
