@@ -48,11 +48,56 @@ pub struct Mesh {
     triangles: Vec<[u32; 3]>,
     normals: Option<CornerAttribute<Vector3<f32>>>,
     uvs: Option<CornerAttribute<Point2<f32>>>,
-    object_ids: Vec<u32>,
+    object_ids: PerTriangle,
     objects: Vec<String>,
-    material_ids: Vec<u32>,
+    material_ids: PerTriangle,
     materials: Vec<String>,
     load_warnings: Vec<Error>,
+}
+
+/// One number per triangle (its object's, its material's), stored once while every triangle
+/// has the same: a mesh from buffers or a file of one object and one material keeps 8 bytes
+/// per triangle fewer, which a browser tab's wasm memory, that never shrinks, feels.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum PerTriangle {
+    /// Every triangle's.
+    Same(u32),
+    /// Triangle `i`'s at `i`.
+    Each(Vec<u32>),
+}
+
+impl PerTriangle {
+    /// `ids`, kept as one number when there is at least one and all are equal.
+    pub fn new(ids: Vec<u32>) -> PerTriangle {
+        match ids.first() {
+            Some(&first) if ids.iter().all(|&i| i == first) => PerTriangle::Same(first),
+            _ => PerTriangle::Each(ids),
+        }
+    }
+
+    /// [`new`](PerTriangle::new), for a mesh of `triangles` triangles: one id each.
+    fn of(ids: Vec<u32>, triangles: usize) -> Result<PerTriangle> {
+        if ids.len() != triangles {
+            return Err(out_of_range("triangle", ids.len() as i64, triangles));
+        }
+        Ok(PerTriangle::new(ids))
+    }
+
+    /// Triangle `i`'s number.
+    pub fn get(&self, i: usize) -> u32 {
+        match self {
+            PerTriangle::Same(id) => *id,
+            PerTriangle::Each(ids) => ids[i],
+        }
+    }
+
+    /// The numbers stored: one for [`Same`](PerTriangle::Same), as the saved format writes it.
+    pub fn stored(&self) -> &[u32] {
+        match self {
+            PerTriangle::Same(id) => std::slice::from_ref(id),
+            PerTriangle::Each(ids) => ids,
+        }
+    }
 }
 
 /// Every part of a [`Mesh`] but its load warnings, for the loaders and the saved format,
@@ -63,10 +108,10 @@ pub(crate) struct MeshParts {
     pub normals: Option<CornerAttribute<Vector3<f32>>>,
     pub uvs: Option<CornerAttribute<Point2<f32>>>,
     /// Per triangle, its object's number in `objects`.
-    pub object_ids: Vec<u32>,
+    pub object_ids: PerTriangle,
     pub objects: Vec<String>,
     /// Per triangle, its material's number in `materials`, or [`NO_INDEX`].
-    pub material_ids: Vec<u32>,
+    pub material_ids: PerTriangle,
     pub materials: Vec<String>,
 }
 
@@ -77,9 +122,9 @@ pub(crate) struct MeshPartsRef<'a> {
     pub triangles: &'a [[u32; 3]],
     pub normals: Option<&'a CornerAttribute<Vector3<f32>>>,
     pub uvs: Option<&'a CornerAttribute<Point2<f32>>>,
-    pub object_ids: &'a [u32],
+    pub object_ids: &'a PerTriangle,
     pub objects: &'a [String],
-    pub material_ids: &'a [u32],
+    pub material_ids: &'a PerTriangle,
     pub materials: &'a [String],
 }
 
@@ -170,7 +215,6 @@ impl Mesh {
         positions: impl IntoIterator<Item = P>,
         triangles: Vec<[u32; 3]>,
     ) -> Result<Mesh> {
-        let n = triangles.len();
         Mesh::from_parts(MeshParts {
             positions: positions
                 .into_iter()
@@ -179,9 +223,9 @@ impl Mesh {
             triangles,
             normals: None,
             uvs: None,
-            object_ids: vec![0; n],
+            object_ids: PerTriangle::Same(0),
             objects: vec![String::new()],
-            material_ids: vec![NO_INDEX; n],
+            material_ids: PerTriangle::Same(NO_INDEX),
             materials: Vec::new(),
         })
     }
@@ -275,8 +319,14 @@ impl Mesh {
     /// # Errors
     /// [`Error::IndexOutOfRange`] when `ids` does not have one entry per triangle or an id is
     /// past `names`.
-    pub fn with_objects(mut self, ids: Vec<u32>, names: Vec<String>) -> Result<Mesh> {
-        check_ids("object", &ids, names.len(), self.triangles.len())?;
+    pub fn with_objects(self, ids: Vec<u32>, names: Vec<String>) -> Result<Mesh> {
+        let ids = PerTriangle::of(ids, self.triangles.len())?;
+        self.with_object_ids(ids, names)
+    }
+
+    /// [`with_objects`](Mesh::with_objects) with the ids as stored.
+    pub(crate) fn with_object_ids(mut self, ids: PerTriangle, names: Vec<String>) -> Result<Mesh> {
+        check_ids("object", &ids, false, names.len(), self.triangles.len())?;
         self.object_ids = ids;
         self.objects = names;
         Ok(self)
@@ -304,7 +354,7 @@ impl Mesh {
     /// # Errors
     /// [`Error::IndexOutOfRange`] when `ids` does not have one entry per triangle or an id is
     /// past `names` (`Some(u32::MAX)` always is: the mesh keeps that value for "none").
-    pub fn with_materials(mut self, ids: Vec<Option<u32>>, names: Vec<String>) -> Result<Mesh> {
+    pub fn with_materials(self, ids: Vec<Option<u32>>, names: Vec<String>) -> Result<Mesh> {
         if ids.contains(&Some(NO_INDEX)) {
             return Err(Error::IndexOutOfRange {
                 path: None,
@@ -315,7 +365,18 @@ impl Mesh {
             });
         }
         let ids: Vec<u32> = ids.into_iter().map(|m| m.unwrap_or(NO_INDEX)).collect();
-        check_ids("material", &ids, names.len(), self.triangles.len())?;
+        let ids = PerTriangle::of(ids, self.triangles.len())?;
+        self.with_material_ids(ids, names)
+    }
+
+    /// [`with_materials`](Mesh::with_materials) with the ids as stored ([`NO_INDEX`] for
+    /// none).
+    pub(crate) fn with_material_ids(
+        mut self,
+        ids: PerTriangle,
+        names: Vec<String>,
+    ) -> Result<Mesh> {
+        check_ids("material", &ids, true, names.len(), self.triangles.len())?;
         self.material_ids = ids;
         self.materials = names;
         Ok(self)
@@ -542,7 +603,7 @@ impl Mesh {
 
     /// Triangle `i`'s object.
     pub(crate) fn object_id(&self, i: usize) -> u32 {
-        self.object_ids[i]
+        self.object_ids.get(i)
     }
 
     /// Object names, in order of first appearance; objects with the same name share an id.
@@ -558,7 +619,7 @@ impl Mesh {
 
     /// Triangle `i`'s material, if any.
     pub(crate) fn material_id(&self, i: usize) -> Option<u32> {
-        let m = self.material_ids[i];
+        let m = self.material_ids.get(i);
         (m != NO_INDEX).then_some(m)
     }
 
@@ -703,11 +764,25 @@ fn check_corners(
     Ok(())
 }
 
-fn check_ids(what: &'static str, ids: &[u32], count: usize, triangles: usize) -> Result<()> {
-    if ids.len() != triangles {
+/// Ids for `triangles` triangles, each below `count` (or [`NO_INDEX`] where `none` is
+/// allowed).
+fn check_ids(
+    what: &'static str,
+    ids: &PerTriangle,
+    none: bool,
+    count: usize,
+    triangles: usize,
+) -> Result<()> {
+    if let PerTriangle::Each(ids) = ids
+        && ids.len() != triangles
+    {
         return Err(out_of_range("triangle", ids.len() as i64, triangles));
     }
-    match ids.iter().find(|&&i| i != NO_INDEX && i as usize >= count) {
+    let stored = ids.stored();
+    match stored
+        .iter()
+        .find(|&&i| !(none && i == NO_INDEX) && i as usize >= count)
+    {
         Some(&i) => Err(out_of_range(what, i.into(), count)),
         None => Ok(()),
     }
@@ -797,5 +872,25 @@ mod tests {
                 .with_materials(vec![Some(1), None], vec!["m".into()])
                 .is_err()
         );
+    }
+
+    #[test]
+    fn ids_are_stored_once_while_all_the_same() {
+        assert_eq!(tri().object_ids, PerTriangle::Same(0));
+        assert_eq!(tri().material_ids, PerTriangle::Same(NO_INDEX));
+        let names = || vec!["a".to_string(), "b".to_string()];
+        let m = tri().with_objects(vec![1, 1], names()).unwrap();
+        assert_eq!(m.object_ids, PerTriangle::Same(1));
+        assert_eq!((m.object_id(0), m.object_id(1)), (1, 1));
+        let m = tri().with_objects(vec![1, 0], names()).unwrap();
+        assert_eq!(m.object_ids, PerTriangle::Each(vec![1, 0]));
+        assert_eq!((m.object_id(0), m.object_id(1)), (1, 0));
+        // An object id must name an object; u32::MAX stands for "none" for materials only.
+        assert!(tri().with_objects(vec![u32::MAX, 0], names()).is_err());
+        assert!(tri().with_objects(vec![u32::MAX; 2], names()).is_err());
+        assert!(tri().with_objects(vec![0], names()).is_err());
+        assert!(tri().with_objects(vec![0; 3], names()).is_err());
+        let m = tri().with_materials(vec![None, None], names()).unwrap();
+        assert_eq!((m.material_id(0), m.material_id(1)), (None, None));
     }
 }

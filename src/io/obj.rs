@@ -21,7 +21,7 @@
 use super::name_file;
 use super::options::{LoadOptions, inside, read_limited};
 use super::progress::Progress;
-use crate::mesh::{CornerAttribute, MeshParts, NO_INDEX};
+use crate::mesh::{CornerAttribute, MeshParts, NO_INDEX, PerTriangle};
 use crate::{Error, Mesh, Result};
 use nalgebra::{Point2, Point3, Vector3};
 use std::cell::RefCell;
@@ -340,11 +340,12 @@ fn assemble(
         triangles: scan.triangles,
         normals: None,
         uvs: None,
-        object_ids: Vec::new(),
+        object_ids: PerTriangle::Same(0),
         objects: Vec::new(),
-        material_ids: Vec::new(),
+        material_ids: PerTriangle::Same(NO_INDEX),
         materials: materials.into_iter().map(|m| m.name).collect(),
     };
+    let (mut object_ids, mut material_ids) = (Vec::new(), Vec::new());
     let mut normals = CornerAttribute {
         values: Vec::new(),
         corners: Vec::new(),
@@ -365,8 +366,8 @@ fn assemble(
             .filter(|&id| id < mesh.materials.len())
             .map_or(NO_INDEX, |id| id as u32);
         let n = m.indices.len() / 3;
-        mesh.object_ids.extend(std::iter::repeat_n(object, n));
-        mesh.material_ids.extend(std::iter::repeat_n(material, n));
+        object_ids.extend(std::iter::repeat_n(object, n));
+        material_ids.extend(std::iter::repeat_n(material, n));
         push_corners(
             &mut normals,
             &m.normals,
@@ -384,18 +385,20 @@ fn assemble(
             2,
         );
     }
-    if mesh.object_ids.len() != mesh.triangles.len() {
+    if object_ids.len() != mesh.triangles.len() {
         // Never seen: tobj fans every face the scan saw, in the same order.
         return Err(Error::Parse {
             path: path.into(),
             line: None,
             message: format!(
                 "tobj read {} triangles where meshray counted {}",
-                mesh.object_ids.len(),
+                object_ids.len(),
                 mesh.triangles.len()
             ),
         });
     }
+    mesh.object_ids = PerTriangle::new(object_ids);
+    mesh.material_ids = PerTriangle::new(material_ids);
     // tobj invents texture coordinates and normals for faces without them; drop those.
     if triangle_flags.len() == mesh.triangles.len() {
         for (t, &flags) in triangle_flags.iter().enumerate() {

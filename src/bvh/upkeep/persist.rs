@@ -15,7 +15,7 @@
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::wide::{NO_CHILD, WIDTH, WideNode};
 use crate::bvh::{BuildOptions, BuildQuality, Bvh};
-use crate::mesh::{CornerAttribute, NO_INDEX};
+use crate::mesh::{CornerAttribute, PerTriangle};
 use crate::{Error, Mesh, Result};
 use nalgebra::{Point2, Vector3};
 use serde::de::{self, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -75,9 +75,10 @@ struct Body {
     normals: Option<(Floats, Vec<[u32; 3]>)>,
     /// Two floats per uv, and per triangle its corners' uvs.
     uvs: Option<(Floats, Vec<[u32; 3]>)>,
+    /// Per triangle, or one for every triangle.
     object_ids: Vec<u32>,
     objects: Vec<String>,
-    /// `u32::MAX` for no material.
+    /// Per triangle (`u32::MAX` for no material), or one for every triangle.
     material_ids: Vec<u32>,
     materials: Vec<String>,
     /// 0 for [`BuildQuality::Fast`], 1 for [`BuildQuality::Default`], 2 for
@@ -193,9 +194,9 @@ impl From<&Bvh> for SavedBvh {
                     a.corners.clone(),
                 )
             }),
-            object_ids: m.object_ids.to_vec(),
+            object_ids: m.object_ids.stored().to_vec(),
             objects: m.objects.to_vec(),
-            material_ids: m.material_ids.to_vec(),
+            material_ids: m.material_ids.stored().to_vec(),
             materials: m.materials.to_vec(),
             quality: match bvh.options.quality {
                 BuildQuality::Fast => 0,
@@ -336,11 +337,13 @@ fn mesh_of(body: Body) -> Result<Mesh> {
         let values = groups::<2>(&values, "uv coordinate")?;
         mesh = mesh.with_corner_uvs(values, corners)?;
     }
-    let materials_of = material_ids
-        .into_iter()
-        .map(|m| (m != NO_INDEX).then_some(m));
-    mesh.with_objects(object_ids, objects)?
-        .with_materials(materials_of.collect(), materials)
+    // One id stands for every triangle's (a mesh of one object or one material).
+    let ids = |ids: Vec<u32>| match ids[..] {
+        [id] => PerTriangle::Same(id),
+        _ => PerTriangle::Each(ids),
+    };
+    mesh.with_object_ids(ids(object_ids), objects)?
+        .with_material_ids(ids(material_ids), materials)
 }
 
 /// The floats in groups of `N` (points, normals, uvs); a count that is not a multiple of
@@ -572,9 +575,35 @@ mod tests {
     }
 
     #[test]
+    fn ids_shared_by_every_triangle_are_saved_once() {
+        let (bvh, body) = saved();
+        assert_eq!((body.object_ids.len(), body.material_ids.len()), (1, 1));
+        let n = bvh.mesh().triangle_count() as u32;
+        let mesh = bvh.into_mesh();
+        let names = vec!["even".to_string(), "odd".to_string()];
+        let mesh = mesh.with_objects((0..n).map(|i| i % 2).collect(), names.clone());
+        let materials = (0..n).map(|i| (i % 3 == 0).then_some(0)).collect();
+        let mesh = mesh.unwrap().with_materials(materials, vec!["m".into()]);
+        let bvh = Bvh::build(mesh.unwrap());
+        let body = SavedBvh::from(&bvh).body.unwrap();
+        assert_eq!(body.object_ids.len(), n as usize);
+        let saved = SavedBvh {
+            format: FORMAT.into(),
+            version: VERSION,
+            body: Some(body),
+        };
+        let loaded = Bvh::try_from(saved).unwrap();
+        for i in 0..n as usize {
+            let attributes = (loaded.mesh().attributes(i), bvh.mesh().attributes(i));
+            assert_eq!(attributes.0, attributes.1);
+        }
+        assert_eq!(loaded.mesh().objects(), names);
+    }
+
+    #[test]
     fn each_broken_invariant_is_named() {
         type Edit = fn(&mut Body);
-        let cases: [(&str, Edit); 9] = [
+        let cases: [(&str, Edit); 12] = [
             ("its mesh is invalid: vertex index 999", |b| {
                 b.triangles[0][1] = 999
             }),
@@ -586,6 +615,15 @@ mod tests {
                 b.positions.0.pop();
             }),
             ("not 2", |b| b.costs.0.push(1.0)),
+            ("its mesh is invalid: triangle index 2", |b| {
+                b.object_ids = vec![0, 0]
+            }),
+            ("its mesh is invalid: object index 1", |b| {
+                b.object_ids = vec![1]
+            }),
+            ("its mesh is invalid: material index 0", |b| {
+                b.material_ids = vec![0]
+            }),
             ("its node list has 15 entries", |b| {
                 b.nodes.truncate(15);
             }),
