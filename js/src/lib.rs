@@ -29,9 +29,9 @@ const BAD_INPUT: i32 = -2;
 /// An allocation that cannot be made.
 const NO_MEMORY: i32 = -3;
 
-/// The most triangles a tree may have. A build's memory peaks at about 190 bytes per
-/// triangle (3.66 GiB for 20M, measured in Node), and running out of wasm32's 4 GiB aborts
-/// the module; 16M leaves room for the trees already built.
+/// The most triangles a tree may have. A build's memory peaks at about 80 bytes per
+/// triangle (a fast build's at about 160; `js/bench/memory.mjs`), and running out of
+/// wasm32's 4 GiB aborts the module; 16M leaves room for the trees already built.
 const MAX_TRIANGLES: usize = 16_000_000;
 
 /// Rays per call of the batch query: the rays made from the input take this much memory.
@@ -266,7 +266,7 @@ pub extern "C" fn mr_stage_mesh(vertices: usize, triangles: usize) -> i32 {
                 BAD_INPUT,
                 format!(
                     "{triangles} triangles: in WebAssembly's 4 GiB meshray builds at most \
-                     {MAX_TRIANGLES} (a build takes about 190 bytes per triangle at its peak)"
+                     {MAX_TRIANGLES} (a build takes up to 160 bytes per triangle at its peak)"
                 ),
             );
         }

@@ -249,35 +249,37 @@ impl Bvh {
         options: &BuildOptions,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Bvh {
-        // Each triangle's corners in the mesh's order, for its box now and its leaf below.
-        let corners = par::map_indexed(mesh.triangle_count(), |i| mesh.triangle(i));
-        let total = corners.len();
+        let total = mesh.triangle_count();
         let done = std::sync::atomic::AtomicUsize::new(0);
         let report = |placed: usize| {
             let so_far = done.fetch_add(placed, std::sync::atomic::Ordering::Relaxed) + placed;
             progress(so_far, total);
         };
         let (binary, order, sorted) = match options.quality {
-            // The fast builder gathers the corners into leaf order for its own boxes.
-            BuildQuality::Fast => lbvh::build(&corners, options.max_leaf_size, &report),
+            BuildQuality::Fast => lbvh::build(&mesh, options.max_leaf_size, &report),
             BuildQuality::Default | BuildQuality::High => {
-                let (binary, order) = build::build_triangles(&corners, options, &report);
+                let (binary, order) = build::build_triangles(&mesh, options, &report);
                 let binary = if options.quality == BuildQuality::High {
                     reinsert::optimize(binary)
                 } else {
                     binary
                 };
-                // The corners in leaf order, gathered in a loop of their own: it overlaps
-                // its cache misses, where the same gather inside the packing loop stalled on
-                // each (about a third of a fast build's time).
-                let sorted = par::map_indexed(order.len(), |i| corners[order[i] as usize]);
-                (binary, order, sorted)
+                (binary, order, Vec::new())
             }
         };
-        drop(corners);
         let mut nodes = wide::collapse(&binary, options.traversal_cost, options.intersection_cost);
         drop(binary);
-        let (leaf_packets, triangle_index) = leaf::pack(&mut nodes, &order, &sorted);
+        // The fast builder hands over the corners in leaf order; the others' leaves read
+        // theirs from the mesh, so that no copy sits beside the packets at the build's peak,
+        // which a browser tab's memory keeps.
+        let (leaf_packets, triangle_index) = if sorted.is_empty() {
+            leaf::pack(&mut nodes, &order, |slot| {
+                mesh.triangle(order[slot] as usize)
+            })
+        } else {
+            leaf::pack(&mut nodes, &order, |slot| sorted[slot])
+        };
+        drop((order, sorted));
         let mut bvh = Bvh {
             mesh,
             nodes,

@@ -13,30 +13,34 @@
 //! every range is halved, so the tree is no deeper than the SAH builder's and the walks'
 //! stacks hold it.
 
-use crate::Aabb;
 use crate::bvh::Node;
 use crate::bvh::build::MEDIAN_DEPTH;
 use crate::bvh::leaf::LANES;
+use crate::{Aabb, Mesh};
 use nalgebra::Point3;
 
 /// Bits per axis in a Morton code.
 const BITS: u32 = 21;
 
-/// Builds the tree over triangles given by their corners (centroids: their boxes' centres), leaves of at most
-/// `max_leaf` (and at most two packets); returns the nodes, root first with children side by
-/// side after their parent, the primitives in leaf order, and their corners in that order.
+/// Builds the tree over triangles given by their corners (centroids: their boxes' centres),
+/// leaves of at most `max_leaf` (and at most two packets); returns the nodes, root first
+/// with children side by side after their parent, the primitives in leaf order, and their
+/// corners in that order (kept for the leaves: packing them from the mesh instead made fast
+/// builds a fifth slower, for a copy a default build does without).
 pub(crate) fn build(
-    corners: &[[Point3<f32>; 3]],
+    mesh: &Mesh,
     max_leaf: usize,
     progress: &crate::bvh::build::Progress,
 ) -> (Vec<Node>, Vec<u32>, Vec<[Point3<f32>; 3]>) {
+    // Each triangle's corners, for its code now and, put in leaf order, the boxes below.
+    let mut corners = crate::bvh::par::map_indexed(mesh.triangle_count(), |i| mesh.triangle(i));
     debug_assert!(!corners.is_empty(), "meshes have triangles");
     let leaf_size = max_leaf.clamp(1, 2 * LANES);
-    let (mut codes, mut order) = morton_codes(corners);
+    let (mut codes, mut order) = morton_codes(&corners);
     radix_sort(&mut codes, &mut order);
 
     let n = corners.len();
-    let mut nodes = Vec::with_capacity((2 * n).saturating_sub(1).max(1));
+    let mut nodes = Vec::with_capacity(crate::bvh::build::node_capacity(n));
     nodes.push(Node::EMPTY);
     // (node, begin, end, depth)
     let mut tasks = vec![(0usize, 0usize, n, 0u32)];
@@ -62,10 +66,12 @@ pub(crate) fn build(
         tasks.push((left + 1, mid, end, depth + 1));
         tasks.push((left, begin, mid, depth + 1));
     }
+    drop(codes);
     // Boxes bottom up (children come after their parent), from the corners in leaf order:
     // gathered in one simple loop, which overlaps its cache misses far better than the
     // sweep could, and kept for the leaves.
-    let sorted = crate::bvh::par::map_indexed(order.len(), |i| corners[order[i] as usize]);
+    crate::bvh::par::gather_in_place(&mut corners, &order);
+    let sorted = &corners[..];
     for i in (0..nodes.len()).rev() {
         let node = nodes[i];
         let (first, count) = (node.first as usize, node.count as usize);
@@ -80,7 +86,7 @@ pub(crate) fn build(
         nodes[i].max = bounds.max.coords.into();
     }
     progress(n);
-    (nodes, order, sorted)
+    (nodes, order, corners)
 }
 
 /// Where to split a sorted range of codes (at least two): where its highest differing bit

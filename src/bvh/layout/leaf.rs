@@ -191,15 +191,15 @@ impl TrianglePacket {
     }
 }
 
-/// Packs the leaves of `nodes` (a leaf lane's `child..child + count` are slots of `order`,
-/// whose triangles' corners are `corners`, in the same order) into whole packets, pointing
+/// Packs the leaves of `nodes` (a leaf lane's `child..child + count` are slots of `order`;
+/// `corners(slot)` gives the corners of the triangle in that slot) into whole packets, pointing
 /// each leaf lane at its first packet; returns the packets and the slot-to-triangle map
 /// (`u32::MAX` for padding). Runs of nodes are packed on rayon's threads and joined in order,
 /// so the result is the same on any number of threads.
 pub(crate) fn pack(
     nodes: &mut [WideNode],
     order: &[u32],
-    corners: &[[Point3<f32>; 3]],
+    corners: impl Fn(usize) -> [Point3<f32>; 3] + Sync,
 ) -> (Vec<TrianglePacket>, Vec<u32>) {
     // A run of nodes per thread: joining the runs copies all but the first.
     let nodes_per_task = nodes.len().div_ceil(crate::bvh::par::threads()).max(1);
@@ -216,13 +216,11 @@ pub(crate) fn pack(
                 let first = node.child[k] as usize;
                 let range = first..first + node.count[k] as usize;
                 node.child[k] = leaf_packets.len() as u32;
-                for (slots, corners) in order[range.clone()]
-                    .chunks(LANES)
-                    .zip(corners[range].chunks(LANES))
-                {
+                for (start, slots) in range.clone().step_by(LANES).zip(order[range].chunks(LANES)) {
                     let mut packet = TrianglePacket::EMPTY;
-                    for (lane, [a, b, c]) in corners.iter().enumerate() {
-                        packet.set(lane, &LeafTriangle::new(a, b, c));
+                    for lane in 0..slots.len() {
+                        let [a, b, c] = corners(start + lane);
+                        packet.set(lane, &LeafTriangle::new(&a, &b, &c));
                     }
                     leaf_packets.push(packet);
                     triangle_index.extend_from_slice(slots);

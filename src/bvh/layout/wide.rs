@@ -108,23 +108,25 @@ pub(crate) fn collapse(
     traversal_cost: f32,
     intersection_cost: f32,
 ) -> Vec<WideNode> {
-    let mut wide = Vec::with_capacity(binary.len() / 2 + 1);
-    wide.push(WideNode::EMPTY);
     if binary[0].is_leaf() {
         // Only for a root that is a leaf: one lane.
+        let mut wide = vec![WideNode::EMPTY];
         wide[0].set_lane(0, &binary[0], binary[0].first, binary[0].count);
         return wide;
     }
-    let split = collapse_splits(binary, traversal_cost, intersection_cost);
+    let mut cost = vec![[0.0f64; WIDTH]; binary.len()];
+    let split = collapse_splits(binary, &mut cost, traversal_cost, intersection_cost);
+    // Exactly the nodes it makes (256 bytes each), reserved while the costs still take
+    // their place: in a browser tab, whose memory never shrinks, the costs' hole then
+    // joins the builder's for the leaves' packets instead of holding the nodes.
+    let mut wide = Vec::with_capacity(wide_count(binary, &split));
+    drop(cost);
+    wide.push(WideNode::EMPTY);
     // (binary node, wide node that takes its lanes)
     let mut tasks = vec![(0usize, 0usize)];
     let mut lanes = Vec::with_capacity(WIDTH);
     while let Some((b, w)) = tasks.pop() {
-        lanes.clear();
-        // The wide node of `b`: its two children share all its lanes.
-        let (l, a) = (binary[b].first as usize, usize::from(split[b].open));
-        lanes_of(binary, &split, l, a, &mut lanes);
-        lanes_of(binary, &split, l + 1, WIDTH - 2 - a, &mut lanes);
+        lanes_of_wide(binary, &split, b, &mut lanes);
         for (k, &n) in lanes.iter().enumerate() {
             let node = &binary[n];
             if node.is_leaf() {
@@ -150,9 +152,14 @@ struct Split {
     open: u8,
 }
 
-/// The collapse's choices for every binary node, from `cost[n][k]` (see [`collapse`]).
-fn collapse_splits(binary: &[Node], traversal_cost: f32, intersection_cost: f32) -> Vec<Split> {
-    let mut cost = vec![[0.0f64; WIDTH]; binary.len()];
+/// The collapse's choices for every binary node, from `cost[n][k]` (see [`collapse`]),
+/// computed into `cost` (one entry per binary node).
+fn collapse_splits(
+    binary: &[Node],
+    cost: &mut [[f64; WIDTH]],
+    traversal_cost: f32,
+    intersection_cost: f32,
+) -> Vec<Split> {
     let mut split = vec![
         Split {
             shared: [u8::MAX; WIDTH],
@@ -195,6 +202,26 @@ fn collapse_splits(binary: &[Node], traversal_cost: f32, intersection_cost: f32)
         }
     }
     split
+}
+
+/// How many wide nodes [`collapse`] makes.
+fn wide_count(binary: &[Node], split: &[Split]) -> usize {
+    let (mut count, mut tasks, mut lanes) = (0, vec![0usize], Vec::with_capacity(WIDTH));
+    while let Some(b) = tasks.pop() {
+        count += 1;
+        lanes_of_wide(binary, split, b, &mut lanes);
+        tasks.extend(lanes.iter().filter(|&&n| !binary[n].is_leaf()));
+    }
+    count
+}
+
+/// The lanes of the wide node that binary node `b` (not a leaf) becomes: its two children
+/// share all [`WIDTH`] lanes, as the collapse chose. `lanes` is cleared first.
+fn lanes_of_wide(binary: &[Node], split: &[Split], b: usize, lanes: &mut Vec<usize>) {
+    lanes.clear();
+    let (l, a) = (binary[b].first as usize, usize::from(split[b].open));
+    lanes_of(binary, split, l, a, lanes);
+    lanes_of(binary, split, l + 1, WIDTH - 2 - a, lanes);
 }
 
 /// Appends the binary nodes that cover the subtree of `n` with at most `k + 1` lanes, as the
