@@ -290,6 +290,24 @@ test("trees that are dropped without free() are freed by the garbage collector",
   assert.ok(after - before < 50e6, `wasm memory grew by ${((after - before) / 1e6).toFixed(0)} MB`);
 });
 
+test("a build grows a fresh module's memory by at most 100 bytes per triangle", async () => {
+  // WebAssembly memory never shrinks: a build's peak is what the page keeps. 245k triangles,
+  // so the 64 KiB pages round to nothing; each quality in a module instance of its own.
+  const mesh = sphere(350, 350);
+  const n = mesh.indices.length / 3;
+  // Measured 80, 97 and 157 (the fast build keeps its corners in leaf order, for speed).
+  const limits = { default: 90, high: 100, fast: 170 };
+  for (const [quality, limit] of Object.entries(limits)) {
+    const fresh = await import(new URL(`../meshray.js?memory=${quality}`, import.meta.url).href);
+    await fresh.init();
+    const before = fresh.memoryBytes();
+    const bvh = new fresh.BVH(mesh.positions, mesh.indices, { quality });
+    const perTriangle = (fresh.memoryBytes() - before) / n;
+    assert.ok(perTriangle <= limit, `${quality}: ${perTriangle.toFixed(1)} bytes per triangle`);
+    bvh.free();
+  }
+});
+
 test("batches take near and far per ray, as single rays with their own range answer", () => {
   const rng = random(31);
   const mesh = sphere(30, 40);

@@ -231,7 +231,7 @@ impl Tree {
 
 /// `binary` improved by reinsertion; the same leaves. Returns `binary` itself when the moves
 /// would make the tree deeper than the walks' stacks allow (see [`MAX_DEPTH`]).
-pub(crate) fn optimize(binary: Vec<Node>) -> Vec<Node> {
+pub(crate) fn optimize(mut binary: Vec<Node>) -> Vec<Node> {
     if binary.len() < 5 {
         return binary;
     }
@@ -257,7 +257,14 @@ pub(crate) fn optimize(binary: Vec<Node>) -> Vec<Node> {
         }
     }
     let (nodes, depth) = tree.to_nodes();
-    if depth >= MAX_DEPTH { binary } else { nodes }
+    if depth < MAX_DEPTH {
+        // Into the builder's own array (the same number of nodes), which stays where it was:
+        // the builder placed it so that, freed, it joins the hole its items left (see
+        // `build_triangles`).
+        binary.clear();
+        binary.extend_from_slice(&nodes);
+    }
+    binary
 }
 
 #[cfg(test)]
