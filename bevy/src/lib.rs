@@ -46,7 +46,7 @@ impl Plugin for MeshrayPickingPlugin {
                     sync::start_builds,
                     sync::finish_builds,
                     sync::place_entities,
-                    sync::pose_skins,
+                    sync::pose_entities,
                     backend::update_hits,
                 )
                     .chain()

@@ -8,10 +8,13 @@
 //! its joints' matrices (the joint's `GlobalTransform` times its inverse bind pose). Such an
 //! entity gets a BVH of its own (a copy of its asset's), placed with the identity, and posed
 //! with those matrices ([`meshray::Scene::pose_mesh`]) in every frame where one of them
-//! changed.
+//! changed. An entity with morph weights (`MeshMorphWeights`, its own or a `MorphWeights`
+//! entity's) is posed the same way with them, before its skin as in Bevy's vertex shader
+//! (placed by its own transform when it has no skin).
 
 use bevy_asset::{AssetEvent, AssetId, Assets};
 use bevy_ecs::prelude::*;
+use bevy_mesh::morph::{MeshMorphWeights, MorphWeights};
 use bevy_mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
 use bevy_mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology, VertexAttributeValues};
 use bevy_platform::collections::{HashMap, HashSet};
@@ -37,11 +40,20 @@ pub struct MeshrayScene {
     building: HashMap<AssetId<Mesh>, Task<Option<Bvh>>>,
     /// Entities whose mesh has no BVH yet (being built, or not loaded).
     waiting: HashSet<Entity>,
-    /// Each mesh asset's rig (its joints and weights), made on its first skinned entity's
-    /// first pose; `None` for a mesh without joint attributes.
-    rigs: HashMap<AssetId<Mesh>, Option<Arc<Rig>>>,
-    /// Each skinned entity's joint matrices at its last pose (empty: not posed yet).
-    poses: HashMap<Entity, Vec<nalgebra::Matrix4<f32>>>,
+    /// Each mesh asset's rig (its joints and weights, its morph targets) and how many
+    /// morph targets it has, made on its first posed entity's first pose; `None` for a mesh
+    /// with neither joint attributes nor morph targets.
+    rigs: HashMap<AssetId<Mesh>, Option<(Arc<Rig>, usize)>>,
+    /// Each posed entity's last pose.
+    poses: HashMap<Entity, LastPose>,
+}
+
+/// What an entity was posed with: its joint matrices (none without a skin) and its morph
+/// weights (one per morph target).
+#[derive(Default)]
+struct LastPose {
+    joints: Vec<nalgebra::Matrix4<f32>>,
+    weights: Vec<f32>,
 }
 
 impl MeshrayScene {
@@ -60,7 +72,7 @@ impl MeshrayScene {
         self.instances.get(&entity).map(|&(id, _)| id)
     }
 
-    /// Whether `entity` is a skinned entity posed by its joints.
+    /// Whether `entity` is posed by its joints or morph weights.
     pub(crate) fn is_posed(&self, entity: Entity) -> bool {
         self.poses.contains_key(&entity)
     }
@@ -77,7 +89,7 @@ impl MeshrayScene {
 
     /// Places `entity` (its mesh asset and world transform), or puts it in the waiting list
     /// while its mesh has no BVH. A skinned entity is placed with the identity (its pose
-    /// carries it to world space); its first pose ([`pose_skins`]) gives it a BVH of its
+    /// carries it to world space); its first pose ([`pose_entities`]) gives it a BVH of its
     /// own (`Scene::pose_mesh` copies a shared one).
     fn place(
         &mut self,
@@ -300,16 +312,18 @@ pub(crate) fn place_entities(
     all: Query<(&Mesh3d, &GlobalTransform, Has<SkinnedMesh>)>,
     mut removed: RemovedComponents<Mesh3d>,
     mut unskinned: RemovedComponents<SkinnedMesh>,
+    mut unmorphed: RemovedComponents<MeshMorphWeights>,
 ) {
     for entity in removed.read() {
         state.take_out(entity);
         state.waiting.remove(&entity);
     }
-    // An entity that lost its skin is placed anew, by its own transform, on the shared BVH.
-    for entity in unskinned.read() {
-        if let Ok((mesh, transform, false)) = all.get(entity) {
+    // An entity that lost its skin or its morph weights is placed anew on the shared BVH
+    // (by its own transform without a skin), and posed again if it still has either.
+    for entity in unskinned.read().chain(unmorphed.read()) {
+        if let Ok((mesh, transform, skinned)) = all.get(entity) {
             state.take_out(entity);
-            state.place(entity, mesh.id(), transform, false);
+            state.place(entity, mesh.id(), transform, skinned);
         }
     }
     for (entity, mesh, transform, skinned) in &changed {
@@ -331,47 +345,82 @@ pub(crate) fn place_entities(
     }
 }
 
-/// The rig of a mesh asset whose BVH is `bvh`: its `ATTRIBUTE_JOINT_INDEX` and
-/// `ATTRIBUTE_JOINT_WEIGHT`, one per vertex; `None` without them (or with another count).
-fn rig(mesh: &Mesh, bvh: &Bvh) -> Option<Rig> {
-    let Ok(VertexAttributeValues::Uint16x4(joints)) =
-        mesh.try_attribute(Mesh::ATTRIBUTE_JOINT_INDEX)
-    else {
-        return None;
-    };
-    let Ok(VertexAttributeValues::Float32x4(weights)) =
-        mesh.try_attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT)
-    else {
-        return None;
-    };
-    Rig::new(bvh.mesh())
-        .with_skin(joints.clone(), weights.clone())
-        .ok()
+/// The rig of a mesh asset whose BVH is `bvh`, and its number of morph targets: its
+/// `ATTRIBUTE_JOINT_INDEX` and `ATTRIBUTE_JOINT_WEIGHT` (one per vertex) and its morph
+/// targets' position deltas; `None` with neither (or with counts that do not fit its
+/// vertices).
+fn rig(mesh: &Mesh, bvh: &Bvh) -> Option<(Rig, usize)> {
+    let mut rig = Rig::new(bvh.mesh());
+    let mut posable = false;
+    if let (
+        Ok(VertexAttributeValues::Uint16x4(joints)),
+        Ok(VertexAttributeValues::Float32x4(weights)),
+    ) = (
+        mesh.try_attribute(Mesh::ATTRIBUTE_JOINT_INDEX),
+        mesh.try_attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT),
+    ) {
+        rig = rig.with_skin(joints.clone(), weights.clone()).ok()?;
+        posable = true;
+    }
+    let vertices = rig.vertex_count();
+    let mut count = 0;
+    // Bevy keeps them target after target, each one entry per vertex.
+    if let Ok(targets) = mesh.try_morph_targets()
+        && vertices > 0
+        && !targets.is_empty()
+        && targets.len() % vertices == 0
+    {
+        let deltas = targets
+            .chunks_exact(vertices)
+            .map(|t| t.iter().map(|a| a.position.to_array().into()).collect())
+            .collect();
+        rig = rig.with_morph_targets(deltas).ok()?;
+        count = targets.len() / vertices;
+        posable = true;
+    }
+    posable.then_some((rig, count))
 }
 
-/// Poses every skinned entity whose joints moved since its last pose, then brings the
-/// scene's top-level tree up to date (once per frame, here, so the backend's queries
-/// neither wait nor allocate).
-pub(crate) fn pose_skins(
+/// An entity that may be posed: its mesh, skin and morph weights.
+type Posable<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static Mesh3d,
+        Option<&'static SkinnedMesh>,
+        Option<&'static MeshMorphWeights>,
+    ),
+    Or<(With<SkinnedMesh>, With<MeshMorphWeights>)>,
+>;
+
+/// Poses every skinned or morphing entity whose joints or morph weights changed since its
+/// last pose, then brings the scene's top-level tree up to date (once per frame, here, so
+/// the backend's queries neither wait nor allocate).
+pub(crate) fn pose_entities(
     mut state: ResMut<MeshrayScene>,
-    skinned: Query<(Entity, &Mesh3d, &SkinnedMesh)>,
+    posable: Posable,
     transforms: Query<&GlobalTransform>,
+    morph_weights: Query<&MorphWeights>,
     bindposes: Option<Res<Assets<SkinnedMeshInverseBindposes>>>,
     meshes: Res<Assets<Mesh>>,
 ) {
     let state = &mut *state;
-    if let Some(bindposes) = bindposes {
-        let mut matrices = Vec::new();
-        for (entity, mesh, skin) in &skinned {
-            let Some(&(id, asset)) = state.instances.get(&entity) else {
-                continue;
-            };
-            let Some(inverse) = bindposes.get(&skin.inverse_bindposes) else {
+    let mut now = LastPose::default();
+    for (entity, mesh, skin, morph) in &posable {
+        let Some(&(id, asset)) = state.instances.get(&entity) else {
+            continue;
+        };
+        now.joints.clear();
+        if let Some(skin) = skin {
+            let Some(inverse) = bindposes
+                .as_ref()
+                .and_then(|b| b.get(&skin.inverse_bindposes))
+            else {
                 continue;
             };
             // As Bevy's renderer: each joint's GlobalTransform times its inverse bind pose
             // (a joint without a transform keeps the entity unposed this frame).
-            matrices.clear();
             let complete = skin
                 .joints
                 .iter()
@@ -381,34 +430,54 @@ pub(crate) fn pose_skins(
                         return false;
                     };
                     let m = bevy_math::Mat4::from(transform.affine()) * *bind;
-                    matrices.push(nalgebra::Matrix4::from_column_slice(&m.to_cols_array()));
+                    now.joints
+                        .push(nalgebra::Matrix4::from_column_slice(&m.to_cols_array()));
                     true
                 });
-            if !complete || state.poses.get(&entity) == Some(&matrices) {
+            if !complete {
                 continue;
             }
-            let rig = match state.rigs.get(&asset) {
-                Some(rig) => rig.clone(),
-                None => {
-                    let made = match (meshes.get(mesh.id()), state.bvhs.get(&asset)) {
-                        (Some(m), Some(bvh)) => rig(m, bvh).map(Arc::new),
-                        _ => None,
-                    };
-                    state.rigs.insert(asset, made.clone());
-                    made
-                }
-            };
-            let Some(rig) = rig else { continue };
-            let pose = Pose {
-                joints: &matrices,
-                morph_weights: &[],
-            };
-            // A pose meshray refuses (joints it cannot place the mesh with): the entity
-            // keeps its last pose until the next change.
-            if state.scene.pose_mesh(id, &rig, &pose).is_ok() {
-                // The pose's matrices kept, the old ones' buffer reused for the next entity.
-                std::mem::swap(state.poses.entry(entity).or_default(), &mut matrices);
+        }
+        let rig = match state.rigs.get(&asset) {
+            Some(rig) => rig.clone(),
+            None => {
+                let made = match (meshes.get(mesh.id()), state.bvhs.get(&asset)) {
+                    (Some(m), Some(bvh)) => rig(m, bvh).map(|(r, n)| (Arc::new(r), n)),
+                    _ => None,
+                };
+                state.rigs.insert(asset, made.clone());
+                made
             }
+        };
+        let Some((rig, targets)) = rig else { continue };
+        // One weight per morph target, as the shader reads them (missing ones are zero).
+        now.weights.clear();
+        now.weights.extend_from_slice(match morph {
+            Some(MeshMorphWeights::Value { weights }) => weights,
+            Some(MeshMorphWeights::Reference(e)) => {
+                morph_weights.get(*e).map_or(&[], |w| w.weights())
+            }
+            None => &[],
+        });
+        now.weights.resize(targets, 0.0);
+        let unchanged = match state.poses.get(&entity) {
+            Some(last) => last.joints == now.joints && last.weights == now.weights,
+            // Never posed: the shared BVH is the bind pose, right for an unskinned entity
+            // whose weights are all zero.
+            None => skin.is_none() && now.weights.iter().all(|&w| w == 0.0),
+        };
+        if unchanged {
+            continue;
+        }
+        let pose = Pose {
+            joints: &now.joints,
+            morph_weights: &now.weights,
+        };
+        // A pose meshray refuses (joints it cannot place the mesh with): the entity keeps
+        // its last pose until the next change.
+        if state.scene.pose_mesh(id, &rig, &pose).is_ok() {
+            // The pose kept, the old one's buffers reused for the next entity.
+            std::mem::swap(state.poses.entry(entity).or_default(), &mut now);
         }
     }
     state.scene.update();
