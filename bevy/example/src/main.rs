@@ -1,19 +1,48 @@
 //! A window on a mesh, picked by `meshray-bevy`: `cargo +1.97.1 run --release -p
-//! meshray-bevy-example [MESH]` (any file meshray reads; default: the repository's
-//! `assets/scene.obj`). Move the pointer over the mesh to outline the triangle under it in
-//! yellow; click to print what was hit; drag with the right button to orbit.
+//! meshray-bevy-example [MESH]`. Without a mesh it shows an animated glTF character
+//! (`assets/character.gltf`: skinned, with a morph target; see `character.rs`), picked where
+//! it is drawn in every frame; with one (any file meshray reads), that mesh, still. Move the
+//! pointer over it to outline the triangle under it in yellow; click to print what was hit;
+//! drag with the right button to orbit.
+//!
+//! `--write-character PATH` writes the character's glTF file (how `assets/character.gltf`
+//! was made).
+
+mod character;
 
 use bevy::input::mouse::AccumulatedMouseMotion;
 use bevy::picking::hover::HoverMap;
 use bevy::prelude::*;
-use meshray_bevy::{MeshrayHit, MeshrayPickingPlugin};
+use bevy::world_serialization::WorldInstanceReady;
+use meshray_bevy::{MeshrayHit, MeshrayPickingPlugin, MeshrayScene};
 
-/// The picked mesh's positions and triangles, to outline the hovered triangle.
+/// What the window shows: the animated character, or a still mesh (centred).
 #[derive(Resource)]
-struct Model {
-    positions: Vec<Vec3>,
-    triangles: Vec<[u32; 3]>,
-    radius: f32,
+enum Model {
+    Character,
+    Still {
+        positions: Vec<Vec3>,
+        triangles: Vec<[u32; 3]>,
+        radius: f32,
+    },
+}
+
+impl Model {
+    /// The radius of a sphere around what is shown, about the origin the camera orbits.
+    fn radius(&self) -> f32 {
+        match self {
+            Model::Character => 2.2,
+            Model::Still { radius, .. } => *radius,
+        }
+    }
+
+    /// The point the camera orbits.
+    fn centre(&self) -> Vec3 {
+        match self {
+            Model::Character => Vec3::new(0.0, 1.5, 0.0),
+            Model::Still { .. } => Vec3::ZERO,
+        }
+    }
 }
 
 /// The camera's orbit around the model's centre.
@@ -24,31 +53,29 @@ struct Orbit {
 }
 
 fn main() -> AppExit {
-    let path = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/scene.obj").into());
-    let mesh = match meshray::Mesh::load(&path) {
-        Ok(mesh) => mesh,
-        Err(e) => {
-            eprintln!("error: {e}");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let model = match args.as_slice() {
+        [] => Model::Character,
+        [flag, path] if flag == "--write-character" => {
+            return match std::fs::write(path, character::gltf()) {
+                Ok(()) => AppExit::Success,
+                Err(e) => {
+                    eprintln!("error: {path}: {e}");
+                    AppExit::error()
+                }
+            };
+        }
+        [path] if !path.starts_with('-') => match still(path) {
+            Ok(model) => model,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return AppExit::error();
+            }
+        },
+        _ => {
+            eprintln!("usage: meshray-bevy-example [MESH | --write-character PATH]");
             return AppExit::error();
         }
-    };
-    let positions: Vec<Vec3> = mesh
-        .positions()
-        .iter()
-        .map(|p| Vec3::new(p.x, p.y, p.z))
-        .collect();
-    let (lo, hi) = positions
-        .iter()
-        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), p| {
-            (lo.min(*p), hi.max(*p))
-        });
-    let centre = (lo + hi) / 2.0;
-    let model = Model {
-        positions: positions.iter().map(|p| *p - centre).collect(),
-        triangles: mesh.triangles().to_vec(),
-        radius: (hi - lo).length() / 2.0,
     };
     App::new()
         .add_plugins((DefaultPlugins, MeshrayPickingPlugin))
@@ -62,17 +89,68 @@ fn main() -> AppExit {
         .run()
 }
 
+/// A mesh file, centred on the origin.
+fn still(path: &str) -> Result<Model, meshray::Error> {
+    let mesh = meshray::Mesh::load(path)?;
+    let positions: Vec<Vec3> = mesh
+        .positions()
+        .iter()
+        .map(|p| Vec3::new(p.x, p.y, p.z))
+        .collect();
+    let (lo, hi) = positions
+        .iter()
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(*p), hi.max(*p))
+        });
+    let centre = (lo + hi) / 2.0;
+    Ok(Model::Still {
+        positions: positions.iter().map(|p| *p - centre).collect(),
+        triangles: mesh.triangles().to_vec(),
+        radius: (hi - lo).length() / 2.0,
+    })
+}
+
 fn setup(
     mut commands: Commands,
     model: Res<Model>,
+    assets: Res<AssetServer>,
+    mut graphs: ResMut<Assets<AnimationGraph>>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    mut gizmos: ResMut<GizmoConfigStore>,
 ) {
+    // The outline lies on the surface: drawn over it (a depth bias of -1), and wide enough
+    // to see on small triangles.
+    let (outline, _) = gizmos.config_mut::<DefaultGizmoConfigGroup>();
+    outline.depth_bias = -1.0;
+    outline.line.width = 3.0;
+    commands.spawn((
+        DirectionalLight::default(),
+        Transform::from_xyz(1.0, 2.0, 1.5).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    commands.spawn((Camera3d::default(), Transform::default()));
+    let Model::Still {
+        positions,
+        triangles,
+        ..
+    } = &*model
+    else {
+        // The character's scene, its animation looping once the scene is in the world.
+        let file = "character.gltf";
+        let (graph, node) =
+            AnimationGraph::from_clip(assets.load(GltfAssetLabel::Animation(0).from_asset(file)));
+        commands
+            .spawn((
+                WorldAssetRoot(assets.load(GltfAssetLabel::Scene(0).from_asset(file))),
+                Animation(AnimationGraphHandle(graphs.add(graph)), node),
+            ))
+            .observe(play);
+        return;
+    };
     // Flat shading: three vertices per triangle, each with the face normal.
-    let corners: Vec<Vec3> = model
-        .triangles
+    let corners: Vec<Vec3> = triangles
         .iter()
-        .flat_map(|t| t.map(|i| model.positions[i as usize]))
+        .flat_map(|t| t.map(|i| positions[i as usize]))
         .collect();
     let mut mesh = Mesh::new(
         bevy::mesh::PrimitiveTopology::TriangleList,
@@ -86,11 +164,34 @@ fn setup(
             MeshMaterial3d(materials.add(Color::srgb(0.7, 0.72, 0.75))),
         ))
         .observe(print_click);
-    commands.spawn((
-        DirectionalLight::default(),
-        Transform::from_xyz(1.0, 2.0, 1.5).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
-    commands.spawn((Camera3d::default(), Transform::default()));
+}
+
+/// The character's animation graph and its clip's node.
+#[derive(Component)]
+struct Animation(AnimationGraphHandle, AnimationNodeIndex);
+
+/// Starts the character's animation, looping, on the scene's `AnimationPlayer`, and makes
+/// its meshes print a click.
+fn play(
+    ready: On<WorldInstanceReady>,
+    mut commands: Commands,
+    animations: Query<&Animation>,
+    children: Query<&Children>,
+    mut players: Query<&mut AnimationPlayer>,
+    meshes: Query<(), With<Mesh3d>>,
+) {
+    let Ok(Animation(graph, node)) = animations.get(ready.entity) else {
+        return;
+    };
+    for entity in children.iter_descendants(ready.entity) {
+        if let Ok(mut player) = players.get_mut(entity) {
+            player.play(*node).repeat();
+            commands.entity(entity).insert(graph.clone());
+        }
+        if meshes.contains(entity) {
+            commands.entity(entity).observe(print_click);
+        }
+    }
 }
 
 /// Right-button drag orbits the camera around the model.
@@ -111,20 +212,28 @@ fn orbit(
         state.yaw.cos() * state.pitch.cos(),
     );
     for mut transform in &mut camera {
-        *transform = Transform::from_translation(direction * model.radius * 2.6)
-            .looking_at(Vec3::ZERO, Vec3::Y);
+        let centre = model.centre();
+        *transform = Transform::from_translation(centre + direction * model.radius() * 2.6)
+            .looking_at(centre, Vec3::Y);
     }
 }
 
-/// Outlines the triangle under each pointer, from the hit meshray reported.
-fn outline_hovered(hover: Res<HoverMap>, model: Res<Model>, mut gizmos: Gizmos) {
+/// Outlines the triangle under each pointer, from the hit meshray reported: its corners as
+/// meshray's scene holds them (posed, for the character), in world space.
+fn outline_hovered(hover: Res<HoverMap>, picking: Res<MeshrayScene>, mut gizmos: Gizmos) {
     for hits in hover.values() {
-        for hit in hits.values() {
-            let Some(found) = hit.extra_as::<MeshrayHit>() else {
+        for (&entity, hit) in hits {
+            let (Some(found), Some(id)) = (hit.extra_as::<MeshrayHit>(), picking.instance(entity))
+            else {
                 continue;
             };
-            let [a, b, c] =
-                model.triangles[found.triangle as usize].map(|i| model.positions[i as usize]);
+            let Some(view) = picking.scene().instance(id) else {
+                continue;
+            };
+            let [a, b, c] = view.bvh.mesh().triangle(found.triangle as usize).map(|p| {
+                let p = view.transform.transform_point(&p);
+                Vec3::new(p.x, p.y, p.z)
+            });
             gizmos.linestrip([a, b, c, a], Color::srgb(1.0, 0.9, 0.1));
         }
     }
