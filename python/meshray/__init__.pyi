@@ -42,7 +42,7 @@ class BVH:
         any_hit: bool = False,
         watertight: bool = True,
         cull: Literal["none", "back", "front"] = "none",
-        progress: Optional[Callable[[int, int], object]] = None,
+        progress: Union[bool, Callable[[int, int], object], None] = None,
     ) -> Dict[str, np.ndarray]:
         """One ray per row; returns t (inf on a miss), triangle (-1), u, v, point, normal."""
     def pick(

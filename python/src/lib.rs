@@ -12,7 +12,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2, PyUntypedArrayMet
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -67,11 +67,9 @@ impl Mesh {
             .into_iter()
             .map(Point3::from)
             .collect();
-        let faces: PyReadonlyArray2<'_, i64> = as_array(faces, "int64")
+        let faces: PyReadonlyArray2<'_, i64> = as_array(&whole_numbers(faces)?, "int64")
             .and_then(|a| a.extract())
-            .map_err(|_| {
-            PyValueError::new_err("faces: expected an (m, 3) array of integers")
-        })?;
+            .map_err(|_| PyValueError::new_err("faces: expected an (m, 3) array of integers"))?;
         let view = faces.as_array();
         if view.ncols() != 3 {
             return Err(PyValueError::new_err(format!(
@@ -156,6 +154,7 @@ fn culling(cull: &str) -> PyResult<Culling> {
 /// layout differs): the rays' own precision, read without a float64 detour.
 fn rows3<'py>(array: &Bound<'py, PyAny>, what: &str) -> PyResult<PyReadonlyArray2<'py, f32>> {
     let numpy = array.py().import("numpy")?;
+    let array = &numbers(array, what)?;
     let array = numpy
         // C order and aligned: arrays unpickled from a buffer (Dask) may be misaligned.
         .call_method1("require", (array, "float32", "CA"))
@@ -173,6 +172,89 @@ fn rows3<'py>(array: &Bound<'py, PyAny>, what: &str) -> PyResult<PyReadonlyArray
     reshaped
         .extract()
         .map_err(|_| PyValueError::new_err(format!("{what}: expected an (n, 3) array of numbers")))
+}
+
+/// `object` as a numpy array of numbers: a list, or an array of ints or floats as it is; an
+/// array of objects whose elements are all numbers as floats. Anything else (strings, bools,
+/// `None` among objects) is refused as "not numbers", naming the first bad element: numpy
+/// would read `None` as NaN and a string of digits as its number.
+fn numbers<'py>(object: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, PyAny>> {
+    let numpy = object.py().import("numpy")?;
+    let array = numpy.call_method1("asarray", (object,)).map_err(|_| {
+        PyValueError::new_err(format!("{what}: expected an (n, 3) array of numbers"))
+    })?;
+    let dtype = array.getattr("dtype")?;
+    match dtype.getattr("kind")?.extract::<String>()?.as_str() {
+        "i" | "u" | "f" => Ok(array),
+        "O" => {
+            // Python ints and floats, numpy's number scalars; not bools, not None.
+            let (number, bool_) = (numpy.getattr("number")?, numpy.getattr("bool_")?);
+            let is_number = |x: &Bound<'py, PyAny>| -> PyResult<bool> {
+                let boolean = x.is_instance_of::<PyBool>() || x.is_instance(&bool_)?;
+                Ok(!boolean
+                    && (x.is_instance_of::<PyInt>()
+                        || x.is_instance_of::<PyFloat>()
+                        || x.is_instance(&number)?))
+            };
+            for item in numpy.call_method1("ndenumerate", (&array,))?.try_iter()? {
+                let (index, x): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
+                if !is_number(&x)? {
+                    return Err(PyValueError::new_err(format!(
+                        "{what}: not numbers: {what}{} is {}",
+                        place(&index)?,
+                        x.repr()?
+                    )));
+                }
+            }
+            array.call_method1("astype", ("float64",))
+        }
+        _ => Err(PyValueError::new_err(format!(
+            "{what}: not numbers: an array of dtype {}",
+            dtype.str()?
+        ))),
+    }
+}
+
+/// `index` (a tuple of ints from `numpy.ndenumerate`) as `[i, k]`.
+fn place(index: &Bound<'_, PyAny>) -> PyResult<String> {
+    let index: Vec<i64> = index.extract()?;
+    let parts: Vec<String> = index.iter().map(i64::to_string).collect();
+    Ok(format!("[{}]", parts.join(", ")))
+}
+
+/// `object` ([`numbers`]) with every value a whole number: vertex indices given as floats
+/// are taken when each is one (`2.0`), and refused with the first that is not (`1.5`, NaN,
+/// infinite), which a cast would silently truncate.
+fn whole_numbers<'py>(object: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let numpy = object.py().import("numpy")?;
+    let array = numbers(object, "faces")?;
+    if array
+        .getattr("dtype")?
+        .getattr("kind")?
+        .extract::<String>()?
+        != "f"
+    {
+        return Ok(array);
+    }
+    let trunc = numpy.call_method1("trunc", (&array,))?;
+    let whole = numpy.call_method1(
+        "logical_and",
+        (
+            numpy.call_method1("isfinite", (&array,))?,
+            numpy.call_method1("equal", (&array, trunc))?,
+        ),
+    )?;
+    let bad = numpy.call_method1("argwhere", (numpy.call_method1("logical_not", (whole,))?,))?;
+    if bad.len()? > 0 {
+        let tuple = object.py().import("builtins")?.getattr("tuple")?;
+        let index = tuple.call1((bad.get_item(0)?.call_method0("tolist")?,))?;
+        return Err(PyValueError::new_err(format!(
+            "faces{} = {} is not a vertex index (not a whole number)",
+            place(&index)?,
+            array.get_item(&index)?.str()?
+        )));
+    }
+    Ok(array)
 }
 
 /// A flat `3n` vector as an `(n, 3)` array, without a copy.
@@ -200,6 +282,65 @@ struct Answers {
     v: Vec<f32>,
     point: Vec<f32>,
     normal: Vec<f32>,
+}
+
+/// How a batch reports its progress: `progress(done, total)` for a callable, a `tqdm` bar
+/// for `True`, nothing for `None` or `False`.
+enum Report<'py> {
+    Silent,
+    Call(Bound<'py, PyAny>),
+    Bar(Bound<'py, PyAny>),
+}
+
+impl<'py> Report<'py> {
+    fn new(py: Python<'py>, progress: Option<&Bound<'py, PyAny>>, n: usize) -> PyResult<Self> {
+        let Some(progress) = progress else {
+            return Ok(Report::Silent);
+        };
+        if !progress.is_instance_of::<PyBool>() {
+            if !progress.is_callable() {
+                return Err(PyValueError::new_err(
+                    "progress: expected True, False, None or a callable progress(done, total)",
+                ));
+            }
+            return Ok(Report::Call(progress.clone()));
+        }
+        if !progress.is_truthy()? {
+            return Ok(Report::Silent);
+        }
+        match py.import("tqdm") {
+            Ok(tqdm) => {
+                let options = PyDict::new(py);
+                options.set_item("total", n)?;
+                options.set_item("unit", "ray")?;
+                options.set_item("unit_scale", true)?;
+                Ok(Report::Bar(tqdm.getattr("tqdm")?.call((), Some(&options))?))
+            }
+            Err(_) => {
+                let message = "progress=True shows a bar with tqdm, which is not installed \
+                               (pip install tqdm); or pass a callable progress(done, total)";
+                py.import("warnings")?.call_method1("warn", (message,))?;
+                Ok(Report::Silent)
+            }
+        }
+    }
+
+    /// Rays `start..end` of `n` are answered.
+    fn done(&self, start: usize, end: usize, n: usize) -> PyResult<()> {
+        match self {
+            Report::Silent => Ok(()),
+            Report::Call(f) => f.call1((end, n)).map(drop),
+            Report::Bar(bar) => bar.call_method1("update", (end - start,)).map(drop),
+        }
+    }
+
+    /// The batch is over: a bar is closed.
+    fn finish(&self) -> PyResult<()> {
+        match self {
+            Report::Bar(bar) => bar.call_method0("close").map(drop),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Answers {
@@ -230,6 +371,7 @@ impl Answers {
             RayQuery::Closest
         };
         let mesh = bvh.mesh();
+        let report = Report::new(py, progress, n)?;
         let (mut rays, mut hits) = (Vec::with_capacity(BLOCK.min(n)), Vec::new());
         for start in (0..n).step_by(BLOCK) {
             let end = (start + BLOCK).min(n);
@@ -265,10 +407,9 @@ impl Answers {
                         nrm.copy_from_slice(&[n.x, n.y, n.z]);
                     });
             });
-            if let Some(progress) = progress {
-                progress.call1((end, n))?;
-            }
+            report.done(start, end, n)?;
         }
+        report.finish()?;
         Ok(out)
     }
 
@@ -429,7 +570,8 @@ impl PyBvh {
     /// Cramer's rule, a little faster, can slip through a shared edge); `cull` is "none",
     /// "back" or "front". A ray with a zero, NaN or infinite direction hits nothing.
     /// `progress(done, total)`, if given, is called after each block of 65,536 rays (with the
-    /// GIL held; an exception it raises stops the batch and is raised here).
+    /// GIL held; an exception it raises stops the batch and is raised here);
+    /// `progress=True` shows a `tqdm` bar instead (a warning when tqdm is not installed).
     #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, any_hit = false, watertight = true, cull = "none", progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn cast<'py>(

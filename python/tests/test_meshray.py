@@ -7,6 +7,8 @@ repository; without them those tests are skipped, except under CI=true where tha
 
 import os
 import pickle
+import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -290,6 +292,33 @@ def test_qualities_and_pickling_give_the_same_answers():
         meshray.BVH.from_bytes(b"\x07 not a tree")
 
 
+def test_indices_must_be_whole_numbers_and_coordinates_numbers():
+    tri = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=np.float64)
+    # A fraction would be truncated to another vertex: refused, naming it.
+    with pytest.raises(ValueError, match=r"faces\[0, 1\] = 1.5 is not a vertex index \(not a whole number\)"):
+        meshray.Mesh(tri, [[0.0, 1.5, 2.0]])
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match=r"faces\[0, 2\] = (nan|inf) is not a vertex index"):
+            meshray.Mesh(tri, np.array([[0.0, 1.0, bad]]))
+    # Whole numbers as floats are taken as the integers they are.
+    mesh = meshray.Mesh(tri, np.array([[0.0, 1.0, 2.0]], dtype=np.float32))
+    assert mesh.faces.tolist() == [[0, 1, 2]]
+    # None among objects is not a number (numpy would read it as NaN).
+    with pytest.raises(ValueError, match=r"vertices: not numbers: vertices\[1, 2\] is None"):
+        meshray.Mesh(np.array([[0, 0, 0], [1, 0, None], [0, 1, 0]], dtype=object), [[0, 1, 2]])
+    with pytest.raises(ValueError, match=r"faces: not numbers: faces\[0, 0\] is None"):
+        meshray.Mesh(tri, np.array([[None, 1, 2]], dtype=object))
+    with pytest.raises(ValueError, match=r"vertices: not numbers: an array of dtype <U1"):
+        meshray.Mesh(np.array([["1", "2", "3"]]), [[0, 0, 0]])
+    with pytest.raises(ValueError, match=r"faces: not numbers: faces\[0, 1\] is True"):
+        meshray.Mesh(tri, np.array([[0, True, 2]], dtype=object))
+    with pytest.raises(ValueError, match=r"faces: not numbers: an array of dtype bool"):
+        meshray.Mesh(tri, np.array([[False, True, True]]))
+    # Objects that are all numbers are fine.
+    objects = np.array([[0, 0, 0], [1.0, 0, 0], [0, np.float32(1), 0]], dtype=object)
+    assert meshray.Mesh(objects, np.array([[0, 1, 2]], dtype=object)).triangle_count == 1
+
+
 def test_bad_input_gives_clear_exceptions(tmp_path):
     tri = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=np.float64)
     with pytest.raises(ValueError, match=r"vertices: expected shape \(n, 3\)"):
@@ -392,3 +421,38 @@ def test_progress_is_reported_and_can_stop_a_batch():
 
     with pytest.raises(KeyboardInterrupt):
         bvh.cast(origins, directions, progress=stop)
+
+
+def test_progress_true_shows_a_tqdm_bar(monkeypatch):
+    mesh = meshray.Mesh.load(ASSET)
+    bvh = meshray.BVH(mesh)
+    origins, directions = random_rays(mesh.vertices, 150_000, np.random.default_rng(11))
+    events = []
+
+    class Bar:
+        """Records what a tqdm bar is told (the real one draws on stderr)."""
+
+        def __init__(self, total, unit, unit_scale):
+            events.append(("total", total, unit))
+
+        def update(self, n):
+            events.append(n)
+
+        def close(self):
+            events.append("closed")
+
+    fake = types.ModuleType("tqdm")
+    fake.tqdm = Bar
+    monkeypatch.setitem(sys.modules, "tqdm", fake)
+    bvh.cast(origins, directions, progress=True)
+    assert events == [("total", 150_000, "ray"), 65536, 65536, 150_000 - 131072, "closed"]
+    events.clear()
+    bvh.cast(origins, directions, progress=False)
+    assert events == []
+    # Without tqdm: a warning that says so, and the answers all the same.
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    with pytest.warns(UserWarning, match="tqdm"):
+        hits = bvh.cast(origins, directions, progress=True)
+    np.testing.assert_array_equal(hits["t"], bvh.cast(origins, directions)["t"])
+    with pytest.raises(ValueError, match="progress"):
+        bvh.cast(origins, directions, progress="yes")
