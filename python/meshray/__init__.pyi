@@ -1,10 +1,12 @@
 """Type stubs for meshray (the native module `meshray._meshray`)."""
 
 from os import PathLike
-from typing import Callable, Dict, Literal, Optional, Sequence, Union
+from typing import Callable, Dict, Literal, Optional, Sequence, Union, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = ["BVH", "Mesh", "MeshrayError", "from_trimesh", "from_open3d"]
 
 _Array = npt.ArrayLike
 _Vec3 = Sequence[float]
@@ -12,10 +14,11 @@ _Vec3 = Sequence[float]
 class MeshrayError(Exception):
     """An error meshray reports: a malformed file, a mesh it refuses, a bad saved BVH."""
 
+@final
 class Mesh:
     """A triangle mesh: vertex positions and index triples."""
 
-    def __init__(self, vertices: _Array, faces: _Array) -> None:
+    def __new__(cls, vertices: _Array, faces: _Array) -> "Mesh":
         """From an (n, 3) array of positions and an (m, 3) array of vertex indices."""
     @staticmethod
     def load(path: Union[str, PathLike]) -> "Mesh":
@@ -27,10 +30,11 @@ class Mesh:
     @property
     def triangle_count(self) -> int: ...
 
+@final
 class BVH:
     """A bounding volume hierarchy over a mesh: build once, cast many rays."""
 
-    def __init__(self, mesh: Mesh, quality: Literal["fast", "default", "high"] = "default") -> None: ...
+    def __new__(cls, mesh: Mesh, quality: Literal["fast", "default", "high"] = "default") -> "BVH": ...
     @property
     def mesh(self) -> Mesh: ...
     def cast(

@@ -27,7 +27,7 @@ from . import BVH, Mesh
 
 __all__ = ["cast", "loads"]
 
-_cache = {}
+_cache: dict = {}
 _lock = threading.Lock()
 
 #: How many BVHs this process has built or loaded for `cast` (a worker's count shows that
