@@ -1,0 +1,279 @@
+"""Open3D's `RaycastingScene` on meshray: switch by replacing one import.
+
+    >>> import numpy as np
+    >>> from meshray.open3d import RaycastingScene   # was: o3d.t.geometry.RaycastingScene
+    >>> scene = RaycastingScene()
+    >>> vertices = np.array([[0, 0, 0], [2, 0, 0], [0, 2, 0]], dtype=np.float32)
+    >>> scene.add_triangles(vertices, np.array([[0, 1, 2]], dtype=np.uint32))
+    0
+    >>> hits = scene.cast_rays(np.array([[0.5, 0.25, 3, 0, 0, -2]], dtype=np.float32))
+    >>> float(hits["t_hit"][0]), int(hits["primitive_ids"][0]), hits["primitive_uvs"][0].tolist()
+    (1.5, 0, [0.25, 0.125])
+
+The same methods, arguments, defaults, result keys and dtypes as Open3D 0.19's
+`open3d.t.geometry.RaycastingScene`: `add_triangles`, `cast_rays`, `test_occlusions`,
+`count_intersections`, `list_intersections`, `compute_closest_points`, `compute_distance`,
+`compute_signed_distance`, `compute_occupancy` and `create_rays_pinhole`. Rays are
+`(..., 6)` float32 (origin, direction), points `(..., 3)` float32; results keep the leading
+shape. numpy arrays in give numpy arrays out; Open3D tensors in (when Open3D is installed)
+give tensors out. A miss is `t_hit = inf` and `INVALID_ID` in the id arrays, with zero uvs
+and normals, as in Open3D. What Open3D refuses (other dtypes, shapes) is refused with a
+`ValueError` that names the argument, its dtype and its shape.
+
+Where the answers differ, meshray's are the exact ones: hits are those of the watertight
+triangle test (no ray slips through a shared edge), and occupancy and the sign of the
+signed distance come from the winding number (right on open meshes and soups, where
+Open3D's ray parity is not); `nsamples` is accepted and unused. Each geometry is its own
+BVH; `nthreads` is accepted (meshray uses all cores).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import BVH, Mesh
+
+__all__ = ["RaycastingScene"]
+
+INVALID_ID = 4294967295
+
+
+def _is_tensor(x):
+    return type(x).__module__.startswith("open3d")
+
+
+def _array(x, name, dtype, last):
+    """`x` (numpy or an Open3D tensor) as a numpy array of `dtype` whose last axis is
+    `last` long; refused otherwise, as Open3D refuses it."""
+    a = x.numpy() if _is_tensor(x) else np.asarray(x)
+    if a.dtype != np.dtype(dtype) or a.ndim < 1 or a.shape[-1] != last:
+        raise ValueError(
+            f"{name}: expected {np.dtype(dtype).name} with shape (..., {last}), "
+            f"got {a.dtype} with shape {a.shape}"
+        )
+    return a
+
+
+def _out(value, tensor):
+    if not tensor:
+        return value
+    import open3d as o3d
+
+    if isinstance(value, dict):
+        return {k: o3d.core.Tensor(v) for k, v in value.items()}
+    return o3d.core.Tensor(value)
+
+
+class RaycastingScene:
+    """A scene of triangle meshes to cast rays at and measure distances to (Open3D's
+    `RaycastingScene`, answered by meshray)."""
+
+    INVALID_ID = INVALID_ID
+
+    def __init__(self, nthreads=0, device=None):
+        self._bvhs = []
+        self._normals = []
+
+    def add_triangles(self, vertex_positions, triangle_indices=None):
+        """Adds a mesh: `(n, 3)` float32 positions and `(m, 3)` uint32 indices, or an
+        `open3d.t.geometry.TriangleMesh`. Returns its geometry id (0, 1, ...)."""
+        if triangle_indices is None:
+            mesh = vertex_positions
+            if not hasattr(mesh, "vertex"):
+                raise ValueError(
+                    "add_triangles: expected vertex positions and triangle indices, or an "
+                    "open3d.t.geometry.TriangleMesh"
+                )
+            vertex_positions, triangle_indices = mesh.vertex.positions, mesh.triangle.indices
+        positions = _array(vertex_positions, "vertex_positions", np.float32, 3)
+        indices = _array(triangle_indices, "triangle_indices", np.uint32, 3)
+        bvh = BVH(Mesh(positions.reshape(-1, 3), indices.reshape(-1, 3)))
+        corners = positions.reshape(-1, 3).astype(np.float64)[indices.reshape(-1, 3)]
+        normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        length = np.linalg.norm(normals, axis=1, keepdims=True)
+        self._normals.append(np.divide(normals, length, out=np.zeros_like(normals), where=length > 0).astype(np.float32))
+        self._bvhs.append(bvh)
+        return len(self._bvhs) - 1
+
+    def _rays(self, rays):
+        a = _array(rays, "rays", np.float32, 6)
+        flat = a.reshape(-1, 6)
+        return a.shape[:-1], flat[:, :3], flat[:, 3:]
+
+    def cast_rays(self, rays, nthreads=0):
+        """The first hit of each ray: `t_hit` (inf on a miss), `geometry_ids`,
+        `primitive_ids` (`INVALID_ID`), `primitive_uvs`, `primitive_normals`."""
+        shape, origins, directions = self._rays(rays)
+        n = len(origins)
+        t = np.full(n, np.inf, np.float32)
+        geometry = np.full(n, INVALID_ID, np.uint32)
+        primitive = np.full(n, INVALID_ID, np.uint32)
+        uvs = np.zeros((n, 2), np.float32)
+        normals = np.zeros((n, 3), np.float32)
+        for g, bvh in enumerate(self._bvhs):
+            hits = bvh.cast(origins, directions)
+            nearer = hits["t"] < t
+            t[nearer] = hits["t"][nearer]
+            geometry[nearer] = g
+            triangles = hits["triangle"][nearer]
+            primitive[nearer] = triangles
+            uvs[nearer] = np.stack([hits["u"][nearer], hits["v"][nearer]], axis=1)
+            normals[nearer] = self._normals[g][triangles]
+        out = {
+            "t_hit": t.reshape(shape),
+            "geometry_ids": geometry.reshape(shape),
+            "primitive_ids": primitive.reshape(shape),
+            "primitive_uvs": uvs.reshape(shape + (2,)),
+            "primitive_normals": normals.reshape(shape + (3,)),
+        }
+        return _out(out, _is_tensor(rays))
+
+    def test_occlusions(self, rays, tnear=0.0, tfar=np.inf, nthreads=0):
+        """Whether each ray hits anything with `tnear <= t <= tfar` (bool)."""
+        shape, origins, directions = self._rays(rays)
+        hit = np.zeros(len(origins), bool)
+        for bvh in self._bvhs:
+            hit |= bvh.cast(origins, directions, t_min=tnear, t_max=tfar, any_hit=True)["triangle"] >= 0
+        return _out(hit.reshape(shape), _is_tensor(rays))
+
+    def _all_hits(self, origins, directions):
+        """Every hit of every ray over every geometry, by ray, then t: ray, t, geometry,
+        triangle, u, v."""
+        parts = []
+        for g, bvh in enumerate(self._bvhs):
+            hits = bvh.cast_all(origins, directions)
+            hits["geometry"] = np.full(len(hits["ray"]), g, np.uint32)
+            parts.append(hits)
+        keys = ("ray", "t", "geometry", "triangle", "u", "v")
+        if not parts:
+            return {k: np.zeros(0) for k in keys}
+        merged = {k: np.concatenate([p[k] for p in parts]) for k in keys}
+        order = np.lexsort((merged["t"], merged["ray"]))
+        return {k: v[order] for k, v in merged.items()}
+
+    def count_intersections(self, rays, nthreads=0):
+        """How many times each ray crosses the surfaces (int32)."""
+        shape, origins, directions = self._rays(rays)
+        hits = self._all_hits(origins, directions)
+        counts = np.bincount(hits["ray"].astype(np.int64), minlength=len(origins)).astype(np.int32)
+        return _out(counts.reshape(shape), _is_tensor(rays))
+
+    def list_intersections(self, rays, nthreads=0):
+        """Every crossing of every ray, nearest first: `ray_splits` (where each ray's
+        start, then the total), `ray_ids`, `geometry_ids`, `primitive_ids`,
+        `primitive_uvs`, `t_hit`."""
+        shape, origins, directions = self._rays(rays)
+        hits = self._all_hits(origins, directions)
+        counts = np.bincount(hits["ray"].astype(np.int64), minlength=len(origins))
+        splits = np.zeros(len(origins) + 1, np.uint32)
+        np.cumsum(counts, out=splits[1:])
+        out = {
+            "ray_splits": splits,
+            "ray_ids": hits["ray"].astype(np.uint32),
+            "geometry_ids": hits["geometry"].astype(np.uint32),
+            "primitive_ids": hits["triangle"].astype(np.uint32),
+            "primitive_uvs": np.stack([hits["u"], hits["v"]], axis=1).astype(np.float32).reshape(-1, 2),
+            "t_hit": hits["t"].astype(np.float32),
+        }
+        return _out(out, _is_tensor(rays))
+
+    def _points(self, query_points):
+        a = _array(query_points, "query_points", np.float32, 3)
+        return a.shape[:-1], a.reshape(-1, 3)
+
+    def _closest(self, points):
+        n = len(points)
+        best = {
+            "distance": np.full(n, np.inf),
+            "points": np.full((n, 3), np.nan, np.float32),
+            "geometry_ids": np.full(n, INVALID_ID, np.uint32),
+            "primitive_ids": np.full(n, INVALID_ID, np.uint32),
+            "primitive_uvs": np.zeros((n, 2), np.float32),
+            "primitive_normals": np.zeros((n, 3), np.float32),
+        }
+        for g, bvh in enumerate(self._bvhs):
+            found = bvh.closest_points(points)
+            nearer = found["distance"] < best["distance"]
+            triangles = found["triangle"][nearer]
+            best["distance"][nearer] = found["distance"][nearer]
+            best["points"][nearer] = found["point"][nearer]
+            best["geometry_ids"][nearer] = g
+            best["primitive_ids"][nearer] = triangles
+            best["primitive_uvs"][nearer] = np.stack([found["u"][nearer], found["v"][nearer]], axis=1)
+            best["primitive_normals"][nearer] = self._normals[g][triangles]
+        return best
+
+    def compute_closest_points(self, query_points, nthreads=0):
+        """The nearest surface point to each query point: `points`, `geometry_ids`,
+        `primitive_ids`, `primitive_uvs`, `primitive_normals`."""
+        shape, points = self._points(query_points)
+        best = self._closest(points)
+        best.pop("distance")
+        out = {k: v.reshape(shape + v.shape[1:]) for k, v in best.items()}
+        return _out(out, _is_tensor(query_points))
+
+    def compute_distance(self, query_points, nthreads=0):
+        """The distance from each query point to the nearest surface (float32)."""
+        shape, points = self._points(query_points)
+        distance = self._closest(points)["distance"].astype(np.float32)
+        return _out(distance.reshape(shape), _is_tensor(query_points))
+
+    def _inside(self, points):
+        inside = np.zeros(len(points), bool)
+        for bvh in self._bvhs:
+            inside |= bvh.contains(points)
+        return inside
+
+    def compute_occupancy(self, query_points, nthreads=0, nsamples=1):
+        """1 inside a mesh, 0 outside (float32), by the exact winding number."""
+        shape, points = self._points(query_points)
+        occupancy = self._inside(points).astype(np.float32)
+        return _out(occupancy.reshape(shape), _is_tensor(query_points))
+
+    def compute_signed_distance(self, query_points, nthreads=0, nsamples=1):
+        """`compute_distance`, negative inside a mesh (float32)."""
+        shape, points = self._points(query_points)
+        distance = self._closest(points)["distance"]
+        signed = np.where(self._inside(points), -distance, distance).astype(np.float32)
+        return _out(signed.reshape(shape), _is_tensor(query_points))
+
+    @staticmethod
+    def create_rays_pinhole(*args, **kwargs):
+        """Camera rays, `(height_px, width_px, 6)` float32, one per pixel centre:
+        `create_rays_pinhole(intrinsic_matrix, extrinsic_matrix, width_px, height_px)` (3×3
+        intrinsics, 4×4 world-to-camera), or `create_rays_pinhole(fov_deg, center, eye, up,
+        width_px, height_px)` (horizontal field of view in degrees), as Open3D makes them
+        (directions not normalized: unit depth along the view axis)."""
+        names_k = ("intrinsic_matrix", "extrinsic_matrix", "width_px", "height_px")
+        names_f = ("fov_deg", "center", "eye", "up", "width_px", "height_px")
+        values = list(args)
+        by_fov = len(args) == 6 or "fov_deg" in kwargs
+        for name in (names_f if by_fov else names_k)[len(args):]:
+            if name not in kwargs:
+                raise TypeError(f"create_rays_pinhole: missing argument {name!r}")
+            values.append(kwargs[name])
+        tensor = any(_is_tensor(v) for v in values)
+        numpy = lambda v: np.asarray(v.numpy() if _is_tensor(v) else v, np.float64)  # noqa: E731
+        if by_fov:
+            fov, center, eye, up, width, height = values
+            eye, center, up = numpy(eye), numpy(center), numpy(up)
+            focal = 0.5 * width / np.tan(np.radians(float(fov)) / 2)
+            intrinsic = np.array([[focal, 0, width / 2], [0, focal, height / 2], [0, 0, 1]])
+            forward = (center - eye) / np.linalg.norm(center - eye)
+            # Open3D's look-at: the camera's x axis is up × forward, its y forward × x.
+            x_axis = np.cross(up, forward)
+            x_axis /= np.linalg.norm(x_axis)
+            y_axis = np.cross(forward, x_axis)
+            rotation = np.stack([x_axis, y_axis, forward])  # world to camera, by rows
+            origin = eye
+        else:
+            intrinsic, extrinsic, width, height = values
+            intrinsic, extrinsic = numpy(intrinsic), numpy(extrinsic)
+            rotation = extrinsic[:3, :3]
+            origin = -rotation.T @ extrinsic[:3, 3]
+        columns, rows = np.meshgrid(np.arange(int(width)) + 0.5, np.arange(int(height)) + 0.5)
+        pixels = np.stack([columns, rows, np.ones_like(columns)], axis=-1)
+        camera = pixels @ np.linalg.inv(intrinsic).T
+        directions = camera @ rotation
+        rays = np.concatenate([np.broadcast_to(origin, directions.shape), directions], axis=-1)
+        return _out(rays.astype(np.float32), tensor)

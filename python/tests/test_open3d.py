@@ -1,0 +1,201 @@
+"""`meshray.open3d.RaycastingScene` against Open3D's own `RaycastingScene` (when Open3D is
+installed; skipped otherwise): the same keys, dtypes and shapes, and the same answers on the
+shared meshes and random rays and points, two geometries in one scene. Ties (a ray through
+an edge or between coplanar triangles) may name another triangle at the same distance.
+Occupancy and signed distance are compared on the bunny and armadillo, where Open3D's ray
+parity is right; the bad-input cases are refused as Open3D refuses them."""
+
+import numpy as np
+import pytest
+
+from meshray.open3d import INVALID_ID, RaycastingScene
+
+from test_meshray import point_triangle_distance, random_rays, shared
+
+o3d = pytest.importorskip("open3d")
+
+
+def scenes(paths):
+    """The same meshes in Open3D's scene and in meshray's: the first as it is, the next
+    ones moved along x by 1.2 widths each (so they overlap no ray's answer by accident)."""
+    ours, theirs = RaycastingScene(), o3d.t.geometry.RaycastingScene()
+    meshes = []
+    for k, path in enumerate(paths):
+        mesh = o3d.t.io.read_triangle_mesh(str(path))
+        vertices = mesh.vertex.positions.numpy().astype(np.float32)
+        width = vertices[:, 0].max() - vertices[:, 0].min()
+        vertices = vertices + np.float32(1.2 * k * width) * np.array([1, 0, 0], np.float32)
+        faces = mesh.triangle.indices.numpy().astype(np.uint32)
+        assert ours.add_triangles(vertices, faces) == theirs.add_triangles(
+            o3d.core.Tensor(vertices), o3d.core.Tensor(faces)
+        )
+        meshes.append((vertices, faces))
+    return ours, theirs, meshes
+
+
+def f64_t(meshes, geometry, triangle, origins, directions):
+    """Each ray's distance to the given triangle, in float64 (inf when it misses)."""
+    out = np.full(len(origins), np.inf)
+    for g, (vertices, faces) in enumerate(meshes):
+        rows = np.flatnonzero(geometry == g)
+        a, b, c = (vertices[faces[triangle[rows]]][:, k].astype(np.float64) for k in range(3))
+        o, d = origins[rows].astype(np.float64), directions[rows].astype(np.float64)
+        e1, e2 = b - a, c - a
+        p = np.cross(d, e2)
+        det = np.einsum("ij,ij->i", e1, p)
+        s = o - a
+        q = np.cross(s, e1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.einsum("ij,ij->i", e2, q) / det
+        out[rows] = t
+    return out
+
+
+@pytest.fixture(scope="module")
+def two_meshes():
+    return scenes([shared("stanford-bunny/stanford-bunny.obj"), shared("armadillo/armadillo.obj")])
+
+
+def test_cast_rays_equals_open3d(two_meshes):
+    ours, theirs, meshes = two_meshes
+    lo = np.min([v.min(0) for v, _ in meshes], axis=0)
+    hi = np.max([v.max(0) for v, _ in meshes], axis=0)
+    rng = np.random.default_rng(3)
+    origins, directions = random_rays(np.stack([lo, hi]), 20_000, rng)
+    rays = np.concatenate([origins, directions], axis=1)
+    got, want = ours.cast_rays(rays), {k: v.numpy() for k, v in theirs.cast_rays(o3d.core.Tensor(rays)).items()}
+    assert set(got) == set(want)
+    for key in want:
+        assert got[key].dtype == want[key].dtype and got[key].shape == want[key].shape, key
+    hit = np.isfinite(want["t_hit"])
+    assert (np.isfinite(got["t_hit"]) == hit).mean() > 0.999
+    both = hit & np.isfinite(got["t_hit"])
+    np.testing.assert_allclose(got["t_hit"][both], want["t_hit"][both], rtol=1e-4)
+    same = both & (got["primitive_ids"] == want["primitive_ids"]) & (got["geometry_ids"] == want["geometry_ids"])
+    # Another triangle only at a tie: Open3D's triangle is as near, in float64.
+    other = both & ~same
+    t_theirs = f64_t(meshes, want["geometry_ids"][other], want["primitive_ids"][other], origins[other], directions[other])
+    np.testing.assert_allclose(t_theirs, got["t_hit"][other], rtol=1e-4)
+    assert other.mean() < 0.01, other.mean()
+    np.testing.assert_allclose(got["primitive_uvs"][same], want["primitive_uvs"][same], atol=1e-3)
+    np.testing.assert_allclose(got["primitive_normals"][same], want["primitive_normals"][same], atol=1e-4)
+    miss = ~np.isfinite(got["t_hit"])
+    assert (got["geometry_ids"][miss] == INVALID_ID).all() and (got["primitive_ids"][miss] == INVALID_ID).all()
+    assert (got["primitive_uvs"][miss] == 0).all() and (got["primitive_normals"][miss] == 0).all()
+    # Tensors in, tensors out; the leading shape kept.
+    grid = ours.cast_rays(o3d.core.Tensor(rays[:24].reshape(4, 6, 6)))
+    assert isinstance(grid["t_hit"], o3d.core.Tensor) and tuple(grid["primitive_uvs"].shape) == (4, 6, 2)
+    np.testing.assert_array_equal(grid["t_hit"].numpy().ravel(), got["t_hit"][:24])
+
+
+def test_occlusions_and_intersections_equal_open3d(two_meshes):
+    ours, theirs, meshes = two_meshes
+    vertices = np.concatenate([v for v, _ in meshes])
+    origins, directions = random_rays(vertices, 5_000, np.random.default_rng(4))
+    rays = np.concatenate([origins, directions], axis=1)
+    tensor = o3d.core.Tensor(rays)
+    for tnear, tfar in [(0.0, np.inf), (0.3, 0.6)]:
+        got = ours.test_occlusions(rays, tnear=tnear, tfar=tfar)
+        want = theirs.test_occlusions(tensor, tnear=tnear, tfar=tfar).numpy()
+        assert got.dtype == want.dtype and (got == want).mean() > 0.999
+    got, want = ours.count_intersections(rays), theirs.count_intersections(tensor).numpy()
+    assert got.dtype == want.dtype and (got == want).mean() > 0.995
+    listed = ours.list_intersections(rays)
+    theirs_listed = {k: v.numpy() for k, v in theirs.list_intersections(tensor).items()}
+    for key, value in theirs_listed.items():
+        assert listed[key].dtype == value.dtype, key
+    splits = listed["ray_splits"]
+    np.testing.assert_array_equal(np.diff(splits), got)
+    # Per ray, nearest first, the same distances where the counts agree.
+    for r in np.flatnonzero(got == want)[:500]:
+        mine = listed["t_hit"][splits[r] : splits[r + 1]]
+        other = theirs_listed["t_hit"][theirs_listed["ray_splits"][r] : theirs_listed["ray_splits"][r + 1]]
+        assert (np.diff(mine) >= 0).all()
+        np.testing.assert_allclose(mine, np.sort(other), rtol=1e-4)
+        assert (listed["ray_ids"][splits[r] : splits[r + 1]] == r).all()
+
+
+def test_distances_occupancy_and_signed_distance_equal_open3d(two_meshes):
+    ours, theirs, meshes = two_meshes
+    vertices = np.concatenate([v for v, _ in meshes])
+    lo, hi = vertices.min(0), vertices.max(0)
+    points = (lo + (hi - lo) * np.random.default_rng(5).random((3_000, 3))).astype(np.float32)
+    tensor = o3d.core.Tensor(points)
+    got, want = ours.compute_closest_points(points), {
+        k: v.numpy() for k, v in theirs.compute_closest_points(tensor).items()
+    }
+    assert set(got) == set(want)
+    for key in want:
+        assert got[key].dtype == want[key].dtype and got[key].shape == want[key].shape, key
+    distance = ours.compute_distance(points)
+    # Open3D's distances are float32 differences of coordinates (up to `scale`): off by a few
+    # of their ulps. Where the two differ by more than a rounding, meshray's equals a float64
+    # brute force over every triangle.
+    scale = np.abs(vertices).max()
+    theirs_distance = theirs.compute_distance(tensor).numpy()
+    np.testing.assert_allclose(distance, theirs_distance, rtol=1e-4, atol=4e-7 * scale)
+    for i in np.flatnonzero(~np.isclose(distance, theirs_distance, rtol=1e-5, atol=1e-6))[:50]:
+        exact = min(
+            point_triangle_distance(
+                np.repeat(points[i : i + 1].astype(np.float64), len(f), axis=0),
+                *(v.astype(np.float64)[f[:, k]] for k in range(3)),
+            ).min()
+            for v, f in meshes
+        )
+        assert abs(distance[i] - exact) <= 1e-6 * max(exact, 1), (i, distance[i], exact, theirs_distance[i])
+    np.testing.assert_allclose(np.linalg.norm(got["points"] - points, axis=1), distance, rtol=1e-4, atol=4e-7 * scale)
+    # The nearest point is often a vertex or an edge shared by several triangles, so the
+    # triangle named may differ; the point itself may not, but at a tie: two points of the
+    # surface as near, within rounding (about 1 % of these points, far from a curved mesh).
+    near = np.linalg.norm(got["points"] - want["points"], axis=1) <= 1e-6 * scale
+    theirs_near = np.linalg.norm(want["points"].astype(np.float64) - points, axis=1)
+    assert (near | np.isclose(theirs_near, distance, rtol=0, atol=4e-7 * scale)).all()
+    assert near.mean() > 0.98, near.mean()
+    mine = point_triangle_distance(
+        points.astype(np.float64),
+        *(
+            np.stack([meshes[g][0][meshes[g][1][t, k]] for g, t in zip(got["geometry_ids"], got["primitive_ids"])]).astype(np.float64)
+            for k in range(3)
+        ),
+    )
+    np.testing.assert_allclose(mine, distance, rtol=1e-5, atol=1e-6)  # the triangle named is that near
+    occupancy = ours.compute_occupancy(points)
+    assert occupancy.dtype == np.float32
+    np.testing.assert_array_equal(occupancy, theirs.compute_occupancy(tensor).numpy())
+    signed = ours.compute_signed_distance(points)
+    np.testing.assert_allclose(signed, theirs.compute_signed_distance(tensor).numpy(), rtol=1e-4, atol=4e-7 * scale)
+
+
+def test_rays_pinhole_equal_open3d():
+    intrinsic = np.array([[100, 0, 32], [0, 120, 24], [0, 0, 1]], np.float64)
+    extrinsic = np.array([[0.8, -0.6, 0, 0.1], [0.6, 0.8, 0, 0.2], [0, 0, 1, 3], [0, 0, 0, 1]])
+    for args in [
+        (o3d.core.Tensor(intrinsic), o3d.core.Tensor(extrinsic), 64, 48),
+        (60.0, o3d.core.Tensor([0.3, 0.1, 0.0]), o3d.core.Tensor([1.0, 2.0, 5.0]), o3d.core.Tensor([0, 0.2, 1.0]), 64, 48),
+    ]:
+        want = o3d.t.geometry.RaycastingScene.create_rays_pinhole(*args).numpy()
+        got = RaycastingScene.create_rays_pinhole(*args)
+        assert isinstance(got, o3d.core.Tensor)
+        np.testing.assert_allclose(got.numpy(), want, atol=1e-5)
+    plain = RaycastingScene.create_rays_pinhole(intrinsic, extrinsic, 64, 48)
+    assert isinstance(plain, np.ndarray) and plain.shape == (48, 64, 6) and plain.dtype == np.float32
+
+
+def test_what_open3d_refuses_is_refused():
+    scene = RaycastingScene()
+    vertices = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32)
+    for bad_vertices, bad_faces, words in [
+        (vertices.astype(np.float64), np.array([[0, 1, 2]], np.uint32), "vertex_positions: expected float32"),
+        (vertices, np.array([[0, 1, 2]], np.int64), "triangle_indices: expected uint32"),
+        (vertices[:, :2], np.array([[0, 1, 2]], np.uint32), r"shape \(\.\.\., 3\)"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            scene.add_triangles(bad_vertices, bad_faces)
+        with pytest.raises(Exception):
+            o3d.t.geometry.RaycastingScene().add_triangles(o3d.core.Tensor(bad_vertices), o3d.core.Tensor(bad_faces))
+    scene.add_triangles(vertices, np.array([[0, 1, 2]], np.uint32))
+    for bad in (np.zeros((2, 6), np.float64), np.zeros((2, 5), np.float32)):
+        with pytest.raises(ValueError, match="rays: expected float32 with shape"):
+            scene.cast_rays(bad)
+    with pytest.raises(ValueError, match="query_points"):
+        scene.compute_distance(np.zeros((2, 3), np.float64))
