@@ -12,9 +12,11 @@ an engine that is not installed is left out. Threads: meshray's (rayon) and Open
 `nthreads`; trimesh's are its own (one). Prints a markdown table.
 
 --binding measures the binding's own cost instead: the same rays, on one thread, through
-`BVH.cast` and through the Rust command `meshray bench --rays FILE --details` (closest_hit,
-which computes the point and normal as `cast` does; the command is `$MESHRAY_BIN`, else
-`cargo run --release -p meshray-cli`), alternated, five times each; the median of each.
+`BVH.cast`, through the Rust command `meshray bench --rays FILE --details` (closest_hit,
+which computes the point and normal as `cast` does) and `meshray bench --rays FILE` (the
+compact closest_triangle: triangle and t); the command is `$MESHRAY_BIN`, else
+`cargo run --release -p meshray-cli`; alternated, five times each; the median of each, in
+Mrays/s.
 
 --inside measures inside/outside and signed distance on one thread, `--points` uniform in
 each mesh's box: meshray's `contains` (winding number) against Open3D's
@@ -204,7 +206,9 @@ def write_rays(path, origins, directions):
 
 
 def binding(paths, n_rays):
-    """Per mesh: Python's cast and Rust's closest_hit on the same rays, one thread, in Mrays/s."""
+    """Per mesh: Python's cast, Rust's closest_hit (with the details cast reports) and
+    Rust's compact closest_triangle (the triangle and t only), on the same rays, one thread,
+    in Mrays/s."""
     import json
     import statistics
     import tempfile
@@ -212,8 +216,8 @@ def binding(paths, n_rays):
     command = os.environ.get("MESHRAY_BIN", "").split() or [
         "cargo", "run", "-q", "--release", "-p", "meshray-cli", "--"]
     rng = np.random.default_rng(1)
-    print("| mesh | Python cast (Mrays/s) | Rust closest_hit (Mrays/s) | Python time / Rust time |")
-    print("|---|---|---|---|")
+    print("| mesh | Python cast | Rust closest_hit | Rust closest_triangle | cast / closest_triangle |")
+    print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for path in paths:
             mesh = meshray.Mesh.load(path)
@@ -221,17 +225,22 @@ def binding(paths, n_rays):
             o, d = rays(mesh.vertices, n_rays, rng)
             file = os.path.join(tmp, "rays")
             write_rays(file, o, d)
-            python, rust = [], []
-            for _ in range(5):
-                python.append(n_rays / best(lambda: bvh.cast(o, d), runs=1) / 1e6)
+            python, details, compact = [], [], []
+
+            def rust(*extra):
                 out = subprocess.run(
-                    command + ["bench", path, "--rays", file, "--details", "--json", "--passes", "1"],
+                    command + ["bench", path, "--rays", file, *extra, "--json", "--passes", "1"],
                     check=True, capture_output=True, text=True,
                     env=dict(os.environ, RAYON_NUM_THREADS="1"),
                 ).stdout
-                rust.append(json.loads(out.splitlines()[-1])["mrays_per_s"])
-            p, r = statistics.median(python), statistics.median(rust)
-            print(f"| {Path(path).stem} | {p:.2f} | {r:.2f} | {r / p:.2f}× |")
+                return json.loads(out.splitlines()[-1])["mrays_per_s"]
+
+            for _ in range(5):
+                python.append(n_rays / best(lambda: bvh.cast(o, d), runs=1) / 1e6)
+                details.append(rust("--details"))
+                compact.append(rust())
+            p, r, c = (statistics.median(x) for x in (python, details, compact))
+            print(f"| {Path(path).stem} | {p:.2f} | {r:.2f} | {c:.2f} | {p / c:.2f}× |")
 
 
 def main():
