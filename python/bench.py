@@ -1,5 +1,7 @@
 """meshray against Open3D's RaycastingScene (Embree 4 inside; the `open3d-cpu` package) and
-trimesh (with embreex, and its pure-numpy intersector), in one Python process:
+trimesh (with embreex, and its pure-numpy intersector), in one Python process: closest and
+any hit, the count and the list of every crossing, closest point, inside/outside and signed
+distance:
 
     python python/bench.py [--rays 1000000] [--points 100000] [--threads 1 2] [MESH ...]
     python python/bench.py --binding [--rays 1000000] [MESH ...]
@@ -80,8 +82,11 @@ def engines(mesh, threads):
     out["meshray"] = {
         "closest": lambda o, d, p: bvh.cast(o, d),
         "any": lambda o, d, p: bvh.cast(o, d, any_hit=True),
+        "count": lambda o, d, p: bvh.count_hits(o, d),
+        "list": lambda o, d, p: bvh.cast_all(o, d),
         "closest point": lambda o, d, p: bvh.closest_points(p),
         "contains": lambda o, d, p: bvh.contains(p),
+        "signed distance": lambda o, d, p: bvh.signed_distance(p),
     }
     try:
         import open3d as o3d
@@ -92,8 +97,11 @@ def engines(mesh, threads):
         out["Open3D"] = {
             "closest": lambda o, d, p: scene.cast_rays(as_rays(o, d), nthreads=threads),
             "any": lambda o, d, p: scene.test_occlusions(as_rays(o, d), nthreads=threads),
+            "count": lambda o, d, p: scene.count_intersections(as_rays(o, d), nthreads=threads),
+            "list": lambda o, d, p: scene.list_intersections(as_rays(o, d), nthreads=threads),
             "closest point": lambda o, d, p: scene.compute_closest_points(o3d.core.Tensor(p), nthreads=threads),
             "contains": lambda o, d, p: scene.compute_occupancy(o3d.core.Tensor(p), nthreads=threads),
+            "signed distance": lambda o, d, p: scene.compute_signed_distance(o3d.core.Tensor(p), nthreads=threads),
         }
     except ImportError:
         pass
@@ -128,7 +136,7 @@ def run(paths, n_rays, n_points, threads):
         p = (lo + (hi - lo) * rng.random((n_points, 3))).astype(np.float32)
         for engine, queries in engines(mesh, threads).items():
             for query, f in queries.items():
-                n = n_rays if query in ("closest", "any") else n_points
+                n = n_rays if query in ("closest", "any", "count", "list") else n_points
                 seconds = best(lambda: f(o, d, p))
                 rows.append((Path(path).stem, engine, query, threads, n / seconds / 1e6))
     return rows
@@ -288,7 +296,7 @@ def main():
         rows += [line.split("\t") for line in out.splitlines()]
     meshes = list(dict.fromkeys(r[0] for r in rows))
     columns = list(dict.fromkeys((r[1], r[3]) for r in rows))
-    for query in ["closest", "any", "closest point", "contains"]:
+    for query in ["closest", "any", "count", "list", "closest point", "contains", "signed distance"]:
         print(f"\n{query} (M/s)\n")
         print("| mesh | " + " | ".join(f"{e}, {t} thr" for e, t in columns) + " | meshray / Open3D |")
         print("|---" * (len(columns) + 2) + "|")

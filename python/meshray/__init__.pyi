@@ -83,6 +83,16 @@ class BVH:
         cull: Literal["none", "back", "front"] = "none",
     ) -> Dict[str, np.ndarray]:
         """Every hit of one ray, nearest first: t, triangle, u, v."""
+    def count_hits(
+        self,
+        origins: _Array,
+        directions: _Array,
+        t_min: float = 0.0,
+        t_max: float = float("inf"),
+        watertight: bool = True,
+        cull: Literal["none", "back", "front"] = "none",
+    ) -> npt.NDArray[np.int32]:
+        """How many triangles each ray hits (cast_all's count per ray, without the hits)."""
     def cast_all(
         self,
         origins: _Array,

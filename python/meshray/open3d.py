@@ -154,8 +154,9 @@ class RaycastingScene:
     def count_intersections(self, rays, nthreads=0):
         """How many times each ray crosses the surfaces (int32)."""
         shape, origins, directions = self._rays(rays)
-        hits = self._all_hits(origins, directions)
-        counts = np.bincount(hits["ray"].astype(np.int64), minlength=len(origins)).astype(np.int32)
+        counts = np.zeros(len(origins), np.int32)
+        for bvh in self._bvhs:
+            counts += bvh.count_hits(origins, directions)
         return _out(counts.reshape(shape), _is_tensor(rays))
 
     def list_intersections(self, rays, nthreads=0):

@@ -727,6 +727,32 @@ impl PyBvh {
         Ok(out)
     }
 
+    /// How many triangles each ray hits in its range (an int32 array): `cast_all`'s count
+    /// per ray, without making the hits. Options as for `cast`.
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn count_hits<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyArray1<i32>>> {
+        let options = query(cull, watertight)?;
+        let rays = rays(origins, directions, t_min, t_max)?;
+        let bvh = self.inner.clone();
+        let counts: Vec<i32> = py.detach(|| {
+            rays.par_iter()
+                .with_min_len(256)
+                .map(|ray| i32::try_from(bvh.count_hits(ray, &options)).unwrap_or(i32::MAX))
+                .collect()
+        });
+        Ok(counts.into_pyarray(py))
+    }
+
     /// Every hit of every ray, flattened: a dict of arrays `ray` (the row each hit belongs
     /// to), `t`, `triangle`, `u`, `v`, sorted by ray, then `t`. Options as for `cast`.
     #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]

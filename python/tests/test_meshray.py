@@ -143,6 +143,36 @@ def test_all_hits_are_sorted_and_complete():
             assert first["triangle"][0] == -1
 
 
+def test_cast_all_and_count_hits_equal_brute_force():
+    mesh = meshray.Mesh.load(ASSET)
+    bvh = meshray.BVH(mesh)
+    v, f = mesh.vertices.astype(np.float64), mesh.faces
+    a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
+    origins, directions = random_rays(mesh.vertices, 300, np.random.default_rng(8))
+    listed = bvh.cast_all(origins, directions)
+    counts = bvh.count_hits(origins, directions)
+    assert counts.dtype == np.int32
+    np.testing.assert_array_equal(counts, np.bincount(listed["ray"], minlength=len(origins)))
+    for r, (o, d) in enumerate(zip(origins.astype(np.float64), directions.astype(np.float64))):
+        # Every triangle the ray crosses at t >= 0, in float64 (Cramer's rule).
+        e1, e2 = b - a, c - a
+        p = np.cross(d, e2)
+        det = np.einsum("ij,ij->i", e1, p)
+        s = o - a
+        q = np.cross(s, e1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u, w, t = (np.einsum("ij,ij->i", s, p) / det, q @ d / det, np.einsum("ij,ij->i", e2, q) / det)
+        inside = (u >= 0) & (w >= 0) & (u + w <= 1) & (t >= 0)
+        # Crossings within 1e-6 (barycentric) of an edge may count once or twice.
+        margin = np.minimum(np.minimum(u, w), 1 - u - w)
+        sure = inside & (margin > 1e-6)
+        maybe = inside & ~sure
+        assert sure.sum() <= counts[r] <= sure.sum() + 2 * maybe.sum(), r
+        mine = listed["triangle"][listed["ray"] == r]
+        assert set(np.flatnonzero(sure)) <= set(mine.tolist()), r
+        assert np.all(np.diff(listed["t"][listed["ray"] == r]) >= 0)
+
+
 def point_triangle_distance(p, a, b, c):
     """Distance from p to each triangle (a, b, c rows), float64, by projection and edges."""
     def segment(p, x, y):
