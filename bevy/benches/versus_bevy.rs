@@ -16,11 +16,10 @@ use bevy_mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology};
 use bevy_shape::Ray3d;
 use bevy_transform::components::{GlobalTransform, Transform};
 use criterion::{Criterion, criterion_group, criterion_main};
-use meshray_bevy::MeshrayScene;
 
 #[path = "../tests/common/mod.rs"]
 mod common;
-use common::{Rng, frame, headless_app};
+use common::{Rng, frame, headless_app, settle};
 use std::path::PathBuf;
 
 fn bevy_mesh(positions: Vec<[f32; 3]>, triangles: Vec<[u32; 3]>) -> (Mesh, Aabb) {
@@ -108,22 +107,6 @@ fn spawn(app: &mut App, mesh: &(Mesh, Aabb), transforms: &[Transform]) {
             Visibility::default(),
         ));
     }
-}
-
-/// Frames until meshray's BVHs are built and every entity placed.
-fn settle(app: &mut App, entities: usize) {
-    for _ in 0..100_000 {
-        app.update();
-        let ready = app
-            .world()
-            .get_resource::<MeshrayScene>()
-            .is_none_or(|s| s.builds_in_progress() == 0 && s.scene().len() == entities);
-        if ready {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    panic!("the BVHs were not built");
 }
 
 fn compare(c: &mut Criterion, name: &str, setup: &dyn Fn(&mut App) -> usize, rays: &[Ray3d]) {

@@ -23,7 +23,7 @@ use bevy_transform::components::{GlobalTransform, Transform};
 use meshray_bevy::{MeshrayHit, MeshrayScene};
 
 mod common;
-use common::{Rng, frame, headless_app};
+use common::{Rng, frame, headless_app, settle};
 
 /// The asset scene as a Bevy mesh.
 fn asset_mesh() -> Mesh {
@@ -172,17 +172,7 @@ fn app(meshray: bool, seed: u64) -> TestApp {
         entities.push((entity.id(), kind));
     }
     // A few frames: the BVHs are built on the async compute pool, then placed.
-    for _ in 0..200 {
-        app.update();
-        let done = app
-            .world()
-            .get_resource::<MeshrayScene>()
-            .is_none_or(|s| s.builds_in_progress() == 0 && s.scene().len() == entities.len());
-        if done {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    settle(&mut app, entities.len());
     (app, camera, entities, handles)
 }
 
@@ -500,17 +490,7 @@ fn hits_carry_the_interpolated_vertex_normal() {
             local_box(&sphere),
             Visibility::default(),
         ));
-        for _ in 0..200 {
-            app.update();
-            let ready = app
-                .world()
-                .get_resource::<MeshrayScene>()
-                .is_none_or(|s| s.builds_in_progress() == 0 && s.scene().len() == 1);
-            if ready {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        settle(&mut app, 1);
         (app, camera)
     });
     let mut rng = Rng(23);

@@ -14,10 +14,10 @@ use bevy_mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology, VertexAttributeValues}
 use bevy_picking::mesh_picking::ray_cast::RayCastBackfaces;
 use bevy_shape::Ray3d;
 use bevy_transform::components::{GlobalTransform, Transform};
-use meshray_bevy::{MeshrayHit, MeshrayScene};
+use meshray_bevy::MeshrayHit;
 
 mod common;
-use common::{Rng, frame, headless_app};
+use common::{Rng, frame, headless_app, settle};
 
 /// A cylinder of radius 0.5 along y from 0 to 4 (`rings` × `segments` quads, open ends),
 /// its upper half weighted to joint 1 over a smooth blend from y = 1.5 to 2.5.
@@ -229,14 +229,7 @@ fn bend_and_pick(morph: bool) {
             .entity_mut(skinned)
             .insert(MeshMorphWeights::Reference(weights));
     }
-    for _ in 0..200 {
-        app.update();
-        let state = app.world().resource::<MeshrayScene>();
-        if state.builds_in_progress() == 0 && state.scene().len() == 1 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    settle(&mut app, 1);
     let mut rng = Rng(17);
     let around = (Vec3::new(-2.5, -2.5, -8.5), Vec3::new(2.5, 2.5, -7.5));
     let mut hits = 0;
@@ -293,14 +286,7 @@ fn a_morphing_cylinder_is_picked_where_it_is_drawn() {
             RayCastBackfaces,
         ))
         .id();
-    for _ in 0..200 {
-        app.update();
-        let state = app.world().resource::<MeshrayScene>();
-        if state.builds_in_progress() == 0 && state.scene().len() == 1 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    settle(&mut app, 1);
     let mut rng = Rng(23);
     let around = (Vec3::new(-3.0, -2.5, -8.5), Vec3::new(3.0, 3.0, -7.5));
     let mut hits = 0;

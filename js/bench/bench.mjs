@@ -33,7 +33,7 @@ import { createServer } from "node:http";
 import { tmpdir, cpus } from "node:os";
 import { join, resolve, dirname, basename, extname, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { parseOBJ, parseRays, sampleRays, benchMesh } from "./common.mjs";
+import { parseOBJ, parseRays, sampleRays, benchMesh, SHARED_MESHES as MESHES } from "./common.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const jsDir = resolve(here, "..");
@@ -43,13 +43,6 @@ const cacheDir = join(repo, "target", "js-bench");
 const tool = join(repo, "target", "release", "meshray");
 const chromiumPath = "/usr/bin/chromium";
 
-const MESHES = {
-  "stanford-bunny": "stanford-bunny/stanford-bunny.obj",
-  armadillo: "armadillo/armadillo.obj",
-  "crytek-sponza": "crytek-sponza/sponza.obj",
-  conference: "conference/conference.obj",
-  "lost-empire": "lost-empire/lost_empire.obj",
-};
 const SETS = ["primary", "random", "secondary"];
 
 function parseArgs(argv) {

@@ -9,6 +9,15 @@ import { MeshBVH, SAH, CENTER, acceleratedRaycast } from "three-mesh-bvh";
 
 const now = () => performance.now();
 
+/** The shared meshes the benches run by default: name -> path in the shared directory. */
+export const SHARED_MESHES = {
+  "stanford-bunny": "stanford-bunny/stanford-bunny.obj",
+  armadillo: "armadillo/armadillo.obj",
+  "crytek-sponza": "crytek-sponza/sponza.obj",
+  conference: "conference/conference.obj",
+  "lost-empire": "lost-empire/lost_empire.obj",
+};
+
 // ---------------------------------------------------------------------------------------
 // OBJ: positions (`v x y z`) and faces (`f a b c ...`, any of the v, v/vt, v/vt/vn, v//vn
 // forms, negative = relative), polygons split as a fan. Everything else is skipped.

@@ -16,17 +16,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SHARED_MESHES as MESHES } from "./common.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "..", "..");
 const meshesDir = process.env.MESHRAY_MESHES ?? join(repo, "..", "shared", "meshes");
-const MESHES = {
-  "stanford-bunny": "stanford-bunny/stanford-bunny.obj",
-  armadillo: "armadillo/armadillo.obj",
-  "crytek-sponza": "crytek-sponza/sponza.obj",
-  conference: "conference/conference.obj",
-  "lost-empire": "lost-empire/lost_empire.obj",
-};
 const MODES = ["sync", "async", "three-mesh-bvh"];
 
 /** An n × n grid of 2·n² triangles over a wavy height field. */

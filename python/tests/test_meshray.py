@@ -30,24 +30,32 @@ def shared(name):
     return path
 
 
+def cramer(o, d, a, b, c):
+    """Ray o + t·d against triangles (a, b, c rows), in float64 by Cramer's rule: the
+    barycentrics u, v (of b and c) and t, NaN or infinite where d is parallel to one. `o`
+    and `d` are one ray (broadcast over the triangles) or one row each."""
+    e1, e2 = b - a, c - a
+    p = np.cross(d, e2)
+    det = np.einsum("ij,ij->i", e1, p)
+    s = o - a
+    q = np.cross(s, e1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.einsum("ij,ij->i", s, p) / det
+        v = np.einsum("ij,ij->i", np.broadcast_to(d, q.shape), q) / det
+        t = np.einsum("ij,ij->i", e2, q) / det
+    return u, v, t
+
+
 def brute_force(vertices, faces, origins, directions, t_min=0.0, t_max=np.inf):
     """Nearest hit of each ray over every triangle, in float64 (Cramer's rule, vectorized
     over the triangles): t (inf on a miss), triangle (-1), and the smallest barycentric
     margin of any triangle the ray passes within 1e-5 of (where float32 may differ)."""
     v = vertices.astype(np.float64)
     a, b, c = v[faces[:, 0]], v[faces[:, 1]], v[faces[:, 2]]
-    e1, e2 = b - a, c - a
     ts, tris, near_edge = [], [], []
     for o, d in zip(origins.astype(np.float64), directions.astype(np.float64)):
-        p = np.cross(d, e2)
-        det = np.einsum("ij,ij->i", e1, p)
-        ok = det != 0
-        inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
-        s = o - a
-        u = np.einsum("ij,ij->i", s, p) * inv
-        q = np.cross(s, e1)
-        w = (q @ d) * inv
-        t = np.einsum("ij,ij->i", e2, q) * inv
+        u, w, t = cramer(o, d, a, b, c)
+        ok = np.isfinite(t)
         margin = np.minimum(np.minimum(u, w), 1 - u - w)
         inside = ok & (margin >= 0) & (t >= t_min) & (t <= t_max)
         close = ok & (np.abs(margin) < 1e-5) & (t >= t_min) & (t <= t_max)
@@ -154,14 +162,8 @@ def test_cast_all_and_count_hits_equal_brute_force():
     assert counts.dtype == np.int32
     np.testing.assert_array_equal(counts, np.bincount(listed["ray"], minlength=len(origins)))
     for r, (o, d) in enumerate(zip(origins.astype(np.float64), directions.astype(np.float64))):
-        # Every triangle the ray crosses at t >= 0, in float64 (Cramer's rule).
-        e1, e2 = b - a, c - a
-        p = np.cross(d, e2)
-        det = np.einsum("ij,ij->i", e1, p)
-        s = o - a
-        q = np.cross(s, e1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u, w, t = (np.einsum("ij,ij->i", s, p) / det, q @ d / det, np.einsum("ij,ij->i", e2, q) / det)
+        # Every triangle the ray crosses at t >= 0, in float64.
+        u, w, t = cramer(o, d, a, b, c)
         inside = (u >= 0) & (w >= 0) & (u + w <= 1) & (t >= 0)
         # Crossings within 1e-6 (barycentric) of an edge may count once or twice.
         margin = np.minimum(np.minimum(u, w), 1 - u - w)

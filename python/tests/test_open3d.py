@@ -10,7 +10,7 @@ import pytest
 
 from meshray.open3d import INVALID_ID, RaycastingScene
 
-from test_meshray import point_triangle_distance, random_rays, shared
+from test_meshray import cramer, point_triangle_distance, random_rays, shared
 
 o3d = pytest.importorskip("open3d")
 
@@ -40,13 +40,7 @@ def f64_t(meshes, geometry, triangle, origins, directions):
         rows = np.flatnonzero(geometry == g)
         a, b, c = (vertices[faces[triangle[rows]]][:, k].astype(np.float64) for k in range(3))
         o, d = origins[rows].astype(np.float64), directions[rows].astype(np.float64)
-        e1, e2 = b - a, c - a
-        p = np.cross(d, e2)
-        det = np.einsum("ij,ij->i", e1, p)
-        s = o - a
-        q = np.cross(s, e1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.einsum("ij,ij->i", e2, q) / det
+        _, _, t = cramer(o, d, a, b, c)
         out[rows] = t
     return out
 

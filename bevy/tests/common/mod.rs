@@ -1,5 +1,6 @@
 //! What the headless test and the benchmark against Bevy's backend share: a seeded RNG, a
-//! headless app with one of the two backends, and a frame that casts one pointer ray.
+//! headless app with one of the two backends, frames until its BVHs are built and placed,
+//! and a frame that casts one pointer ray.
 #![allow(dead_code)]
 
 use bevy_app::{App, TaskPoolPlugin};
@@ -16,7 +17,7 @@ use bevy_picking::pointer::PointerId;
 use bevy_shape::Ray3d;
 use bevy_transform::TransformPlugin;
 use bevy_transform::components::GlobalTransform;
-use meshray_bevy::{MeshrayPickingPlugin, MeshrayPickingSettings};
+use meshray_bevy::{MeshrayPickingPlugin, MeshrayPickingSettings, MeshrayScene};
 
 /// splitmix64, for repeatable scenes and rays.
 pub struct Rng(pub u64);
@@ -66,6 +67,24 @@ pub fn headless_app(meshray: bool) -> (App, Entity) {
         .spawn((Camera::default(), GlobalTransform::IDENTITY))
         .id();
     (app, camera)
+}
+
+/// Frames until meshray's BVHs are built (on the async compute pool) and `instances`
+/// entities placed in its scene; at once in an app without meshray. Panics after 100,000
+/// frames 1 ms apart.
+pub fn settle(app: &mut App, instances: usize) {
+    for _ in 0..100_000 {
+        app.update();
+        let ready = app
+            .world()
+            .get_resource::<MeshrayScene>()
+            .is_none_or(|s| s.builds_in_progress() == 0 && s.scene().len() == instances);
+        if ready {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("the BVHs were not built");
 }
 
 /// One frame with `ray` (if any) as the mouse pointer's ray in `RayMap`, as `bevy_picking`'s
