@@ -37,6 +37,9 @@ class BVH:
     def __new__(cls, mesh: Mesh, quality: Literal["fast", "default", "high"] = "default") -> "BVH": ...
     @property
     def mesh(self) -> Mesh: ...
+    @property
+    def triangle_normals(self) -> npt.NDArray[np.float32]:
+        """Each triangle's unit normal, (m, 3) (zero when degenerate): cast's normal."""
     def cast(
         self,
         origins: _Array,

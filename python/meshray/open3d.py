@@ -88,10 +88,7 @@ class RaycastingScene:
         positions = _array(vertex_positions, "vertex_positions", np.float32, 3)
         indices = _array(triangle_indices, "triangle_indices", np.uint32, 3)
         bvh = BVH(Mesh(positions.reshape(-1, 3), indices.reshape(-1, 3)))
-        corners = positions.reshape(-1, 3).astype(np.float64)[indices.reshape(-1, 3)]
-        normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-        length = np.linalg.norm(normals, axis=1, keepdims=True)
-        self._normals.append(np.divide(normals, length, out=np.zeros_like(normals), where=length > 0).astype(np.float32))
+        self._normals.append(bvh.triangle_normals)
         self._bvhs.append(bvh)
         return len(self._bvhs) - 1
 

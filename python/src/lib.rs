@@ -587,6 +587,16 @@ impl PyBvh {
         }
     }
 
+    /// Each triangle's unit normal, `(m, 3)` float32 (zero for a degenerate triangle): the
+    /// `normal` a cast reports, (B − A) × (C − A) normalized. Made once, on first use (a
+    /// copy each call).
+    #[getter]
+    fn triangle_normals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let normals = py.detach(|| self.normals());
+        let flat: Vec<f32> = normals.iter().flatten().copied().collect();
+        Ok(rows(flat)?.into_pyarray(py))
+    }
+
     /// Casts one ray per row of `origins` and `directions` (`(n, 3)` arrays; directions need
     /// not be unit length: `t` is in their units). Returns a dict of arrays, one entry per
     /// ray: `t` (inf on a miss), `triangle` (-1 on a miss), `u`, `v` (barycentrics of the

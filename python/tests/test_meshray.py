@@ -151,6 +151,21 @@ def test_all_hits_are_sorted_and_complete():
             assert first["triangle"][0] == -1
 
 
+def test_triangle_normals_are_the_normals_cast_reports():
+    mesh = meshray.Mesh.load(ASSET)
+    bvh = meshray.BVH(mesh)
+    normals = bvh.triangle_normals
+    v, f = mesh.vertices.astype(np.float64), mesh.faces
+    want = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+    want /= np.linalg.norm(want, axis=1, keepdims=True)
+    assert normals.shape == (len(f), 3) and normals.dtype == np.float32
+    np.testing.assert_allclose(normals, want, atol=1e-5)
+    origins, directions = random_rays(mesh.vertices, 500, np.random.default_rng(9))
+    hits = bvh.cast(origins, directions)
+    hit = hits["triangle"] >= 0
+    np.testing.assert_array_equal(hits["normal"][hit], normals[hits["triangle"][hit]])
+
+
 def test_cast_all_and_count_hits_equal_brute_force():
     mesh = meshray.Mesh.load(ASSET)
     bvh = meshray.BVH(mesh)
