@@ -17,36 +17,12 @@ import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SHARED_MESHES as MESHES } from "./common.mjs";
+import { grid } from "../test/grid.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "..", "..");
 const meshesDir = process.env.MESHRAY_MESHES ?? join(repo, "..", "shared", "meshes");
 const MODES = ["sync", "async", "three-mesh-bvh"];
-
-/** An n × n grid of 2·n² triangles over a wavy height field. */
-export function grid(n) {
-  const positions = new Float32Array(3 * (n + 1) * (n + 1));
-  for (let j = 0, k = 0; j <= n; j++) {
-    for (let i = 0; i <= n; i++, k += 3) {
-      positions[k] = i;
-      positions[k + 1] = Math.sin(i * 0.1) * Math.cos(j * 0.1);
-      positions[k + 2] = j;
-    }
-  }
-  const indices = new Uint32Array(6 * n * n);
-  for (let j = 0, k = 0; j < n; j++) {
-    for (let i = 0; i < n; i++, k += 6) {
-      const v = j * (n + 1) + i;
-      indices[k] = v;
-      indices[k + 1] = v + 1;
-      indices[k + 2] = v + n + 1;
-      indices[k + 3] = v + 1;
-      indices[k + 4] = v + n + 2;
-      indices[k + 5] = v + n + 1;
-    }
-  }
-  return { positions, indices };
-}
 
 async function child(source, mode) {
   const { readObj } = await import("../test/meshes.mjs");

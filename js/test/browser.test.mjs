@@ -215,18 +215,7 @@ test("demo page: picking in Chromium matches meshray in Node", { skip: SKIP, tim
       const m = await import("/meshray.js");
       await m.init();
       // A 1000 × 1000 grid: two million triangles.
-      const n = 1000;
-      const positions = new Float32Array(3 * (n + 1) * (n + 1));
-      for (let j = 0; j <= n; j++) {
-        for (let i = 0; i <= n; i++) positions.set([i, Math.sin(i * 0.1) * Math.cos(j * 0.1), j], 3 * (j * (n + 1) + i));
-      }
-      const indices = new Uint32Array(6 * n * n);
-      for (let j = 0, k = 0; j < n; j++) {
-        for (let i = 0; i < n; i++, k += 6) {
-          const v = j * (n + 1) + i;
-          indices.set([v, v + 1, v + n + 1, v + 1, v + n + 2, v + n + 1], k);
-        }
-      }
+      const { positions, indices } = (await import("/test/grid.mjs")).grid(1000);
       const stamps = [];
       const timer = setInterval(() => stamps.push(performance.now()), 5);
       const start = performance.now();

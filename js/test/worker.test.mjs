@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 
 import { BVH, buildAsync, init } from "../meshray.js";
+import { grid } from "./grid.mjs";
 import { random, rays, soup, sphere } from "./meshes.mjs";
 
 await init();
@@ -92,17 +93,7 @@ test("buildAsync: built in a worker, the same answers as a build here", async ()
 test("buildAsync keeps this thread's event loop running during a large build", async () => {
   // A 1000 × 1000 grid: two million triangles.
   const n = 1000;
-  const positions = new Float32Array(3 * (n + 1) * (n + 1));
-  for (let j = 0; j <= n; j++) {
-    for (let i = 0; i <= n; i++) positions.set([i, Math.sin(i * 0.1) * Math.cos(j * 0.1), j], 3 * (j * (n + 1) + i));
-  }
-  const indices = new Uint32Array(6 * n * n);
-  for (let j = 0, k = 0; j < n; j++) {
-    for (let i = 0; i < n; i++, k += 6) {
-      const v = j * (n + 1) + i;
-      indices.set([v, v + 1, v + n + 1, v + 1, v + n + 2, v + n + 1], k);
-    }
-  }
+  const { positions, indices } = grid(n);
   let ticks = 0;
   const timer = setInterval(() => ticks++, 5);
   const start = performance.now();

@@ -255,8 +255,14 @@ impl Bvh {
             let so_far = done.fetch_add(placed, std::sync::atomic::Ordering::Relaxed) + placed;
             progress(so_far, total);
         };
+        // The fast builder hands over the corners in leaf order; the others' leaves read
+        // theirs from the mesh, so that no copy sits beside the packets at the build's peak,
+        // which a browser tab's memory keeps.
         let (binary, order, sorted) = match options.quality {
-            BuildQuality::Fast => lbvh::build(&mesh, options.max_leaf_size, &report),
+            BuildQuality::Fast => {
+                let (binary, order, sorted) = lbvh::build(&mesh, options.max_leaf_size, &report);
+                (binary, order, Some(sorted))
+            }
             BuildQuality::Default | BuildQuality::High => {
                 let (binary, order) = build::build_triangles(&mesh, options, &report);
                 let binary = if options.quality == BuildQuality::High {
@@ -264,20 +270,16 @@ impl Bvh {
                 } else {
                     binary
                 };
-                (binary, order, Vec::new())
+                (binary, order, None)
             }
         };
         let mut nodes = wide::collapse(&binary, options.traversal_cost, options.intersection_cost);
         drop(binary);
-        // The fast builder hands over the corners in leaf order; the others' leaves read
-        // theirs from the mesh, so that no copy sits beside the packets at the build's peak,
-        // which a browser tab's memory keeps.
-        let (leaf_packets, triangle_index) = if sorted.is_empty() {
-            leaf::pack(&mut nodes, &order, |slot| {
+        let (leaf_packets, triangle_index) = match &sorted {
+            Some(sorted) => leaf::pack(&mut nodes, &order, |slot| sorted[slot]),
+            None => leaf::pack(&mut nodes, &order, |slot| {
                 mesh.triangle(order[slot] as usize)
-            })
-        } else {
-            leaf::pack(&mut nodes, &order, |slot| sorted[slot])
+            }),
         };
         drop((order, sorted));
         let mut bvh = Bvh {
