@@ -168,6 +168,11 @@ fn check_scene(meshes: &[Arc<Bvh>], seed: u64) {
             let got = scene.closest_hit(&ray, options);
             let all = scene.all_hits(&ray, options);
             assert_eq!(all.len(), exact.len(), "all hits of {ray:?}");
+            assert_eq!(
+                scene.count_hits(&ray, options),
+                exact.len(),
+                "count of {ray:?}"
+            );
             match exact.first() {
                 None => {
                     assert!(got.is_none(), "oracle misses: {ray:?}");

@@ -129,6 +129,37 @@ impl Scene {
         hits
     }
 
+    /// How many triangles the ray hits in its range, over every instance the options let
+    /// it see: [`all_hits`](Scene::all_hits)`.len()` without making the hits, and without
+    /// allocating (once the top-level trees are up to date).
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// for z in [0.0, 1.0, 2.0] {
+    ///     scene.add(triangle.clone(), Matrix4::new_translation(&Vector3::new(0.0, 0.0, z)))?;
+    /// }
+    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
+    /// assert_eq!(scene.count_hits(&ray, &SceneOptions::default()), 3);
+    /// let upper = SceneOptions { filter: Some(&|id| id > 0), ..Default::default() };
+    /// assert_eq!(scene.count_hits(&ray, &upper), 2);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn count_hits(&self, ray: &Ray, options: &SceneOptions<'_>) -> usize {
+        let mut count = 0;
+        let t_end = ray.t_max();
+        self.walk(ray, options, |_, instance, _| {
+            let local = object_ray(instance, ray, t_end)?;
+            count += instance.bvh.count_hits(&local, &options.query);
+            Some(false)
+        });
+        count
+    }
+
     /// Walks the top-level trees near box first, with the mesh's ray kernel
     /// ([`walk_ray`]); `visit(id, instance, t_max)` queries an instance the options let the
     /// query see (lowering `t_max` for closest hit) and returns `Some(true)` to stop.
