@@ -6,7 +6,7 @@ from typing import Callable, Dict, Literal, Optional, Sequence, Union, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BVH", "Mesh", "MeshrayError", "from_trimesh", "from_open3d"]
+__all__ = ["BVH", "Mesh", "MeshrayError", "Scene", "from_trimesh", "from_open3d"]
 
 _Array = npt.ArrayLike
 _Vec3 = Sequence[float]
@@ -119,6 +119,56 @@ class BVH:
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(data: bytes) -> "BVH": ...
+
+@final
+class Scene:
+    """BVHs placed by 4 x 4 transforms, queried together in world space."""
+
+    def __new__(cls) -> "Scene": ...
+    def add(self, bvh: BVH, transform: Optional[_Array] = None) -> int: ...
+    def set_transform(self, id: int, transform: _Array) -> None: ...
+    def remove(self, id: int) -> None: ...
+    def __len__(self) -> int: ...
+    def cast(
+        self,
+        origins: _Array,
+        directions: _Array,
+        t_min: float = 0.0,
+        t_max: float = float("inf"),
+        any_hit: bool = False,
+        watertight: bool = True,
+        cull: Literal["none", "back", "front"] = "none",
+        progress: Union[bool, Callable[[int, int], object], None] = None,
+    ) -> Dict[str, np.ndarray]:
+        """One ray per row: t, instance (-1 on a miss), triangle, u, v, point, normal."""
+    def count_hits(
+        self,
+        origins: _Array,
+        directions: _Array,
+        t_min: float = 0.0,
+        t_max: float = float("inf"),
+        watertight: bool = True,
+        cull: Literal["none", "back", "front"] = "none",
+    ) -> npt.NDArray[np.int32]:
+        """How many triangles each ray hits, over all instances."""
+    def cast_all(
+        self,
+        origins: _Array,
+        directions: _Array,
+        t_min: float = 0.0,
+        t_max: float = float("inf"),
+        watertight: bool = True,
+        cull: Literal["none", "back", "front"] = "none",
+    ) -> Dict[str, np.ndarray]:
+        """Every hit of every ray: ray, t, instance, triangle, u, v (by ray, then t)."""
+    def closest_points(self, points: _Array, max_distance: float = float("inf")) -> Dict[str, np.ndarray]:
+        """Per point: point, instance (-1), triangle (-1), distance (inf), u, v."""
+    def winding_numbers(self, points: _Array, beta: float = 2.0, exact: bool = False) -> npt.NDArray[np.float64]:
+        """The winding number of all instances together per point."""
+    def contains(self, points: _Array) -> npt.NDArray[np.bool_]:
+        """Inside: the exact winding number of all instances is at least 1/2."""
+    def signed_distance(self, points: _Array, max_distance: float = float("inf")) -> npt.NDArray[np.float64]:
+        """World distance to the nearest instance, negative inside; NaN if none within."""
 
 def from_trimesh(mesh: object) -> Mesh:
     """A Mesh from a trimesh.Trimesh."""

@@ -23,15 +23,16 @@ and normals, as in Open3D. What Open3D refuses (other dtypes, shapes) is refused
 Where the answers differ, meshray's are the exact ones: hits are those of the watertight
 triangle test (no ray slips through a shared edge), and occupancy and the sign of the
 signed distance come from the winding number (right on open meshes and soups, where
-Open3D's ray parity is not); `nsamples` is accepted and unused. Each geometry is its own
-BVH; `nthreads` is accepted (meshray uses all cores).
+Open3D's ray parity is not); `nsamples` is accepted and unused. The geometries are the
+instances of a meshray `Scene` (one top-level tree over their BVHs); a lone geometry is
+queried through its BVH directly. `nthreads` is accepted (meshray uses all cores).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import BVH, Mesh
+from . import BVH, Mesh, Scene
 
 __all__ = ["RaycastingScene"]
 
@@ -71,8 +72,8 @@ class RaycastingScene:
     INVALID_ID = INVALID_ID
 
     def __init__(self, nthreads=0, device=None):
+        self._scene = Scene()
         self._bvhs = []
-        self._normals = []
 
     def add_triangles(self, vertex_positions, triangle_indices=None):
         """Adds a mesh: `(n, 3)` float32 positions and `(m, 3)` uint32 indices, or an
@@ -88,9 +89,25 @@ class RaycastingScene:
         positions = _array(vertex_positions, "vertex_positions", np.float32, 3)
         indices = _array(triangle_indices, "triangle_indices", np.uint32, 3)
         bvh = BVH(Mesh(positions.reshape(-1, 3), indices.reshape(-1, 3)))
-        self._normals.append(bvh.triangle_normals)
         self._bvhs.append(bvh)
-        return len(self._bvhs) - 1
+        return self._scene.add(bvh)
+
+    def _target(self):
+        """Who answers: a lone geometry's BVH (its queries skip the scene's top-level tree
+        and report the normals it keeps per triangle), else the meshray `Scene`."""
+        return self._bvhs[0] if len(self._bvhs) == 1 else self._scene
+
+    @staticmethod
+    def _ids(found):
+        """Open3D's geometry and primitive ids of meshray's answers: `INVALID_ID` where
+        nothing was found."""
+        hit = found["triangle"] >= 0
+        geometry = found.get("instance", np.zeros(len(hit), np.int64))
+        return (
+            np.where(hit, geometry, INVALID_ID).astype(np.uint32),
+            np.where(hit, found["triangle"], INVALID_ID).astype(np.uint32),
+            hit,
+        )
 
     def _rays(self, rays):
         a = _array(rays, "rays", np.float32, 6)
@@ -101,59 +118,28 @@ class RaycastingScene:
         """The first hit of each ray: `t_hit` (inf on a miss), `geometry_ids`,
         `primitive_ids` (`INVALID_ID`), `primitive_uvs`, `primitive_normals`."""
         shape, origins, directions = self._rays(rays)
-        n = len(origins)
-        t = np.full(n, np.inf, np.float32)
-        geometry = np.full(n, INVALID_ID, np.uint32)
-        primitive = np.full(n, INVALID_ID, np.uint32)
-        uvs = np.zeros((n, 2), np.float32)
-        normals = np.zeros((n, 3), np.float32)
-        for g, bvh in enumerate(self._bvhs):
-            hits = bvh.cast(origins, directions)
-            nearer = hits["t"] < t
-            t[nearer] = hits["t"][nearer]
-            geometry[nearer] = g
-            triangles = hits["triangle"][nearer]
-            primitive[nearer] = triangles
-            uvs[nearer] = np.stack([hits["u"][nearer], hits["v"][nearer]], axis=1)
-            normals[nearer] = self._normals[g][triangles]
+        hits = self._target().cast(origins, directions)
+        geometry, primitive, hit = self._ids(hits)
+        uvs = np.stack([hits["u"], hits["v"]], axis=1)
         out = {
-            "t_hit": t.reshape(shape),
+            "t_hit": hits["t"].reshape(shape),
             "geometry_ids": geometry.reshape(shape),
             "primitive_ids": primitive.reshape(shape),
-            "primitive_uvs": uvs.reshape(shape + (2,)),
-            "primitive_normals": normals.reshape(shape + (3,)),
+            "primitive_uvs": np.where(hit[:, None], uvs, 0).astype(np.float32).reshape(shape + (2,)),
+            "primitive_normals": np.where(hit[:, None], hits["normal"], 0).astype(np.float32).reshape(shape + (3,)),
         }
         return _out(out, _is_tensor(rays))
 
     def test_occlusions(self, rays, tnear=0.0, tfar=np.inf, nthreads=0):
         """Whether each ray hits anything with `tnear <= t <= tfar` (bool)."""
         shape, origins, directions = self._rays(rays)
-        hit = np.zeros(len(origins), bool)
-        for bvh in self._bvhs:
-            hit |= bvh.cast(origins, directions, t_min=tnear, t_max=tfar, any_hit=True)["triangle"] >= 0
-        return _out(hit.reshape(shape), _is_tensor(rays))
-
-    def _all_hits(self, origins, directions):
-        """Every hit of every ray over every geometry, by ray, then t: ray, t, geometry,
-        triangle, u, v."""
-        parts = []
-        for g, bvh in enumerate(self._bvhs):
-            hits = bvh.cast_all(origins, directions)
-            hits["geometry"] = np.full(len(hits["ray"]), g, np.uint32)
-            parts.append(hits)
-        keys = ("ray", "t", "geometry", "triangle", "u", "v")
-        if not parts:
-            return {k: np.zeros(0) for k in keys}
-        merged = {k: np.concatenate([p[k] for p in parts]) for k in keys}
-        order = np.lexsort((merged["t"], merged["ray"]))
-        return {k: v[order] for k, v in merged.items()}
+        hits = self._target().cast(origins, directions, t_min=tnear, t_max=tfar, any_hit=True)
+        return _out((hits["triangle"] >= 0).reshape(shape), _is_tensor(rays))
 
     def count_intersections(self, rays, nthreads=0):
         """How many times each ray crosses the surfaces (int32)."""
         shape, origins, directions = self._rays(rays)
-        counts = np.zeros(len(origins), np.int32)
-        for bvh in self._bvhs:
-            counts += bvh.count_hits(origins, directions)
+        counts = self._target().count_hits(origins, directions)
         return _out(counts.reshape(shape), _is_tensor(rays))
 
     def list_intersections(self, rays, nthreads=0):
@@ -161,15 +147,16 @@ class RaycastingScene:
         start, then the total), `ray_ids`, `geometry_ids`, `primitive_ids`,
         `primitive_uvs`, `t_hit`."""
         shape, origins, directions = self._rays(rays)
-        hits = self._all_hits(origins, directions)
-        counts = np.bincount(hits["ray"].astype(np.int64), minlength=len(origins))
+        hits = self._target().cast_all(origins, directions)  # by ray, then t
+        counts = np.bincount(hits["ray"], minlength=len(origins))
         splits = np.zeros(len(origins) + 1, np.uint32)
         np.cumsum(counts, out=splits[1:])
+        geometry, primitive, _ = self._ids(hits)
         out = {
             "ray_splits": splits,
             "ray_ids": hits["ray"].astype(np.uint32),
-            "geometry_ids": hits["geometry"].astype(np.uint32),
-            "primitive_ids": hits["triangle"].astype(np.uint32),
+            "geometry_ids": geometry,
+            "primitive_ids": primitive,
             "primitive_uvs": np.stack([hits["u"], hits["v"]], axis=1).astype(np.float32).reshape(-1, 2),
             "t_hit": hits["t"].astype(np.float32),
         }
@@ -179,60 +166,44 @@ class RaycastingScene:
         a = _array(query_points, "query_points", np.float32, 3)
         return a.shape[:-1], a.reshape(-1, 3)
 
-    def _closest(self, points):
-        n = len(points)
-        best = {
-            "distance": np.full(n, np.inf),
-            "points": np.full((n, 3), np.nan, np.float32),
-            "geometry_ids": np.full(n, INVALID_ID, np.uint32),
-            "primitive_ids": np.full(n, INVALID_ID, np.uint32),
-            "primitive_uvs": np.zeros((n, 2), np.float32),
-            "primitive_normals": np.zeros((n, 3), np.float32),
-        }
-        for g, bvh in enumerate(self._bvhs):
-            found = bvh.closest_points(points)
-            nearer = found["distance"] < best["distance"]
-            triangles = found["triangle"][nearer]
-            best["distance"][nearer] = found["distance"][nearer]
-            best["points"][nearer] = found["point"][nearer]
-            best["geometry_ids"][nearer] = g
-            best["primitive_ids"][nearer] = triangles
-            best["primitive_uvs"][nearer] = np.stack([found["u"][nearer], found["v"][nearer]], axis=1)
-            best["primitive_normals"][nearer] = self._normals[g][triangles]
-        return best
-
     def compute_closest_points(self, query_points, nthreads=0):
         """The nearest surface point to each query point: `points`, `geometry_ids`,
         `primitive_ids`, `primitive_uvs`, `primitive_normals`."""
         shape, points = self._points(query_points)
-        best = self._closest(points)
-        best.pop("distance")
-        out = {k: v.reshape(shape + v.shape[1:]) for k, v in best.items()}
+        found = self._target().closest_points(points)
+        geometry, primitive, hit = self._ids(found)
+        normals = np.zeros((len(points), 3), np.float32)
+        for g, bvh in enumerate(self._bvhs):
+            mine = hit & (geometry == g)
+            normals[mine] = bvh.triangle_normals[found["triangle"][mine]]
+        uvs = np.stack([found["u"], found["v"]], axis=1)
+        out = {
+            "points": found["point"],
+            "geometry_ids": geometry,
+            "primitive_ids": primitive,
+            "primitive_uvs": np.where(hit[:, None], uvs, 0).astype(np.float32),
+            "primitive_normals": normals,
+        }
+        out = {k: v.reshape(shape + v.shape[1:]) for k, v in out.items()}
         return _out(out, _is_tensor(query_points))
 
     def compute_distance(self, query_points, nthreads=0):
         """The distance from each query point to the nearest surface (float32)."""
         shape, points = self._points(query_points)
-        distance = self._closest(points)["distance"].astype(np.float32)
+        distance = self._target().closest_points(points)["distance"].astype(np.float32)
         return _out(distance.reshape(shape), _is_tensor(query_points))
 
-    def _inside(self, points):
-        inside = np.zeros(len(points), bool)
-        for bvh in self._bvhs:
-            inside |= bvh.contains(points)
-        return inside
-
     def compute_occupancy(self, query_points, nthreads=0, nsamples=1):
-        """1 inside a mesh, 0 outside (float32), by the exact winding number."""
+        """1 inside the meshes, 0 outside (float32), by the exact winding number of all
+        geometries together."""
         shape, points = self._points(query_points)
-        occupancy = self._inside(points).astype(np.float32)
+        occupancy = self._target().contains(points).astype(np.float32)
         return _out(occupancy.reshape(shape), _is_tensor(query_points))
 
     def compute_signed_distance(self, query_points, nthreads=0, nsamples=1):
-        """`compute_distance`, negative inside a mesh (float32)."""
+        """`compute_distance`, negative inside the meshes (float32)."""
         shape, points = self._points(query_points)
-        distance = self._closest(points)["distance"]
-        signed = np.where(self._inside(points), -distance, distance).astype(np.float32)
+        signed = self._target().signed_distance(points).astype(np.float32)
         return _out(signed.reshape(shape), _is_tensor(query_points))
 
     @staticmethod

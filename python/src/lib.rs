@@ -16,6 +16,8 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+mod scene;
+
 create_exception!(
     _meshray,
     MeshrayError,
@@ -277,11 +279,24 @@ fn matrix(rows: &[[f32; 4]; 4]) -> mint::ColumnMatrix4<f32> {
 /// What `cast` answers, one entry per ray, filled in parallel.
 struct Answers {
     t: Vec<f32>,
+    /// The instance hit (a scene's cast), -1 on a miss; `None` for a mesh's cast.
+    instance: Option<Vec<i64>>,
     triangle: Vec<i64>,
     u: Vec<f32>,
     v: Vec<f32>,
     point: Vec<f32>,
     normal: Vec<f32>,
+}
+
+/// One ray's hit, as `cast` reports it.
+struct Row {
+    instance: i64,
+    t: f32,
+    triangle: u32,
+    u: f32,
+    v: f32,
+    point: [f32; 3],
+    normal: [f32; 3],
 }
 
 /// How a batch reports its progress: `progress(done, total)` for a callable, a `tqdm` bar
@@ -344,10 +359,83 @@ impl<'py> Report<'py> {
 }
 
 impl Answers {
-    /// Casts `ray(i)` for `i` in `0..n` through the batch query (`Bvh::cast_rays`, on all
-    /// cores) in blocks of 65,536, the GIL released for each block and `progress(done, n)`
-    /// called between them; the point and normal are computed for hits only.
+    /// Answers for `n` rays, all misses; with an `instance` column for a scene.
+    fn new(n: usize, instances: bool) -> Answers {
+        Answers {
+            t: vec![f32::INFINITY; n],
+            instance: instances.then(|| vec![-1; n]),
+            triangle: vec![-1; n],
+            u: vec![f32::NAN; n],
+            v: vec![f32::NAN; n],
+            point: vec![f32::NAN; 3 * n],
+            normal: vec![f32::NAN; 3 * n],
+        }
+    }
+
+    /// Casts `ray(i)` for `i` in `0..n` in blocks of 65,536: for each block the rays are
+    /// made and `answer(rays, out, start)` answers them into `out` from row `start` (with
+    /// [`Answers::fill`]), on all cores with the GIL released; `progress(done, n)` is called
+    /// between blocks.
     fn cast(
+        py: Python<'_>,
+        n: usize,
+        instances: bool,
+        ray: impl Fn(usize) -> Ray + Sync,
+        progress: Option<&Bound<'_, PyAny>>,
+        mut answer: impl FnMut(&[Ray], &mut Answers, usize) + Send,
+    ) -> PyResult<Answers> {
+        const BLOCK: usize = 1 << 16;
+        let mut out = Answers::new(n, instances);
+        let report = Report::new(py, progress, n)?;
+        let mut rays = Vec::with_capacity(BLOCK.min(n));
+        for start in (0..n).step_by(BLOCK) {
+            let end = (start + BLOCK).min(n);
+            py.detach(|| {
+                (start..end)
+                    .into_par_iter()
+                    .map(&ray)
+                    .collect_into_vec(&mut rays);
+                answer(&rays, &mut out, start);
+            });
+            report.done(start, end, n)?;
+        }
+        report.finish()?;
+        Ok(out)
+    }
+
+    /// Writes rows `start..start + len` in parallel: `row(i)` is the hit of the block's ray
+    /// `i`, if any (a miss leaves the row as [`Answers::new`] made it).
+    fn fill(&mut self, start: usize, len: usize, row: impl Fn(usize) -> Option<Row> + Sync) {
+        let end = start + len;
+        (
+            self.t[start..end].par_iter_mut(),
+            self.triangle[start..end].par_iter_mut(),
+            self.u[start..end].par_iter_mut(),
+            self.v[start..end].par_iter_mut(),
+            self.point[3 * start..3 * end].par_chunks_mut(3),
+            self.normal[3 * start..3 * end].par_chunks_mut(3),
+            (0..len).into_par_iter(),
+        )
+            .into_par_iter()
+            .with_min_len(1024)
+            .for_each(|(t, tri, u, v, p, nrm, i)| {
+                let Some(r) = row(i) else { return };
+                (*t, *tri, *u, *v) = (r.t, i64::from(r.triangle), r.u, r.v);
+                p.copy_from_slice(&r.point);
+                nrm.copy_from_slice(&r.normal);
+            });
+        if let Some(instance) = &mut self.instance {
+            instance[start..end]
+                .par_iter_mut()
+                .with_min_len(1024)
+                .enumerate()
+                .for_each(|(i, x)| *x = row(i).map_or(-1, |r| r.instance));
+        }
+    }
+
+    /// A mesh's cast: the batch query (`Bvh::cast_rays`, on all cores), the point and
+    /// normal (read from `tree`'s per-triangle normals) made for hits only.
+    fn cast_bvh(
         py: Python<'_>,
         tree: &PyBvh,
         n: usize,
@@ -356,62 +444,38 @@ impl Answers {
         options: &QueryOptions,
         progress: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Answers> {
-        const BLOCK: usize = 1 << 16;
         let bvh = &*tree.inner;
         let normals = py.detach(|| tree.normals());
-        let mut out = Answers {
-            t: vec![f32::INFINITY; n],
-            triangle: vec![-1; n],
-            u: vec![f32::NAN; n],
-            v: vec![f32::NAN; n],
-            point: vec![f32::NAN; 3 * n],
-            normal: vec![f32::NAN; 3 * n],
-        };
         let query = if any_hit {
             RayQuery::Any
         } else {
             RayQuery::Closest
         };
-        let report = Report::new(py, progress, n)?;
-        let (mut rays, mut hits) = (Vec::with_capacity(BLOCK.min(n)), Vec::new());
-        for start in (0..n).step_by(BLOCK) {
-            let end = (start + BLOCK).min(n);
-            let out = &mut out;
-            py.detach(|| {
-                (start..end)
-                    .into_par_iter()
-                    .map(&ray)
-                    .collect_into_vec(&mut rays);
-                bvh.cast_rays(&rays, query, options, &mut hits);
-                (
-                    out.t[start..end].par_iter_mut(),
-                    out.triangle[start..end].par_iter_mut(),
-                    out.u[start..end].par_iter_mut(),
-                    out.v[start..end].par_iter_mut(),
-                    out.point[3 * start..3 * end].par_chunks_mut(3),
-                    out.normal[3 * start..3 * end].par_chunks_mut(3),
-                    rays.par_iter(),
-                    hits.par_iter(),
-                )
-                    .into_par_iter()
-                    .with_min_len(1024)
-                    .for_each(|(t, tri, u, v, p, nrm, ray, hit)| {
-                        let Some(h) = hit else { return };
-                        (*t, *tri, *u, *v) = (h.t, i64::from(h.triangle), h.u, h.v);
-                        let at = ray.at(h.t);
-                        p.copy_from_slice(&[at.x, at.y, at.z]);
-                        nrm.copy_from_slice(&normals[h.triangle as usize]);
-                    });
+        let mut hits = Vec::new();
+        Answers::cast(py, n, false, ray, progress, |rays, out, start| {
+            bvh.cast_rays(rays, query, options, &mut hits);
+            out.fill(start, rays.len(), |i| {
+                let h = hits[i]?;
+                let at = rays[i].at(h.t);
+                Some(Row {
+                    instance: -1,
+                    t: h.t,
+                    triangle: h.triangle,
+                    u: h.u,
+                    v: h.v,
+                    point: [at.x, at.y, at.z],
+                    normal: normals[h.triangle as usize],
+                })
             });
-            report.done(start, end, n)?;
-        }
-        report.finish()?;
-        Ok(out)
+        })
     }
 
     fn into_dict(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         let out = PyDict::new(py);
         out.set_item("t", self.t.into_pyarray(py))?;
+        if let Some(instance) = self.instance {
+            out.set_item("instance", instance.into_pyarray(py))?;
+        }
         out.set_item("triangle", self.triangle.into_pyarray(py))?;
         out.set_item("u", self.u.into_pyarray(py))?;
         out.set_item("v", self.v.into_pyarray(py))?;
@@ -475,11 +539,115 @@ fn float_rows(array: &PyReadonlyArray2<'_, f32>) -> PyResult<Vec<[f32; 3]>> {
         .collect())
 }
 
-/// Every hit of every ray as a dict of flat arrays: `ray` (the row each hit belongs to),
-/// `t`, `triangle`, `u`, `v`, in the order given.
-fn hit_columns<'py>(
+/// `answer(point)` for each row of `points` (`(n, 3)`), on all cores without the GIL.
+fn each_point<T: Send>(
+    py: Python<'_>,
+    points: &Bound<'_, PyAny>,
+    answer: impl Fn([f32; 3]) -> T + Sync,
+) -> PyResult<Vec<T>> {
+    let queries = float_rows(&rows3(points, "points")?)?;
+    Ok(py.detach(|| {
+        queries
+            .par_iter()
+            .with_min_len(256)
+            .map(|&q| answer(q))
+            .collect()
+    }))
+}
+
+/// `answer(ray)` for each ray of `origins` and `directions` (checked as by `ray_rows`), on
+/// all cores without the GIL.
+fn each_ray<T: Send>(
+    py: Python<'_>,
+    (origins, directions): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+    (t_min, t_max): (f32, f32),
+    answer: impl Fn(&Ray) -> T + Sync,
+) -> PyResult<Vec<T>> {
+    let rays = rays(origins, directions, t_min, t_max)?;
+    Ok(py.detach(|| rays.par_iter().with_min_len(256).map(&answer).collect()))
+}
+
+/// Refuses a NaN or negative `max_distance`.
+fn check_distance(max_distance: f32) -> PyResult<()> {
+    if max_distance.is_nan() || max_distance < 0.0 {
+        return Err(PyValueError::new_err("max_distance must be >= 0"));
+    }
+    Ok(())
+}
+
+/// The nearest points as a dict of arrays: `point` (NaN where there is none), `instance`
+/// (for a scene: `-1`), `triangle` (-1), `distance` (inf), `u`, `v`.
+fn closest_columns<'py>(
     py: Python<'py>,
-    per_ray: &[Vec<meshray::Hit>],
+    found: &[Option<(Option<u32>, meshray::ClosestPoint)>],
+    instances: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n = found.len();
+    let mut point = Array2::from_elem((n, 3), f32::NAN);
+    let (mut instance, mut triangle, mut distance) = (
+        Array1::from_elem(n, -1i64),
+        Array1::from_elem(n, -1i64),
+        Array1::from_elem(n, f32::INFINITY),
+    );
+    let (mut u, mut v) = (
+        Array1::from_elem(n, f32::NAN),
+        Array1::from_elem(n, f32::NAN),
+    );
+    for (i, c) in found.iter().enumerate() {
+        let Some((id, c)) = c else { continue };
+        for k in 0..3 {
+            point[(i, k)] = c.point[k];
+        }
+        instance[i] = id.map_or(-1, i64::from);
+        triangle[i] = i64::from(c.triangle);
+        distance[i] = c.distance;
+        u[i] = c.u;
+        v[i] = c.v;
+    }
+    let out = PyDict::new(py);
+    out.set_item("point", point.into_pyarray(py))?;
+    if instances {
+        out.set_item("instance", instance.into_pyarray(py))?;
+    }
+    out.set_item("triangle", triangle.into_pyarray(py))?;
+    out.set_item("distance", distance.into_pyarray(py))?;
+    out.set_item("u", u.into_pyarray(py))?;
+    out.set_item("v", v.into_pyarray(py))?;
+    Ok(out)
+}
+
+/// Which inside/outside test `contains` uses, by name.
+fn inside_method(method: &str) -> PyResult<bool> {
+    match method {
+        "winding" => Ok(false),
+        "parity" => Ok(true),
+        other => Err(PyValueError::new_err(format!(
+            "method must be 'winding' or 'parity', not {other:?}"
+        ))),
+    }
+}
+
+/// The winding-number accuracy by `beta` and `exact`.
+fn winding_accuracy(beta: f64, exact: bool) -> PyResult<WindingAccuracy> {
+    if exact {
+        return Ok(WindingAccuracy::Exact);
+    }
+    if beta.is_nan() || beta < 1.0 {
+        return Err(PyValueError::new_err(
+            "beta must be >= 1 (2 is Barill et al.'s and libigl's default)",
+        ));
+    }
+    Ok(WindingAccuracy::FarField { beta })
+}
+
+/// Every hit of every ray as a dict of flat arrays: `ray` (the row each hit belongs to),
+/// `t`, `instance` (for a scene), `triangle`, `u`, `v`, in the order given; `hit(h)` is a
+/// hit and its instance.
+fn hit_columns<'py, H>(
+    py: Python<'py>,
+    per_ray: &[Vec<H>],
+    instances: bool,
+    hit: impl Fn(&H) -> (Option<u32>, &meshray::Hit),
 ) -> PyResult<Bound<'py, PyDict>> {
     let count: usize = per_ray.iter().map(Vec::len).sum();
     let (mut ray, mut t, mut triangle) = (
@@ -487,11 +655,19 @@ fn hit_columns<'py>(
         Vec::with_capacity(count),
         Vec::with_capacity(count),
     );
-    let (mut u, mut v) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    let (mut instance, mut u, mut v) = (
+        Vec::new(),
+        Vec::with_capacity(count),
+        Vec::with_capacity(count),
+    );
     for (i, hits) in per_ray.iter().enumerate() {
         for h in hits {
+            let (id, h) = hit(h);
             ray.push(i as i64);
             t.push(h.t);
+            if instances {
+                instance.push(id.map_or(-1, i64::from));
+            }
             triangle.push(i64::from(h.triangle));
             u.push(h.u);
             v.push(h.v);
@@ -500,6 +676,9 @@ fn hit_columns<'py>(
     let out = PyDict::new(py);
     out.set_item("ray", ray.into_pyarray(py))?;
     out.set_item("t", t.into_pyarray(py))?;
+    if instances {
+        out.set_item("instance", instance.into_pyarray(py))?;
+    }
     out.set_item("triangle", triangle.into_pyarray(py))?;
     out.set_item("u", u.into_pyarray(py))?;
     out.set_item("v", v.into_pyarray(py))?;
@@ -633,7 +812,7 @@ impl PyBvh {
                 t_max,
             )
         };
-        Answers::cast(py, self, o.len() / 3, ray, any_hit, &options, progress)?.into_dict(py)
+        Answers::cast_bvh(py, self, o.len() / 3, ray, any_hit, &options, progress)?.into_dict(py)
     }
 
     /// Picks through pixels: for each `(x, y)` row of `pixels` (pixel coordinates, origin top
@@ -666,7 +845,7 @@ impl PyBvh {
             .map(|p| camera.pixel_ray([p[0], p[1]]))
             .collect::<Result<Vec<Ray>, _>>()
             .map_err(to_py)?;
-        Answers::cast(py, self, rays.len(), |i| rays[i], false, &options, None)?.into_dict(py)
+        Answers::cast_bvh(py, self, rays.len(), |i| rays[i], false, &options, None)?.into_dict(py)
     }
 
     /// The triangles overlapping the view frustum under the screen rectangle with corners
@@ -740,7 +919,9 @@ impl PyBvh {
                 "expected one origin and one direction",
             ));
         };
-        let out = hit_columns(py, &[self.inner.all_hits(&ray, &options)])?;
+        let out = hit_columns(py, &[self.inner.all_hits(&ray, &options)], false, |h| {
+            (None, h)
+        })?;
         out.del_item("ray")?;
         Ok(out)
     }
@@ -760,14 +941,9 @@ impl PyBvh {
         cull: &str,
     ) -> PyResult<Bound<'py, PyArray1<i32>>> {
         let options = query(cull, watertight)?;
-        let rays = rays(origins, directions, t_min, t_max)?;
-        let bvh = self.inner.clone();
-        let counts: Vec<i32> = py.detach(|| {
-            rays.par_iter()
-                .with_min_len(256)
-                .map(|ray| i32::try_from(bvh.count_hits(ray, &options)).unwrap_or(i32::MAX))
-                .collect()
-        });
+        let counts = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
+            i32::try_from(self.inner.count_hits(ray, &options)).unwrap_or(i32::MAX)
+        })?;
         Ok(counts.into_pyarray(py))
     }
 
@@ -786,15 +962,10 @@ impl PyBvh {
         cull: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let options = query(cull, watertight)?;
-        let rays = rays(origins, directions, t_min, t_max)?;
-        let bvh = self.inner.clone();
-        let per_ray: Vec<Vec<meshray::Hit>> = py.detach(|| {
-            rays.par_iter()
-                .with_min_len(256)
-                .map(|ray| bvh.all_hits(ray, &options))
-                .collect()
-        });
-        hit_columns(py, &per_ray)
+        let per_ray = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
+            self.inner.all_hits(ray, &options)
+        })?;
+        hit_columns(py, &per_ray, false, |h| (None, h))
     }
 
     /// The nearest point of the mesh to each row of `points` (`(n, 3)`), within
@@ -807,45 +978,11 @@ impl PyBvh {
         points: &Bound<'py, PyAny>,
         max_distance: f32,
     ) -> PyResult<Bound<'py, PyDict>> {
-        if max_distance.is_nan() || max_distance < 0.0 {
-            return Err(PyValueError::new_err("max_distance must be >= 0"));
-        }
-        let queries = float_rows(&rows3(points, "points")?)?;
-        let bvh = self.inner.clone();
-        let found: Vec<Option<meshray::ClosestPoint>> = py.detach(|| {
-            queries
-                .par_iter()
-                .with_min_len(256)
-                .map(|&q| bvh.closest_point(q, max_distance))
-                .collect()
-        });
-        let n = found.len();
-        let mut point = Array2::from_elem((n, 3), f32::NAN);
-        let (mut triangle, mut distance) = (
-            Array1::from_elem(n, -1i64),
-            Array1::from_elem(n, f32::INFINITY),
-        );
-        let (mut u, mut v) = (
-            Array1::from_elem(n, f32::NAN),
-            Array1::from_elem(n, f32::NAN),
-        );
-        for (i, c) in found.iter().enumerate() {
-            let Some(c) = c else { continue };
-            for k in 0..3 {
-                point[(i, k)] = c.point[k];
-            }
-            triangle[i] = i64::from(c.triangle);
-            distance[i] = c.distance;
-            u[i] = c.u;
-            v[i] = c.v;
-        }
-        let out = PyDict::new(py);
-        out.set_item("point", point.into_pyarray(py))?;
-        out.set_item("triangle", triangle.into_pyarray(py))?;
-        out.set_item("distance", distance.into_pyarray(py))?;
-        out.set_item("u", u.into_pyarray(py))?;
-        out.set_item("v", v.into_pyarray(py))?;
-        Ok(out)
+        check_distance(max_distance)?;
+        let found = each_point(py, points, |q| {
+            self.inner.closest_point(q, max_distance).map(|c| (None, c))
+        })?;
+        closest_columns(py, &found, false)
     }
 
     /// The generalized winding number at each row of `points` (`(n, 3)`): about 1 inside a
@@ -861,25 +998,8 @@ impl PyBvh {
         beta: f64,
         exact: bool,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        if !exact && (beta.is_nan() || beta < 1.0) {
-            return Err(PyValueError::new_err(
-                "beta must be >= 1 (2 is Barill et al.'s and libigl's default)",
-            ));
-        }
-        let accuracy = if exact {
-            WindingAccuracy::Exact
-        } else {
-            WindingAccuracy::FarField { beta }
-        };
-        let queries = float_rows(&rows3(points, "points")?)?;
-        let bvh = self.inner.clone();
-        let w: Vec<f64> = py.detach(|| {
-            queries
-                .par_iter()
-                .with_min_len(256)
-                .map(|&q| bvh.winding_number(q, accuracy))
-                .collect()
-        });
+        let accuracy = winding_accuracy(beta, exact)?;
+        let w = each_point(py, points, |q| self.inner.winding_number(q, accuracy))?;
         Ok(w.into_pyarray(py))
     }
 
@@ -895,30 +1015,14 @@ impl PyBvh {
         points: &Bound<'py, PyAny>,
         method: &str,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let parity = match method {
-            "winding" => false,
-            "parity" => true,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "method must be 'winding' or 'parity', not {other:?}"
-                )));
+        let parity = inside_method(method)?;
+        let inside = each_point(py, points, |q| {
+            if parity {
+                parity_inside(&self.inner, q)
+            } else {
+                self.inner.contains(q)
             }
-        };
-        let queries = float_rows(&rows3(points, "points")?)?;
-        let bvh = self.inner.clone();
-        let inside: Vec<bool> = py.detach(|| {
-            queries
-                .par_iter()
-                .with_min_len(256)
-                .map(|&q| {
-                    if parity {
-                        parity_inside(&bvh, q)
-                    } else {
-                        bvh.contains(q)
-                    }
-                })
-                .collect()
-        });
+        })?;
         Ok(inside.into_pyarray(py))
     }
 
@@ -932,18 +1036,12 @@ impl PyBvh {
         points: &Bound<'py, PyAny>,
         max_distance: f32,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        if max_distance.is_nan() || max_distance < 0.0 {
-            return Err(PyValueError::new_err("max_distance must be >= 0"));
-        }
-        let queries = float_rows(&rows3(points, "points")?)?;
-        let bvh = self.inner.clone();
-        let d: Vec<f64> = py.detach(|| {
-            queries
-                .par_iter()
-                .with_min_len(256)
-                .map(|&q| bvh.signed_distance(q, max_distance).unwrap_or(f64::NAN))
-                .collect()
-        });
+        check_distance(max_distance)?;
+        let d = each_point(py, points, |q| {
+            self.inner
+                .signed_distance(q, max_distance)
+                .unwrap_or(f64::NAN)
+        })?;
         Ok(d.into_pyarray(py))
     }
 
@@ -1037,6 +1135,7 @@ fn parity_inside(bvh: &Bvh, q: [f32; 3]) -> bool {
 fn _meshray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Mesh>()?;
     m.add_class::<PyBvh>()?;
+    m.add_class::<scene::PyScene>()?;
     m.add("MeshrayError", m.py().get_type::<MeshrayError>())?;
     Ok(())
 }

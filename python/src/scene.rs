@@ -1,0 +1,276 @@
+//! `meshray.Scene`: BVHs placed by transforms and queried together, the Python face of
+//! `meshray::Scene` (several meshes behind one top-level tree, as Open3D's scene holds
+//! several geometries).
+
+use crate::{
+    Answers, PyBvh, Row, check_distance, closest_columns, each_point, each_ray, hit_columns,
+    matrix, query, ray_rows, to_py, winding_accuracy,
+};
+use meshray::{InstanceId, Ray, Scene, SceneOptions};
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rayon::prelude::*;
+use std::sync::{Arc, Mutex};
+
+/// Meshes placed by 4 × 4 transforms and queried together: each instance is a `BVH` (one
+/// BVH can be placed many times without a copy) and its world transform; queries answer in
+/// world space and name the instance. (`PyScene` in Rust; `meshray.Scene` in Python.)
+#[pyclass(module = "meshray", name = "Scene", frozen)]
+pub(crate) struct PyScene {
+    /// The scene as it stands. A query works on a snapshot (the `Arc`, cloned under the lock)
+    /// without the GIL; an edit while queries run on other threads edits a copy (the
+    /// instances' list, not their BVHs), so neither waits for the other, and the lock is
+    /// never held while the GIL is released.
+    inner: Mutex<Arc<Scene>>,
+}
+
+impl PyScene {
+    /// The scene as it stands now, for one query.
+    fn snapshot(&self) -> Arc<Scene> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Edits the scene (a copy of it when a query still holds the current one).
+    fn edit<T>(&self, f: impl FnOnce(&mut Scene) -> T) -> T {
+        let mut scene = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        f(Arc::make_mut(&mut scene))
+    }
+}
+
+/// An instance id from Python (refused when negative or too large, as an unknown id).
+fn id(value: i64) -> PyResult<InstanceId> {
+    InstanceId::try_from(value)
+        .map_err(|_| PyValueError::new_err(format!("no instance {value} in the scene")))
+}
+
+/// A transform written row by row (`None`: the identity).
+fn transform(rows: Option<[[f32; 4]; 4]>) -> mint::ColumnMatrix4<f32> {
+    let identity = [
+        [1.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ];
+    matrix(&rows.unwrap_or(identity))
+}
+
+/// The scene query options: culling and triangle test by name, as for a mesh's queries.
+fn options(cull: &str, watertight: bool) -> PyResult<SceneOptions<'static>> {
+    Ok(SceneOptions {
+        query: query(cull, watertight)?,
+        ..Default::default()
+    })
+}
+
+#[pymethods]
+impl PyScene {
+    /// An empty scene.
+    #[new]
+    fn new() -> PyScene {
+        PyScene {
+            inner: Mutex::new(Arc::new(Scene::new())),
+        }
+    }
+
+    /// Places `bvh` by `transform` (a 4 × 4 array, row-major as written on paper: `transform
+    /// @ [x, y, z, 1]`; the identity when omitted) and returns the instance's id (0, 1, ...;
+    /// a removed id is reused). Refuses a singular, non-affine or non-finite transform.
+    #[pyo3(signature = (bvh, transform = None))]
+    fn add(&self, bvh: &PyBvh, transform: Option<[[f32; 4]; 4]>) -> PyResult<InstanceId> {
+        let (tree, placed) = (bvh.inner.clone(), self::transform(transform));
+        self.edit(|scene| scene.add(tree, placed)).map_err(to_py)
+    }
+
+    /// Moves instance `id` to `transform` (row-major 4 × 4).
+    fn set_transform(&self, id: i64, transform: [[f32; 4]; 4]) -> PyResult<()> {
+        let (id, placed) = (self::id(id)?, self::transform(Some(transform)));
+        self.edit(|scene| scene.set_transform(id, placed))
+            .map_err(to_py)
+    }
+
+    /// Removes instance `id` (its id may be reused by a later `add`).
+    fn remove(&self, id: i64) -> PyResult<()> {
+        let id = self::id(id)?;
+        self.edit(|scene| scene.remove(id).map(drop)).map_err(to_py)
+    }
+
+    /// How many instances the scene holds.
+    fn __len__(&self) -> usize {
+        self.snapshot().len()
+    }
+
+    /// Casts one ray per row of `origins` and `directions`, as `BVH.cast` does, in world
+    /// space: the same dict, with `instance` (-1 on a miss) beside `triangle` (the triangle's
+    /// number in that instance's mesh); `point` and `normal` in world space.
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, any_hit = false, watertight = true, cull = "none", progress = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn cast<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        any_hit: bool,
+        watertight: bool,
+        cull: &str,
+        progress: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let options = options(cull, watertight)?;
+        let (origins, directions) = ray_rows(origins, directions, t_min, t_max)?;
+        let (o, d) = (origins.as_slice()?, directions.as_slice()?);
+        let ray = |i: usize| {
+            Ray::with_range(
+                [o[3 * i], o[3 * i + 1], o[3 * i + 2]],
+                [d[3 * i], d[3 * i + 1], d[3 * i + 2]],
+                t_min,
+                t_max,
+            )
+        };
+        let scene = self.snapshot();
+        let mut found = Vec::new();
+        let answers = Answers::cast(py, o.len() / 3, true, ray, progress, |rays, out, start| {
+            rays.par_iter()
+                .with_min_len(256)
+                .map(|ray| match any_hit {
+                    true => scene.any_hit(ray, &options),
+                    false => scene.closest_hit(ray, &options),
+                })
+                .collect_into_vec(&mut found);
+            out.fill(start, rays.len(), |i| {
+                let h = found[i]?;
+                Some(Row {
+                    instance: i64::from(h.instance),
+                    t: h.hit.t,
+                    triangle: h.hit.triangle,
+                    u: h.hit.u,
+                    v: h.hit.v,
+                    point: h.hit.point.into(),
+                    normal: h.hit.normal.into_inner().into(),
+                })
+            });
+        });
+        answers?.into_dict(py)
+    }
+
+    /// How many triangles each ray hits in its range, over all instances (an int32 array).
+    /// Options as for `cast`.
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn count_hits<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyArray1<i32>>> {
+        let options = options(cull, watertight)?;
+        let scene = self.snapshot();
+        let counts = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
+            i32::try_from(scene.count_hits(ray, &options)).unwrap_or(i32::MAX)
+        })?;
+        Ok(counts.into_pyarray(py))
+    }
+
+    /// Every hit of every ray, flattened: a dict of arrays `ray`, `t`, `instance`,
+    /// `triangle`, `u`, `v`, sorted by ray, then `t` (then instance, then triangle).
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn cast_all<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let options = options(cull, watertight)?;
+        let scene = self.snapshot();
+        let per_ray = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
+            scene.all_hits(ray, &options)
+        })?;
+        hit_columns(py, &per_ray, true, |h| (Some(h.instance), &h.hit))
+    }
+
+    /// The nearest point of any instance to each row of `points`, within `max_distance`
+    /// (measured in world space): `BVH.closest_points`' dict, with `instance` (-1 where
+    /// nothing is that near).
+    #[pyo3(signature = (points, max_distance = f32::INFINITY))]
+    fn closest_points<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+        max_distance: f32,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        check_distance(max_distance)?;
+        let all = SceneOptions::default();
+        let scene = self.snapshot();
+        let found = each_point(py, points, |q| {
+            scene
+                .closest_point(q, max_distance, &all)
+                .map(|c| (Some(c.instance), c.closest))
+        })?;
+        closest_columns(py, &found, true)
+    }
+
+    /// The generalized winding number of all instances together at each row of `points`
+    /// (float64; `beta` and `exact` as for `BVH.winding_numbers`).
+    #[pyo3(signature = (points, beta = 2.0, exact = false))]
+    fn winding_numbers<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+        beta: f64,
+        exact: bool,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let accuracy = winding_accuracy(beta, exact)?;
+        let all = SceneOptions::default();
+        let scene = self.snapshot();
+        let w = each_point(py, points, |q| scene.winding_number(q, accuracy, &all))?;
+        Ok(w.into_pyarray(py))
+    }
+
+    /// Whether each row of `points` is inside the scene's meshes (the exact winding number
+    /// of all instances together is at least 1/2): a bool array.
+    fn contains<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let all = SceneOptions::default();
+        let scene = self.snapshot();
+        let inside = each_point(py, points, |q| scene.contains(q, &all))?;
+        Ok(inside.into_pyarray(py))
+    }
+
+    /// The world-space distance from each row of `points` to the nearest instance, negative
+    /// inside (where `contains` holds): float64, NaN where nothing is within `max_distance`.
+    #[pyo3(signature = (points, max_distance = f32::INFINITY))]
+    fn signed_distance<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+        max_distance: f32,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        check_distance(max_distance)?;
+        let all = SceneOptions::default();
+        let scene = self.snapshot();
+        let d = each_point(py, points, |q| {
+            scene
+                .signed_distance(q, max_distance, &all)
+                .unwrap_or(f64::NAN)
+        })?;
+        Ok(d.into_pyarray(py))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("meshray.Scene({} instances)", self.__len__())
+    }
+}
