@@ -3,7 +3,7 @@ trimesh (with embreex, and its pure-numpy intersector), in one Python process: c
 any hit, the count and the list of every crossing, closest point, inside/outside and signed
 distance:
 
-    python python/bench.py [--rays 1000000] [--points 100000] [--threads 1 2] [MESH ...]
+    python python/bench.py [--rays 1000000] [--points 100000] [--threads 1 2] [--only QUERY ...] [MESH ...]
     python python/bench.py --binding [--rays 1000000] [MESH ...]
     python python/bench.py --inside [--points 1000000] [--check 2000] [MESH ...]
 
@@ -53,6 +53,9 @@ SHARED = [
     "conference/conference.obj",
     "lost-empire/lost_empire.obj",
 ]
+
+
+QUERIES = ["closest", "any", "count", "list", "closest point", "contains", "signed distance"]
 
 
 def best(f, runs=3):
@@ -126,7 +129,7 @@ def engines(mesh, threads):
     return out
 
 
-def run(paths, n_rays, n_points, threads):
+def run(paths, n_rays, n_points, threads, only=None):
     rng = np.random.default_rng(1)
     rows = []
     for path in paths:
@@ -136,6 +139,8 @@ def run(paths, n_rays, n_points, threads):
         p = (lo + (hi - lo) * rng.random((n_points, 3))).astype(np.float32)
         for engine, queries in engines(mesh, threads).items():
             for query, f in queries.items():
+                if only and query not in only:
+                    continue
                 n = n_rays if query in ("closest", "any", "count", "list") else n_points
                 seconds = best(lambda: f(o, d, p))
                 rows.append((Path(path).stem, engine, query, threads, n / seconds / 1e6))
@@ -260,6 +265,7 @@ def main():
     parser.add_argument("--binding", action="store_true", help="the binding's cost against Rust")
     parser.add_argument("--inside", action="store_true", help="contains and signed distance, one thread")
     parser.add_argument("--check", type=int, default=2000, help="--inside: points checked against the exact sum")
+    parser.add_argument("--only", nargs="+", choices=QUERIES, help="these queries only")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     root = Path(os.environ.get("MESHRAY_MESHES", REPO.parent / "shared" / "meshes"))
@@ -281,7 +287,7 @@ def main():
             binding(paths, args.rays)
         return
     if args.child is not None:
-        for row in run(paths, args.rays, args.points, args.child):
+        for row in run(paths, args.rays, args.points, args.child, args.only):
             print("\t".join(map(str, row)))
         return
     # One child process per thread count: rayon's pool is sized once per process.
@@ -290,13 +296,13 @@ def main():
         env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
         out = subprocess.run(
             [sys.executable, __file__, "--child", str(threads), "--rays", str(args.rays),
-             "--points", str(args.points), *paths],
+             "--points", str(args.points), *paths, *(["--only", *args.only] if args.only else [])],
             env=env, check=True, capture_output=True, text=True,
         ).stdout
         rows += [line.split("\t") for line in out.splitlines()]
     meshes = list(dict.fromkeys(r[0] for r in rows))
     columns = list(dict.fromkeys((r[1], r[3]) for r in rows))
-    for query in ["closest", "any", "count", "list", "closest point", "contains", "signed distance"]:
+    for query in args.only or QUERIES:
         print(f"\n{query} (M/s)\n")
         print("| mesh | " + " | ".join(f"{e}, {t} thr" for e, t in columns) + " | meshray / Open3D |")
         print("|---" * (len(columns) + 2) + "|")

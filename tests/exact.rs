@@ -124,6 +124,18 @@ fn check_ray(
         .map(|h: &Hit| (h.t, h.triangle))
         .collect();
     tally.all_hits += all.len();
+    let mut compact = Vec::new();
+    bvh.all_triangles(ray, &options, &mut compact);
+    let compact: Vec<(f32, u32)> = compact.iter().map(|h| (h.t, h.triangle)).collect();
+    if compact != all {
+        fail(
+            tally,
+            set,
+            k,
+            ray,
+            format!("all_triangles {compact:?} != all_hits {all:?}"),
+        );
+    }
     if all != brute {
         fail(
             tally,

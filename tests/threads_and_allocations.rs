@@ -87,6 +87,12 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
         allocation_free(&what("any_triangle"), &rays, |r| {
             bvh.cast_ray(r, RayQuery::Any, &options).is_some()
         });
+        // Every hit, compact, into a vector already large enough.
+        let mut all = Vec::with_capacity(4096);
+        allocation_free(&what("all_triangles"), &rays, |r| {
+            bvh.all_triangles(r, &options, &mut all);
+            !all.is_empty()
+        });
         // The batch query into a vector already large enough (camera rows walk as packets).
         // Counted on a worker of a pool of this test's own, warmed up: a thread outside a
         // pool hands its work to the global one through a shared queue, which allocates a

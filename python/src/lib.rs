@@ -640,38 +640,37 @@ fn winding_accuracy(beta: f64, exact: bool) -> PyResult<WindingAccuracy> {
     Ok(WindingAccuracy::FarField { beta })
 }
 
-/// Every hit of every ray as a dict of flat arrays: `ray` (the row each hit belongs to),
-/// `t`, `instance` (for a scene), `triangle`, `u`, `v`, in the order given; `hit(h)` is a
-/// hit and its instance.
-fn hit_columns<'py, H>(
+/// One hit in a list of hits: the ray's row, the instance (a scene's), `t`, the triangle
+/// and the barycentrics.
+type Listed = (usize, Option<u32>, f32, u32, f32, f32);
+
+/// `count` hits of many rays as a dict of flat arrays: `ray` (the row each hit belongs to),
+/// `t`, `instance` (for a scene), `triangle`, `u`, `v`, in the order given.
+fn hit_columns<'py>(
     py: Python<'py>,
-    per_ray: &[Vec<H>],
+    count: usize,
     instances: bool,
-    hit: impl Fn(&H) -> (Option<u32>, &meshray::Hit),
+    hits: impl Iterator<Item = Listed>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let count: usize = per_ray.iter().map(Vec::len).sum();
     let (mut ray, mut t, mut triangle) = (
         Vec::with_capacity(count),
         Vec::with_capacity(count),
         Vec::with_capacity(count),
     );
     let (mut instance, mut u, mut v) = (
-        Vec::new(),
+        Vec::with_capacity(if instances { count } else { 0 }),
         Vec::with_capacity(count),
         Vec::with_capacity(count),
     );
-    for (i, hits) in per_ray.iter().enumerate() {
-        for h in hits {
-            let (id, h) = hit(h);
-            ray.push(i as i64);
-            t.push(h.t);
-            if instances {
-                instance.push(id.map_or(-1, i64::from));
-            }
-            triangle.push(i64::from(h.triangle));
-            u.push(h.u);
-            v.push(h.v);
+    for (r, id, ht, tri, hu, hv) in hits {
+        ray.push(r as i64);
+        t.push(ht);
+        if instances {
+            instance.push(id.map_or(-1, i64::from));
         }
+        triangle.push(i64::from(tri));
+        u.push(hu);
+        v.push(hv);
     }
     let out = PyDict::new(py);
     out.set_item("ray", ray.into_pyarray(py))?;
@@ -919,9 +918,9 @@ impl PyBvh {
                 "expected one origin and one direction",
             ));
         };
-        let out = hit_columns(py, &[self.inner.all_hits(&ray, &options)], false, |h| {
-            (None, h)
-        })?;
+        let hits = self.inner.all_hits(&ray, &options);
+        let listed = hits.iter().map(|h| (0, None, h.t, h.triangle, h.u, h.v));
+        let out = hit_columns(py, hits.len(), false, listed)?;
         out.del_item("ray")?;
         Ok(out)
     }
@@ -962,10 +961,33 @@ impl PyBvh {
         cull: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let options = query(cull, watertight)?;
-        let per_ray = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
-            self.inner.all_hits(ray, &options)
-        })?;
-        hit_columns(py, &per_ray, false, |h| (None, h))
+        let rays = rays(origins, directions, t_min, t_max)?;
+        // Per task of 256 rays: their compact hits in order, and how many each ray has; one
+        // scratch vector per thread, no allocation per ray.
+        const TASK: usize = 256;
+        let tasks: Vec<(Vec<meshray::CompactHit>, Vec<u32>)> = py.detach(|| {
+            rays.par_chunks(TASK)
+                .map_init(Vec::new, |scratch, rays| {
+                    let (mut hits, mut counts) = (Vec::new(), Vec::with_capacity(rays.len()));
+                    for ray in rays {
+                        self.inner.all_triangles(ray, &options, scratch);
+                        hits.extend_from_slice(scratch);
+                        counts.push(scratch.len() as u32);
+                    }
+                    (hits, counts)
+                })
+                .collect()
+        });
+        let count = tasks.iter().map(|(hits, _)| hits.len()).sum();
+        let listed = tasks.iter().enumerate().flat_map(|(k, (hits, counts))| {
+            let rows = counts
+                .iter()
+                .enumerate()
+                .flat_map(move |(i, &n)| std::iter::repeat_n(k * TASK + i, n as usize));
+            rows.zip(hits)
+                .map(|(r, h)| (r, None, h.t, h.triangle, h.u, h.v))
+        });
+        hit_columns(py, count, false, listed)
     }
 
     /// The nearest point of the mesh to each row of `points` (`(n, 3)`), within

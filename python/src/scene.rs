@@ -196,7 +196,20 @@ impl PyScene {
         let per_ray = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
             scene.all_hits(ray, &options)
         })?;
-        hit_columns(py, &per_ray, true, |h| (Some(h.instance), &h.hit))
+        let count = per_ray.iter().map(Vec::len).sum();
+        let listed = per_ray.iter().enumerate().flat_map(|(r, hits)| {
+            hits.iter().map(move |h| {
+                (
+                    r,
+                    Some(h.instance),
+                    h.hit.t,
+                    h.hit.triangle,
+                    h.hit.u,
+                    h.hit.v,
+                )
+            })
+        });
+        hit_columns(py, count, true, listed)
     }
 
     /// The nearest point of any instance to each row of `points`, within `max_distance`

@@ -421,6 +421,42 @@ impl Bvh {
     /// [`all_hits`](Bvh::all_hits) into a vector the caller reuses (cleared first).
     pub(crate) fn all_hits_into(&self, ray: &Ray, options: &QueryOptions, hits: &mut Vec<Hit>) {
         hits.clear();
+        self.each_hit(ray, options, |h| hits.push(self.hit(ray, h)));
+        hits.sort_by(|a, b| a.t.total_cmp(&b.t).then(a.triangle.cmp(&b.triangle)));
+    }
+
+    /// Every hit along the ray in its range, compact (the triangle, `t` and barycentrics),
+    /// into `hits` (cleared first), sorted by `t`, then triangle: what
+    /// [`all_hits`](Bvh::all_hits) finds, without making each hit whole
+    /// ([`hit_details`](Bvh::hit_details) does that for one) and without allocating once
+    /// `hits` is large enough. For listing every crossing of many rays.
+    ///
+    /// ```
+    /// use meshray::{QueryOptions, Ray};
+    /// use nalgebra::{Point3, Vector3};
+    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    ///
+    /// // Through the sphere and on to the ground.
+    /// let ray = Ray::new(Point3::new(0.1, 3.0, 0.05), -Vector3::y());
+    /// let options = QueryOptions::default();
+    /// let mut hits = Vec::new();
+    /// bvh.all_triangles(&ray, &options, &mut hits);
+    /// let whole = bvh.all_hits(&ray, &options);
+    /// assert_eq!(hits.len(), 3);
+    /// for (compact, whole) in hits.iter().zip(&whole) {
+    ///     assert_eq!((compact.t, compact.triangle), (whole.t, whole.triangle));
+    /// }
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn all_triangles(&self, ray: &Ray, options: &QueryOptions, hits: &mut Vec<CompactHit>) {
+        hits.clear();
+        self.each_hit(ray, options, |h| hits.push(h));
+        hits.sort_unstable_by(|a, b| a.t.total_cmp(&b.t).then(a.triangle.cmp(&b.triangle)));
+    }
+
+    /// Calls `found` with every hit along the ray in its range, in walk order.
+    #[inline(always)]
+    fn each_hit(&self, ray: &Ray, options: &QueryOptions, mut found: impl FnMut(CompactHit)) {
         if !ray.is_valid() {
             return;
         }
@@ -428,11 +464,10 @@ impl Bvh {
         let t_max = ray.t_max();
         self.walk_ray(ray, &mut (), |first, count, range_end| {
             test.run(&self.leaf_packets, first, count, range_end, |slot, h| {
-                hits.push(self.hit(ray, self.ray_hit((slot, h))));
+                found(self.ray_hit((slot, h)));
                 Some(t_max)
             })
         });
-        hits.sort_by(|a, b| a.t.total_cmp(&b.t).then(a.triangle.cmp(&b.triangle)));
     }
 
     /// How many triangles the ray hits in its range: [`all_hits`](Bvh::all_hits)`.len()`
