@@ -451,9 +451,15 @@ impl Answers {
         } else {
             RayQuery::Closest
         };
-        let mut hits = Vec::new();
+        let (mut hits, mut hit_normals) = (Vec::new(), Vec::new());
         Answers::cast(py, n, false, ray, progress, |rays, out, start| {
             bvh.cast_rays(rays, query, options, &mut hits);
+            // The normals first, in a loop of their own: each is a read from anywhere in the
+            // table, and a short loop keeps many in flight at once.
+            hits.par_iter()
+                .with_min_len(4096)
+                .map(|h| h.map_or([0.0; 3], |h| normals[h.triangle as usize]))
+                .collect_into_vec(&mut hit_normals);
             out.fill(start, rays.len(), |i| {
                 let h = hits[i]?;
                 let at = rays[i].at(h.t);
@@ -464,7 +470,7 @@ impl Answers {
                     u: h.u,
                     v: h.v,
                     point: [at.x, at.y, at.z],
-                    normal: normals[h.triangle as usize],
+                    normal: hit_normals[i],
                 })
             });
         })
