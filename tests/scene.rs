@@ -5,7 +5,9 @@
 mod common;
 
 use common::Rng;
-use meshray::{Bvh, Camera, Culling, Error, Mesh, QueryOptions, Ray, Region, Scene, SceneOptions};
+use meshray::{
+    Bvh, Camera, Culling, Error, Mesh, QueryOptions, Ray, RayQuery, Region, Scene, SceneOptions,
+};
 use nalgebra::{Matrix4, Point3, Rotation3, Vector3};
 use std::sync::Arc;
 
@@ -166,6 +168,15 @@ fn check_scene(meshes: &[Arc<Bvh>], seed: u64) {
             }
             compared += 1;
             let got = scene.closest_hit(&ray, options);
+            // The compact query finds the same hit; the any-hit one, a hit exactly when it.
+            let compact = scene.cast_ray(&ray, RayQuery::Closest, options);
+            assert_eq!(
+                compact.map(|(id, h)| (id, h.triangle, h.t, h.u, h.v)),
+                got.map(|g| (g.instance, g.hit.triangle, g.hit.t, g.hit.u, g.hit.v)),
+                "{ray:?}"
+            );
+            let some = scene.cast_ray(&ray, RayQuery::Any, options);
+            assert_eq!(some.is_some(), got.is_some(), "{ray:?}");
             let all = scene.all_hits(&ray, options);
             assert_eq!(all.len(), exact.len(), "all hits of {ray:?}");
             assert_eq!(

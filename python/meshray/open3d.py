@@ -10,7 +10,7 @@
     >>> float(hits["t_hit"][0]), int(hits["primitive_ids"][0]), hits["primitive_uvs"][0].tolist()
     (1.5, 0, [0.25, 0.125])
 
-The same methods, arguments, defaults, result keys and dtypes as Open3D 0.19's
+The same methods, arguments, defaults, result keys and dtypes as Open3D 0.20's
 `open3d.t.geometry.RaycastingScene`: `add_triangles`, `cast_rays`, `test_occlusions`,
 `count_intersections`, `list_intersections`, `compute_closest_points`, `compute_distance`,
 `compute_signed_distance`, `compute_occupancy` and `create_rays_pinhole`. Rays are

@@ -705,8 +705,8 @@ struct PyBvh {
     inner: Arc<Bvh>,
     /// Each triangle's unit normal (zero when degenerate), made on the first cast: a hit's
     /// normal is then one read instead of the triangle's three corners, which cost casts a
-    /// tenth of their time on random rays.
-    normals: std::sync::OnceLock<Vec<[f32; 3]>>,
+    /// tenth of their time on random rays. Shared with the scenes that place this BVH.
+    normals: std::sync::OnceLock<Arc<[[f32; 3]]>>,
 }
 
 impl PyBvh {
@@ -718,7 +718,7 @@ impl PyBvh {
     }
 
     /// [`PyBvh::normals`], made on first use (on all cores).
-    fn normals(&self) -> &[[f32; 3]] {
+    fn normals(&self) -> &Arc<[[f32; 3]]> {
         self.normals.get_or_init(|| {
             let mesh = self.inner.mesh();
             (0..mesh.triangle_count())
@@ -732,7 +732,8 @@ impl PyBvh {
                         .unwrap_or_else(Vector3::zeros);
                     [n.x, n.y, n.z]
                 })
-                .collect()
+                .collect::<Vec<_>>()
+                .into()
         })
     }
 }

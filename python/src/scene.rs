@@ -6,7 +6,8 @@ use crate::{
     Answers, PyBvh, Row, check_distance, closest_columns, each_point, each_ray, hit_columns,
     matrix, query, ray_rows, to_py, winding_accuracy,
 };
-use meshray::{InstanceId, Ray, Scene, SceneOptions};
+use meshray::{InstanceId, Ray, RayQuery, Scene, SceneOptions};
+use nalgebra::{Matrix3, Vector3};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -23,20 +24,43 @@ pub(crate) struct PyScene {
     /// without the GIL; an edit while queries run on other threads edits a copy (the
     /// instances' list, not their BVHs), so neither waits for the other, and the lock is
     /// never held while the GIL is released.
-    inner: Mutex<Arc<Scene>>,
+    inner: Mutex<Arc<Placed>>,
 }
+
+/// The scene, and what `cast` needs of each instance to report a hit's normal in world
+/// space without reading the triangle's corners.
+#[derive(Clone, Default)]
+struct Placed {
+    scene: Scene,
+    /// By instance id; `None` for a removed id.
+    normals: Vec<Option<Normals>>,
+}
+
+/// An instance's BVH's per-triangle normals and its transform's normal matrix (the inverse
+/// transpose of its linear part).
+type Normals = (Arc<[[f32; 3]]>, Matrix3<f32>);
 
 impl PyScene {
     /// The scene as it stands now, for one query.
-    fn snapshot(&self) -> Arc<Scene> {
+    fn snapshot(&self) -> Arc<Placed> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Edits the scene (a copy of it when a query still holds the current one).
-    fn edit<T>(&self, f: impl FnOnce(&mut Scene) -> T) -> T {
-        let mut scene = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        f(Arc::make_mut(&mut scene))
+    fn edit<T>(&self, f: impl FnOnce(&mut Placed) -> T) -> T {
+        let mut placed = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        f(Arc::make_mut(&mut placed))
     }
+}
+
+/// The matrix that moves normals under `transform` (row-major 4 × 4): the inverse
+/// transpose of its linear part, as the core's scene moves them (zero when singular, which
+/// the scene refuses anyway).
+fn normal_matrix(rows: &[[f32; 4]; 4]) -> Matrix3<f32> {
+    let linear = Matrix3::from_fn(|i, j| f64::from(rows[i][j]));
+    linear
+        .try_inverse()
+        .map_or_else(Matrix3::zeros, |inverse| inverse.transpose().cast::<f32>())
 }
 
 /// An instance id from Python (refused when negative or too large, as an unknown id).
@@ -46,14 +70,13 @@ fn id(value: i64) -> PyResult<InstanceId> {
 }
 
 /// A transform written row by row (`None`: the identity).
-fn transform(rows: Option<[[f32; 4]; 4]>) -> mint::ColumnMatrix4<f32> {
-    let identity = [
+fn transform(rows: Option<[[f32; 4]; 4]>) -> [[f32; 4]; 4] {
+    rows.unwrap_or([
         [1.0, 0.0, 0.0, 0.0],
         [0.0, 1.0, 0.0, 0.0],
         [0.0, 0.0, 1.0, 0.0],
         [0.0, 0.0, 0.0, 1.0],
-    ];
-    matrix(&rows.unwrap_or(identity))
+    ])
 }
 
 /// The scene query options: culling and triangle test by name, as for a mesh's queries.
@@ -70,7 +93,7 @@ impl PyScene {
     #[new]
     fn new() -> PyScene {
         PyScene {
-            inner: Mutex::new(Arc::new(Scene::new())),
+            inner: Mutex::new(Arc::new(Placed::default())),
         }
     }
 
@@ -78,27 +101,53 @@ impl PyScene {
     /// @ [x, y, z, 1]`; the identity when omitted) and returns the instance's id (0, 1, ...;
     /// a removed id is reused). Refuses a singular, non-affine or non-finite transform.
     #[pyo3(signature = (bvh, transform = None))]
-    fn add(&self, bvh: &PyBvh, transform: Option<[[f32; 4]; 4]>) -> PyResult<InstanceId> {
-        let (tree, placed) = (bvh.inner.clone(), self::transform(transform));
-        self.edit(|scene| scene.add(tree, placed)).map_err(to_py)
+    fn add(
+        &self,
+        py: Python<'_>,
+        bvh: &PyBvh,
+        transform: Option<[[f32; 4]; 4]>,
+    ) -> PyResult<InstanceId> {
+        let rows = self::transform(transform);
+        let (tree, normals) = (bvh.inner.clone(), py.detach(|| bvh.normals().clone()));
+        self.edit(|placed| {
+            let id = placed.scene.add(tree, matrix(&rows))?;
+            let slot = id as usize;
+            if placed.normals.len() <= slot {
+                placed.normals.resize(slot + 1, None);
+            }
+            placed.normals[slot] = Some((normals, normal_matrix(&rows)));
+            Ok(id)
+        })
+        .map_err(to_py)
     }
 
     /// Moves instance `id` to `transform` (row-major 4 × 4).
     fn set_transform(&self, id: i64, transform: [[f32; 4]; 4]) -> PyResult<()> {
-        let (id, placed) = (self::id(id)?, self::transform(Some(transform)));
-        self.edit(|scene| scene.set_transform(id, placed))
-            .map_err(to_py)
+        let id = self::id(id)?;
+        self.edit(|placed| {
+            placed.scene.set_transform(id, matrix(&transform))?;
+            if let Some(Some((_, m))) = placed.normals.get_mut(id as usize) {
+                *m = normal_matrix(&transform);
+            }
+            Ok(())
+        })
+        .map_err(to_py)
     }
 
     /// Removes instance `id` (its id may be reused by a later `add`).
     fn remove(&self, id: i64) -> PyResult<()> {
         let id = self::id(id)?;
-        self.edit(|scene| scene.remove(id).map(drop)).map_err(to_py)
+        self.edit(|placed| {
+            placed.scene.remove(id)?;
+            placed.normals[id as usize] = None;
+            Ok(())
+        })
+        .map_err(to_py)
     }
 
     /// How many instances the scene holds.
     fn __len__(&self) -> usize {
-        self.snapshot().len()
+        self.snapshot().scene.len()
     }
 
     /// Casts one ray per row of `origins` and `directions`, as `BVH.cast` does, in world
@@ -129,26 +178,33 @@ impl PyScene {
                 t_max,
             )
         };
-        let scene = self.snapshot();
+        let placed = self.snapshot();
+        let query = if any_hit {
+            RayQuery::Any
+        } else {
+            RayQuery::Closest
+        };
         let mut found = Vec::new();
         let answers = Answers::cast(py, o.len() / 3, true, ray, progress, |rays, out, start| {
             rays.par_iter()
                 .with_min_len(256)
-                .map(|ray| match any_hit {
-                    true => scene.any_hit(ray, &options),
-                    false => scene.closest_hit(ray, &options),
-                })
+                .map(|ray| placed.scene.cast_ray(ray, query, &options))
                 .collect_into_vec(&mut found);
             out.fill(start, rays.len(), |i| {
-                let h = found[i]?;
+                let (id, h) = found[i]?;
+                let (normals, to_world) = placed.normals[id as usize].as_ref()?;
+                let n = (to_world * Vector3::from(normals[h.triangle as usize]))
+                    .try_normalize(0.0)
+                    .unwrap_or_else(Vector3::zeros);
+                let at = rays[i].at(h.t);
                 Some(Row {
-                    instance: i64::from(h.instance),
-                    t: h.hit.t,
-                    triangle: h.hit.triangle,
-                    u: h.hit.u,
-                    v: h.hit.v,
-                    point: h.hit.point.into(),
-                    normal: h.hit.normal.into_inner().into(),
+                    instance: i64::from(id),
+                    t: h.t,
+                    triangle: h.triangle,
+                    u: h.u,
+                    v: h.v,
+                    point: [at.x, at.y, at.z],
+                    normal: [n.x, n.y, n.z],
                 })
             });
         });
@@ -170,7 +226,7 @@ impl PyScene {
         cull: &str,
     ) -> PyResult<Bound<'py, PyArray1<i32>>> {
         let options = options(cull, watertight)?;
-        let scene = self.snapshot();
+        let scene = &self.snapshot().scene;
         let counts = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
             i32::try_from(scene.count_hits(ray, &options)).unwrap_or(i32::MAX)
         })?;
@@ -192,7 +248,7 @@ impl PyScene {
         cull: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let options = options(cull, watertight)?;
-        let scene = self.snapshot();
+        let scene = &self.snapshot().scene;
         let per_ray = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
             scene.all_hits(ray, &options)
         })?;
@@ -224,7 +280,7 @@ impl PyScene {
     ) -> PyResult<Bound<'py, PyDict>> {
         check_distance(max_distance)?;
         let all = SceneOptions::default();
-        let scene = self.snapshot();
+        let scene = &self.snapshot().scene;
         let found = each_point(py, points, |q| {
             scene
                 .closest_point(q, max_distance, &all)
@@ -245,7 +301,7 @@ impl PyScene {
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let accuracy = winding_accuracy(beta, exact)?;
         let all = SceneOptions::default();
-        let scene = self.snapshot();
+        let scene = &self.snapshot().scene;
         let w = each_point(py, points, |q| scene.winding_number(q, accuracy, &all))?;
         Ok(w.into_pyarray(py))
     }
@@ -258,7 +314,7 @@ impl PyScene {
         points: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let all = SceneOptions::default();
-        let scene = self.snapshot();
+        let scene = &self.snapshot().scene;
         let inside = each_point(py, points, |q| scene.contains(q, &all))?;
         Ok(inside.into_pyarray(py))
     }
@@ -274,7 +330,7 @@ impl PyScene {
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         check_distance(max_distance)?;
         let all = SceneOptions::default();
-        let scene = self.snapshot();
+        let scene = &self.snapshot().scene;
         let d = each_point(py, points, |q| {
             scene
                 .signed_distance(q, max_distance, &all)
