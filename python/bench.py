@@ -84,7 +84,7 @@ def engines(mesh, threads):
     bvh = meshray.BVH(mesh)
     out["meshray"] = {
         "closest": lambda o, d, p: bvh.cast(o, d),
-        "any": lambda o, d, p: bvh.cast(o, d, any_hit=True),
+        "any": lambda o, d, p: bvh.occluded(o, d),
         "count": lambda o, d, p: bvh.count_hits(o, d),
         "list": lambda o, d, p: bvh.cast_all(o, d),
         "closest point": lambda o, d, p: bvh.closest_points(p),

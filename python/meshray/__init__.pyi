@@ -86,6 +86,16 @@ class BVH:
         cull: Literal["none", "back", "front"] = "none",
     ) -> Dict[str, np.ndarray]:
         """Every hit of one ray, nearest first: t, triangle, u, v."""
+    def occluded(
+        self,
+        origins: _Array,
+        directions: _Array,
+        t_min: float = 0.0,
+        t_max: float = float("inf"),
+        watertight: bool = True,
+        cull: Literal["none", "back", "front"] = "none",
+    ) -> npt.NDArray[np.bool_]:
+        """Whether each ray hits anything in its range (no details)."""
     def count_hits(
         self,
         origins: _Array,
@@ -141,6 +151,16 @@ class Scene:
         progress: Union[bool, Callable[[int, int], object], None] = None,
     ) -> Dict[str, np.ndarray]:
         """One ray per row: t, instance (-1 on a miss), triangle, u, v, point, normal."""
+    def occluded(
+        self,
+        origins: _Array,
+        directions: _Array,
+        t_min: float = 0.0,
+        t_max: float = float("inf"),
+        watertight: bool = True,
+        cull: Literal["none", "back", "front"] = "none",
+    ) -> npt.NDArray[np.bool_]:
+        """Whether each ray hits anything in its range (no details)."""
     def count_hits(
         self,
         origins: _Array,

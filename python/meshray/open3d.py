@@ -133,8 +133,8 @@ class RaycastingScene:
     def test_occlusions(self, rays, tnear=0.0, tfar=np.inf, nthreads=0):
         """Whether each ray hits anything with `tnear <= t <= tfar` (bool)."""
         shape, origins, directions = self._rays(rays)
-        hits = self._target().cast(origins, directions, t_min=tnear, t_max=tfar, any_hit=True)
-        return _out((hits["triangle"] >= 0).reshape(shape), _is_tensor(rays))
+        blocked = self._target().occluded(origins, directions, t_min=tnear, t_max=tfar)
+        return _out(blocked.reshape(shape), _is_tensor(rays))
 
     def count_intersections(self, rays, nthreads=0):
         """How many times each ray crosses the surfaces (int32)."""

@@ -28,7 +28,7 @@ class RayMeshIntersector:
 
     def intersects_any(self, ray_origins, ray_directions, **kwargs):
         """Whether each ray hits the mesh."""
-        return self.bvh.cast(ray_origins, ray_directions, any_hit=True)["triangle"] >= 0
+        return self.bvh.occluded(ray_origins, ray_directions)
 
     def intersects_id(
         self,

@@ -932,6 +932,28 @@ impl PyBvh {
         Ok(out)
     }
 
+    /// Whether each ray hits anything in its range (a bool array): `cast(any_hit=True)`'s
+    /// answer to "is there a hit?" without the hit's details, for shadow rays and lines of
+    /// sight. Options as for `cast`.
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn occluded<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let options = query(cull, watertight)?;
+        let blocked = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
+            self.inner.cast_ray(ray, RayQuery::Any, &options).is_some()
+        })?;
+        Ok(blocked.into_pyarray(py))
+    }
+
     /// How many triangles each ray hits in its range (an int32 array): `cast_all`'s count
     /// per ray, without making the hits. Options as for `cast`.
     #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]

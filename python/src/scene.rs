@@ -211,6 +211,27 @@ impl PyScene {
         answers?.into_dict(py)
     }
 
+    /// Whether each ray hits any instance in its range (a bool array), as `BVH.occluded`.
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn occluded<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let options = options(cull, watertight)?;
+        let scene = &self.snapshot().scene;
+        let blocked = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
+            scene.cast_ray(ray, RayQuery::Any, &options).is_some()
+        })?;
+        Ok(blocked.into_pyarray(py))
+    }
+
     /// How many triangles each ray hits in its range, over all instances (an int32 array).
     /// Options as for `cast`.
     #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]

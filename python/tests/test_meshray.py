@@ -108,6 +108,9 @@ def check_cast(mesh, n, seed):
     # Any hit says hit exactly where closest hit does.
     anyhit = bvh.cast(origins, directions, any_hit=True)
     np.testing.assert_array_equal(anyhit["triangle"][clear] >= 0, want_tri[clear] >= 0)
+    blocked = bvh.occluded(origins, directions)
+    assert blocked.dtype == np.bool_
+    np.testing.assert_array_equal(blocked, anyhit["triangle"] >= 0)
     return bvh
 
 

@@ -96,6 +96,7 @@ def test_cast_count_and_cast_all_equal_brute_force(placed):
     # Any hit: a hit exactly where the closest hit finds one.
     anyhit = scene.cast(origins, directions, any_hit=True)
     np.testing.assert_array_equal(anyhit["instance"] >= 0, got["instance"] >= 0)
+    np.testing.assert_array_equal(scene.occluded(origins, directions), got["instance"] >= 0)
 
 
 def test_closest_points_and_inside_equal_brute_force(placed):
