@@ -521,6 +521,24 @@ fn ray_rows<'py>(
     Ok((o, d))
 }
 
+/// Ray `i` of the flat float32 rows `o` and `d` (as `ray_rows` reads them), over
+/// `[t_min, t_max]`: made where a batch needs it, not all beforehand.
+fn nth_ray<'a>(
+    o: &'a [f32],
+    d: &'a [f32],
+    t_min: f32,
+    t_max: f32,
+) -> impl Fn(usize) -> Ray + Sync + 'a {
+    move |i| {
+        Ray::with_range(
+            [o[3 * i], o[3 * i + 1], o[3 * i + 2]],
+            [d[3 * i], d[3 * i + 1], d[3 * i + 2]],
+            t_min,
+            t_max,
+        )
+    }
+}
+
 /// The rays of `ray_rows`, made.
 fn rays(
     origins: &Bound<'_, PyAny>,
@@ -810,14 +828,7 @@ impl PyBvh {
         let options = query(cull, watertight)?;
         let (origins, directions) = ray_rows(origins, directions, t_min, t_max)?;
         let (o, d) = (origins.as_slice()?, directions.as_slice()?);
-        let ray = |i: usize| {
-            Ray::with_range(
-                [o[3 * i], o[3 * i + 1], o[3 * i + 2]],
-                [d[3 * i], d[3 * i + 1], d[3 * i + 2]],
-                t_min,
-                t_max,
-            )
-        };
+        let ray = nth_ray(o, d, t_min, t_max);
         Answers::cast_bvh(py, self, o.len() / 3, ray, any_hit, &options, progress)?.into_dict(py)
     }
 

@@ -4,9 +4,9 @@
 
 use crate::{
     Answers, PyBvh, Row, check_distance, closest_columns, each_point, each_ray, hit_columns,
-    matrix, query, ray_rows, to_py, winding_accuracy,
+    matrix, nth_ray, query, ray_rows, to_py, winding_accuracy,
 };
-use meshray::{InstanceId, Ray, RayQuery, Scene, SceneOptions};
+use meshray::{InstanceId, RayQuery, Scene, SceneOptions};
 use nalgebra::{Matrix3, Vector3};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
@@ -170,14 +170,7 @@ impl PyScene {
         let options = options(cull, watertight)?;
         let (origins, directions) = ray_rows(origins, directions, t_min, t_max)?;
         let (o, d) = (origins.as_slice()?, directions.as_slice()?);
-        let ray = |i: usize| {
-            Ray::with_range(
-                [o[3 * i], o[3 * i + 1], o[3 * i + 2]],
-                [d[3 * i], d[3 * i + 1], d[3 * i + 2]],
-                t_min,
-                t_max,
-            )
-        };
+        let ray = nth_ray(o, d, t_min, t_max);
         let placed = self.snapshot();
         let query = if any_hit {
             RayQuery::Any
