@@ -729,8 +729,13 @@ struct PyBvh {
 
 impl PyBvh {
     fn new_with(bvh: Bvh) -> PyBvh {
+        PyBvh::shared(Arc::new(bvh))
+    }
+
+    /// A BVH that shares `bvh` (a scene's, for pickling it).
+    fn shared(bvh: Arc<Bvh>) -> PyBvh {
         PyBvh {
-            inner: Arc::new(bvh),
+            inner: bvh,
             normals: std::sync::OnceLock::new(),
         }
     }

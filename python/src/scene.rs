@@ -6,7 +6,7 @@ use crate::{
     Answers, PyBvh, Row, check_distance, closest_columns, each_point, each_ray, hit_columns,
     matrix, nth_ray, query, ray_rows, to_py, winding_accuracy,
 };
-use meshray::{InstanceId, RayQuery, Scene, SceneOptions};
+use meshray::{Bvh, InstanceId, RayQuery, Scene, SceneOptions};
 use nalgebra::{Matrix3, Vector3};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
@@ -62,6 +62,12 @@ fn normal_matrix(rows: &[[f32; 4]; 4]) -> Matrix3<f32> {
         .try_inverse()
         .map_or_else(Matrix3::zeros, |inverse| inverse.transpose().cast::<f32>())
 }
+
+/// An instance as pickled: its id, its BVH's index in the pickle's list, its transform.
+type Placement = (InstanceId, usize, [[f32; 4]; 4]);
+
+/// A scene as pickled: its BVHs, and its instances as [`Placement`]s.
+type Pickled = (Vec<PyBvh>, Vec<Placement>);
 
 /// An instance id from Python (refused when negative or too large, as an unknown id).
 fn id(value: i64) -> PyResult<InstanceId> {
@@ -351,6 +357,67 @@ impl PyScene {
                 .unwrap_or(f64::NAN)
         })?;
         Ok(d.into_pyarray(py))
+    }
+
+    /// Pickles as its BVHs (each once, however often placed) and its instances' ids,
+    /// BVHs and transforms: `Scene._restore` puts them back under the same ids.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Pickled)> {
+        let placed = slf.get().snapshot();
+        let (mut trees, mut instances): (Vec<Arc<Bvh>>, Vec<Placement>) = (vec![], vec![]);
+        for id in placed.scene.ids() {
+            let Some(view) = placed.scene.instance(id) else {
+                continue;
+            };
+            let tree = match trees.iter().position(|t| Arc::ptr_eq(t, view.bvh)) {
+                Some(k) => k,
+                None => {
+                    trees.push(view.bvh.clone());
+                    trees.len() - 1
+                }
+            };
+            let rows = std::array::from_fn(|i| std::array::from_fn(|j| view.transform[(i, j)]));
+            instances.push((id, tree, rows));
+        }
+        let bvhs = trees.into_iter().map(PyBvh::shared).collect();
+        let restore = slf.py().get_type::<PyScene>().getattr("_restore")?;
+        Ok((restore, (bvhs, instances)))
+    }
+
+    /// The scene `__reduce__` took apart: `instances` are `(id, index into bvhs,
+    /// transform)`, placed under their ids (the ids between them, removed when pickled, are
+    /// free again).
+    #[staticmethod]
+    fn _restore(
+        py: Python<'_>,
+        bvhs: Vec<PyRef<'_, PyBvh>>,
+        instances: Vec<Placement>,
+    ) -> PyResult<PyScene> {
+        let scene = PyScene::new();
+        let mut instances = instances;
+        instances.sort_by_key(|&(id, _, _)| id);
+        // The next add takes the next id: ids missing from the pickle are held by stand-ins
+        // (removed below) so that each instance gets its own.
+        let (mut next, mut gaps) = (0, Vec::new());
+        for (id, tree, rows) in instances {
+            let bvh = bvhs.get(tree).ok_or_else(|| {
+                PyValueError::new_err(format!("instance {id}: no BVH {tree} in the pickle"))
+            })?;
+            if id < next {
+                return Err(PyValueError::new_err(format!(
+                    "instance {id} listed twice in the pickle"
+                )));
+            }
+            while next < id {
+                gaps.push(scene.add(py, bvh, None)?);
+                next += 1;
+            }
+            scene.add(py, bvh, Some(rows))?;
+            next += 1;
+        }
+        for id in gaps {
+            scene.remove(i64::from(id))?;
+        }
+        Ok(scene)
     }
 
     fn __repr__(&self) -> String {

@@ -186,3 +186,29 @@ def test_edits_while_other_threads_query():
         t.join()
     assert not errors, errors
     assert len(scene) == 26
+
+
+def test_pickling_keeps_ids_transforms_and_shared_bvhs():
+    import pickle
+
+    sphere, asset = meshray.BVH(uv_sphere()), meshray.BVH(meshray.Mesh.load(ASSET))
+    scene = meshray.Scene()
+    for k in range(5):
+        scene.add(sphere if k % 2 else asset, placement(0.4 * k, [1, 1, 0], 1 + 0.1 * k, [3.0 * k, 0, 0]))
+    scene.remove(0)
+    scene.remove(3)
+    copy = pickle.loads(pickle.dumps(scene))
+    assert len(copy) == 3
+    origins, directions = random_rays(np.array([[-2, -2, -2], [14, 2, 2]], np.float32), 3000, np.random.default_rng(9))
+    for key, want in scene.cast(origins, directions).items():
+        np.testing.assert_array_equal(copy.cast(origins, directions)[key], want, err_msg=key)
+    assert (scene.cast(origins, directions)["instance"] >= 0).sum() > 500
+    # Each BVH once in the pickle, however often placed: two sphere instances cost one.
+    one = meshray.Scene()
+    one.add(sphere)
+    two = meshray.Scene()
+    two.add(sphere)
+    two.add(sphere, placement(0, [0, 0, 1], 1, [5, 0, 0]))
+    assert len(pickle.dumps(two)) < len(pickle.dumps(one)) + 200
+    # The freed ids are free again: the next add takes one of them.
+    assert copy.add(sphere) in (0, 3)
