@@ -7,6 +7,18 @@
     >>> float(hits["t"][0]), int(hits["triangle"][0])
     (1.0, 0)
 
+Several meshes, or one mesh placed many times, go in a `Scene`, each instance with a 4 x 4
+transform (row-major; one BVH placed twice is not copied):
+
+    >>> scene = meshray.Scene()
+    >>> scene.add(bvh)
+    0
+    >>> scene.add(bvh, [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0.5], [0, 0, 0, 1]])
+    1
+    >>> hits = scene.cast(np.array([[0.2, 0.2, 1.0]]), np.array([[0.0, 0.0, -1.0]]))
+    >>> int(hits["instance"][0]), float(hits["t"][0])
+    (1, 0.5)
+
 Every batch runs on all cores with the GIL released. Answers are those of testing every
 triangle (in float32, the nearest hit's ties going to the lowest triangle number).
 """
