@@ -178,6 +178,18 @@ fn check_scene(meshes: &[Arc<Bvh>], seed: u64) {
             let some = scene.cast_ray(&ray, RayQuery::Any, options);
             assert_eq!(some.is_some(), got.is_some(), "{ray:?}");
             let all = scene.all_hits(&ray, options);
+            let mut compact = Vec::new();
+            scene.all_triangles(&ray, options, &mut compact);
+            assert_eq!(
+                compact
+                    .iter()
+                    .map(|(id, h)| (*id, h.triangle, h.t))
+                    .collect::<Vec<_>>(),
+                all.iter()
+                    .map(|h| (h.instance, h.hit.triangle, h.hit.t))
+                    .collect::<Vec<_>>(),
+                "{ray:?}"
+            );
             assert_eq!(all.len(), exact.len(), "all hits of {ray:?}");
             assert_eq!(
                 scene.count_hits(&ray, options),

@@ -664,6 +664,46 @@ fn winding_accuracy(beta: f64, exact: bool) -> PyResult<WindingAccuracy> {
     Ok(WindingAccuracy::FarField { beta })
 }
 
+/// Every hit of every ray of `rays` as [`hit_columns`]' dict: `hits(ray, scratch)` lists
+/// one ray's hits in order into `scratch` (cleared first) and `columns` reads one hit's
+/// instance, `t`, triangle and barycentrics. Tasks of 256 rays on all cores without the
+/// GIL, one scratch vector per thread: no allocation per ray.
+fn list_hits<'py, H: Copy + Send + Sync>(
+    py: Python<'py>,
+    rays: &[Ray],
+    instances: bool,
+    hits: impl Fn(&Ray, &mut Vec<H>) + Sync,
+    columns: impl Fn(&H) -> (Option<u32>, f32, u32, f32, f32),
+) -> PyResult<Bound<'py, PyDict>> {
+    const TASK: usize = 256;
+    // Per task: its rays' hits in order, and how many each ray has.
+    let tasks: Vec<(Vec<H>, Vec<u32>)> = py.detach(|| {
+        rays.par_chunks(TASK)
+            .map_init(Vec::new, |scratch, rays| {
+                let (mut found, mut counts) = (Vec::new(), Vec::with_capacity(rays.len()));
+                for ray in rays {
+                    hits(ray, scratch);
+                    found.extend_from_slice(scratch);
+                    counts.push(scratch.len() as u32);
+                }
+                (found, counts)
+            })
+            .collect()
+    });
+    let count = tasks.iter().map(|(found, _)| found.len()).sum();
+    let listed = tasks.iter().enumerate().flat_map(|(k, (found, counts))| {
+        let rows = counts
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, &n)| std::iter::repeat_n(k * TASK + i, n as usize));
+        rows.zip(found).map(|(r, h)| {
+            let (id, t, triangle, u, v) = columns(h);
+            (r, id, t, triangle, u, v)
+        })
+    });
+    hit_columns(py, count, instances, listed)
+}
+
 /// One hit in a list of hits: the ray's row, the instance (a scene's), `t`, the triangle
 /// and the barycentrics.
 type Listed = (usize, Option<u32>, f32, u32, f32, f32);
@@ -1006,33 +1046,13 @@ impl PyBvh {
         cull: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let options = query(cull, watertight)?;
-        let rays = rays(origins, directions, t_min, t_max)?;
-        // Per task of 256 rays: their compact hits in order, and how many each ray has; one
-        // scratch vector per thread, no allocation per ray.
-        const TASK: usize = 256;
-        let tasks: Vec<(Vec<meshray::CompactHit>, Vec<u32>)> = py.detach(|| {
-            rays.par_chunks(TASK)
-                .map_init(Vec::new, |scratch, rays| {
-                    let (mut hits, mut counts) = (Vec::new(), Vec::with_capacity(rays.len()));
-                    for ray in rays {
-                        self.inner.all_triangles(ray, &options, scratch);
-                        hits.extend_from_slice(scratch);
-                        counts.push(scratch.len() as u32);
-                    }
-                    (hits, counts)
-                })
-                .collect()
-        });
-        let count = tasks.iter().map(|(hits, _)| hits.len()).sum();
-        let listed = tasks.iter().enumerate().flat_map(|(k, (hits, counts))| {
-            let rows = counts
-                .iter()
-                .enumerate()
-                .flat_map(move |(i, &n)| std::iter::repeat_n(k * TASK + i, n as usize));
-            rows.zip(hits)
-                .map(|(r, h)| (r, None, h.t, h.triangle, h.u, h.v))
-        });
-        hit_columns(py, count, false, listed)
+        list_hits(
+            py,
+            &rays(origins, directions, t_min, t_max)?,
+            false,
+            |ray, hits| self.inner.all_triangles(ray, &options, hits),
+            |h| (None, h.t, h.triangle, h.u, h.v),
+        )
     }
 
     /// The nearest point of the mesh to each row of `points` (`(n, 3)`), within

@@ -3,8 +3,8 @@
 //! several geometries).
 
 use crate::{
-    Answers, PyBvh, Row, check_distance, closest_columns, each_point, each_ray, hit_columns,
-    matrix, nth_ray, query, ray_rows, to_py, winding_accuracy,
+    Answers, PyBvh, Row, check_distance, closest_columns, each_point, each_ray, list_hits, matrix,
+    nth_ray, query, ray_rows, rays, to_py, winding_accuracy,
 };
 use meshray::{Bvh, InstanceId, RayQuery, Scene, SceneOptions};
 use nalgebra::{Matrix3, Vector3};
@@ -269,23 +269,13 @@ impl PyScene {
     ) -> PyResult<Bound<'py, PyDict>> {
         let options = options(cull, watertight)?;
         let scene = &self.snapshot().scene;
-        let per_ray = each_ray(py, (origins, directions), (t_min, t_max), |ray| {
-            scene.all_hits(ray, &options)
-        })?;
-        let count = per_ray.iter().map(Vec::len).sum();
-        let listed = per_ray.iter().enumerate().flat_map(|(r, hits)| {
-            hits.iter().map(move |h| {
-                (
-                    r,
-                    Some(h.instance),
-                    h.hit.t,
-                    h.hit.triangle,
-                    h.hit.u,
-                    h.hit.v,
-                )
-            })
-        });
-        hit_columns(py, count, true, listed)
+        list_hits(
+            py,
+            &rays(origins, directions, t_min, t_max)?,
+            true,
+            |ray, hits| scene.all_triangles(ray, &options, hits),
+            |&(id, h)| (Some(id), h.t, h.triangle, h.u, h.v),
+        )
     }
 
     /// The nearest point of any instance to each row of `points`, within `max_distance`

@@ -185,6 +185,50 @@ impl Scene {
         hits
     }
 
+    /// Every hit along the ray, compact (the instance, and the triangle, `t` and
+    /// barycentrics as [`cast_ray`](Scene::cast_ray) gives them), into `hits` (cleared
+    /// first), in [`all_hits`](Scene::all_hits)' order: what it finds without moving each hit
+    /// to world space, and without allocating once `hits` is large enough.
+    ///
+    /// ```
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use nalgebra::{Matrix4, Point3, Vector3};
+    /// # use std::sync::Arc;
+    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
+    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
+    /// let mut scene = Scene::new();
+    /// for z in [0.0, 1.0, 2.0] {
+    ///     scene.add(triangle.clone(), Matrix4::new_translation(&Vector3::new(0.0, 0.0, z)))?;
+    /// }
+    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
+    /// let mut hits = Vec::new();
+    /// scene.all_triangles(&ray, &SceneOptions::default(), &mut hits);
+    /// let order: Vec<_> = hits.iter().map(|(id, h)| (*id, h.t)).collect();
+    /// assert_eq!(order, [(2, 3.0), (1, 4.0), (0, 5.0)]);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub fn all_triangles(
+        &self,
+        ray: &Ray,
+        options: &SceneOptions<'_>,
+        hits: &mut Vec<(InstanceId, CompactHit)>,
+    ) {
+        hits.clear();
+        let t_end = ray.t_max();
+        self.walk(ray, options, |id, instance, _| {
+            let local = object_ray(instance, ray, t_end)?;
+            instance
+                .bvh
+                .each_hit(&local, &options.query, |h| hits.push((id, h)));
+            Some(false)
+        });
+        hits.sort_unstable_by(|(a_id, a), (b_id, b)| {
+            a.t.total_cmp(&b.t)
+                .then(a_id.cmp(b_id))
+                .then(a.triangle.cmp(&b.triangle))
+        });
+    }
+
     /// How many triangles the ray hits in its range, over every instance the options let
     /// it see: [`all_hits`](Scene::all_hits)`.len()` without making the hits, and without
     /// allocating (once the top-level trees are up to date).

@@ -456,7 +456,12 @@ impl Bvh {
 
     /// Calls `found` with every hit along the ray in its range, in walk order.
     #[inline(always)]
-    fn each_hit(&self, ray: &Ray, options: &QueryOptions, mut found: impl FnMut(CompactHit)) {
+    pub(crate) fn each_hit(
+        &self,
+        ray: &Ray,
+        options: &QueryOptions,
+        mut found: impl FnMut(CompactHit),
+    ) {
         if !ray.is_valid() {
             return;
         }
