@@ -288,9 +288,8 @@ struct Answers {
     normal: Vec<f32>,
 }
 
-/// One ray's hit, as `cast` reports it.
+/// One ray's hit, as `cast` reports it (a scene's cast writes the instance itself).
 struct Row {
-    instance: i64,
     t: f32,
     triangle: u32,
     u: f32,
@@ -403,8 +402,8 @@ impl Answers {
         Ok(out)
     }
 
-    /// Writes rows `start..start + len` in parallel: `row(i)` is the hit of the block's ray
-    /// `i`, if any (a miss leaves the row as [`Answers::new`] made it).
+    /// Writes rows `start..start + len` in parallel, all but the instance: `row(i)` is the
+    /// hit of the block's ray `i`, if any (a miss leaves the row as [`Answers::new`] made it).
     fn fill(&mut self, start: usize, len: usize, row: impl Fn(usize) -> Option<Row> + Sync) {
         let end = start + len;
         (
@@ -424,13 +423,6 @@ impl Answers {
                 p.copy_from_slice(&r.point);
                 nrm.copy_from_slice(&r.normal);
             });
-        if let Some(instance) = &mut self.instance {
-            instance[start..end]
-                .par_iter_mut()
-                .with_min_len(1024)
-                .enumerate()
-                .for_each(|(i, x)| *x = row(i).map_or(-1, |r| r.instance));
-        }
     }
 
     /// A mesh's cast: the batch query (`Bvh::cast_rays`, on all cores), the point and
@@ -446,11 +438,7 @@ impl Answers {
     ) -> PyResult<Answers> {
         let bvh = &*tree.inner;
         let normals = py.detach(|| tree.normals());
-        let query = if any_hit {
-            RayQuery::Any
-        } else {
-            RayQuery::Closest
-        };
+        let query = ray_query(any_hit);
         let (mut hits, mut hit_normals) = (Vec::new(), Vec::new());
         Answers::cast(py, n, false, ray, progress, |rays, out, start| {
             bvh.cast_rays(rays, query, options, &mut hits);
@@ -464,7 +452,6 @@ impl Answers {
                 let h = hits[i]?;
                 let at = rays[i].at(h.t);
                 Some(Row {
-                    instance: -1,
                     t: h.t,
                     triangle: h.triangle,
                     u: h.u,
@@ -488,6 +475,15 @@ impl Answers {
         out.set_item("point", rows(self.point)?.into_pyarray(py))?;
         out.set_item("normal", rows(self.normal)?.into_pyarray(py))?;
         Ok(out)
+    }
+}
+
+/// `cast`'s `any_hit` as the batch query's question.
+fn ray_query(any_hit: bool) -> RayQuery {
+    if any_hit {
+        RayQuery::Any
+    } else {
+        RayQuery::Closest
     }
 }
 
@@ -640,17 +636,6 @@ fn closest_columns<'py>(
     Ok(out)
 }
 
-/// Which inside/outside test `contains` uses, by name.
-fn inside_method(method: &str) -> PyResult<bool> {
-    match method {
-        "winding" => Ok(false),
-        "parity" => Ok(true),
-        other => Err(PyValueError::new_err(format!(
-            "method must be 'winding' or 'parity', not {other:?}"
-        ))),
-    }
-}
-
 /// The winding-number accuracy by `beta` and `exact`.
 fn winding_accuracy(beta: f64, exact: bool) -> PyResult<WindingAccuracy> {
     if exact {
@@ -762,8 +747,8 @@ fn query(cull: &str, watertight: bool) -> PyResult<QueryOptions> {
 struct PyBvh {
     inner: Arc<Bvh>,
     /// Each triangle's unit normal (zero when degenerate), made on the first cast: a hit's
-    /// normal is then one read instead of the triangle's three corners, which cost casts a
-    /// tenth of their time on random rays. Shared with the scenes that place this BVH.
+    /// normal is then one read instead of the triangle's three corners (docs/python.md has
+    /// what that saves). Shared with the scenes that place this BVH.
     normals: std::sync::OnceLock<Arc<[[f32; 3]]>>,
 }
 
@@ -1102,7 +1087,15 @@ impl PyBvh {
         points: &Bound<'py, PyAny>,
         method: &str,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let parity = inside_method(method)?;
+        let parity = match method {
+            "winding" => false,
+            "parity" => true,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "method must be 'winding' or 'parity', not {other:?}"
+                )));
+            }
+        };
         let inside = each_point(py, points, |q| {
             if parity {
                 parity_inside(&self.inner, q)

@@ -4,7 +4,7 @@
 
 use crate::{
     Answers, PyBvh, Row, check_distance, closest_columns, each_point, each_ray, list_hits, matrix,
-    nth_ray, query, ray_rows, rays, to_py, winding_accuracy,
+    nth_ray, query, ray_query, ray_rows, rays, to_py, winding_accuracy,
 };
 use meshray::{Bvh, InstanceId, RayQuery, Scene, SceneOptions};
 use nalgebra::{Matrix3, Vector3};
@@ -178,11 +178,7 @@ impl PyScene {
         let (o, d) = (origins.as_slice()?, directions.as_slice()?);
         let ray = nth_ray(o, d, t_min, t_max);
         let placed = self.snapshot();
-        let query = if any_hit {
-            RayQuery::Any
-        } else {
-            RayQuery::Closest
-        };
+        let query = ray_query(any_hit);
         let mut found = Vec::new();
         let answers = Answers::cast(py, o.len() / 3, true, ray, progress, |rays, out, start| {
             rays.par_iter()
@@ -197,7 +193,6 @@ impl PyScene {
                     .unwrap_or_else(Vector3::zeros);
                 let at = rays[i].at(h.t);
                 Some(Row {
-                    instance: i64::from(id),
                     t: h.t,
                     triangle: h.triangle,
                     u: h.u,
@@ -206,6 +201,15 @@ impl PyScene {
                     normal: [n.x, n.y, n.z],
                 })
             });
+            if let Some(instance) = &mut out.instance {
+                (
+                    instance[start..start + rays.len()].par_iter_mut(),
+                    found.par_iter(),
+                )
+                    .into_par_iter()
+                    .with_min_len(1024)
+                    .for_each(|(x, f)| *x = f.map_or(-1, |(id, _)| i64::from(id)));
+            }
         });
         answers?.into_dict(py)
     }

@@ -50,8 +50,8 @@ impl Scene {
     /// The hit [`closest_hit`](Scene::closest_hit) (or, for [`RayQuery::Any`],
     /// [`any_hit`](Scene::any_hit)) finds, compact: the instance and the triangle, `t` and
     /// barycentrics, without moving the point and normals to world space (which reads the
-    /// triangle's corners: on random rays about a third of a closest hit's time). `t` is the
-    /// world ray's, so the point is `ray.at(t)`. Allocates nothing.
+    /// triangle's corners). `t` is the world ray's, so the point is `ray.at(t)`. Allocates
+    /// nothing.
     ///
     /// ```
     /// # use meshray::{Bvh, Mesh, Ray, RayQuery, Scene, SceneOptions};
@@ -165,24 +165,16 @@ impl Scene {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn all_hits(&self, ray: &Ray, options: &SceneOptions<'_>) -> Vec<SceneHit> {
-        let (mut hits, mut local_hits) = (Vec::new(), Vec::new());
+        let mut found = Vec::new();
+        self.all_triangles(ray, options, &mut found);
         let t_end = ray.t_max();
-        self.walk(ray, options, |id, instance, _| {
-            let local = object_ray(instance, ray, t_end)?;
-            instance
-                .bvh
-                .all_hits_into(&local, &options.query, &mut local_hits);
-            hits.extend(local_hits.drain(..).map(|hit| self.to_world(id, hit)));
-            Some(false)
-        });
-        hits.sort_by(|a, b| {
-            a.hit
-                .t
-                .total_cmp(&b.hit.t)
-                .then(a.instance.cmp(&b.instance))
-                .then(a.hit.triangle.cmp(&b.hit.triangle))
-        });
-        hits
+        found
+            .iter()
+            .filter_map(|&(id, hit)| {
+                let local = object_ray(self.get(id).ok()?, ray, t_end)?;
+                Some(self.details(id, &local, &hit))
+            })
+            .collect()
     }
 
     /// Every hit along the ray, compact (the instance, and the triangle, `t` and

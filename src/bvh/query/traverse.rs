@@ -413,16 +413,9 @@ impl Bvh {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn all_hits(&self, ray: &Ray, options: &QueryOptions) -> Vec<Hit> {
-        let mut hits = Vec::new();
-        self.all_hits_into(ray, options, &mut hits);
-        hits
-    }
-
-    /// [`all_hits`](Bvh::all_hits) into a vector the caller reuses (cleared first).
-    pub(crate) fn all_hits_into(&self, ray: &Ray, options: &QueryOptions, hits: &mut Vec<Hit>) {
-        hits.clear();
-        self.each_hit(ray, options, |h| hits.push(self.hit(ray, h)));
-        hits.sort_by(|a, b| a.t.total_cmp(&b.t).then(a.triangle.cmp(&b.triangle)));
+        let mut found = Vec::new();
+        self.all_triangles(ray, options, &mut found);
+        found.iter().map(|&h| self.hit(ray, h)).collect()
     }
 
     /// Every hit along the ray in its range, compact (the triangle, `t` and barycentrics),
