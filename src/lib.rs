@@ -178,6 +178,8 @@ mod winding;
 pub use aabb::Aabb;
 #[cfg(feature = "serde")]
 pub use bvh::SavedBvh;
+#[cfg(feature = "kernel-lab")]
+pub use bvh::lab;
 pub use bvh::{
     BuildOptions, BuildQuality, Bvh, ClosestPoint, CompactHit, Hit, MeasuredCost, PoseUpdate,
     QueryCost, RayQuery, Stats,

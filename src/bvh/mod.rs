@@ -21,7 +21,13 @@ mod upkeep;
 // `walk_ray`, `lanes_near`): the one way in from above.
 pub(crate) use build::tree;
 use build::{lbvh, reinsert};
+#[cfg(feature = "kernel-lab")]
+pub(crate) use layout::ray_node;
 pub(crate) use layout::{leaf, wide};
+#[cfg(feature = "kernel-lab")]
+pub(crate) use query::kernel;
+#[cfg(feature = "kernel-lab")]
+pub use query::lab;
 pub(crate) use query::{batch, coherent, inside, nearest, ray_walk, simd, traverse, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;

@@ -180,3 +180,64 @@ impl Meshray {
         });
     }
 }
+
+/// The new walk of issue 38 (`meshray::lab`) at one of its guarantee levels, over a tree
+/// made from meshray's: `lab floor` (Möller–Trumbore, not exact, the yardstick) and
+/// `lab watertight`.
+pub struct Lab<const LEVEL: u8> {
+    tree: meshray::lab::RayTree<'static>,
+}
+
+impl<const LEVEL: u8> Lab<LEVEL> {
+    /// `None` where the CPU lacks AVX2 and FMA.
+    pub fn new(bvh: &std::sync::Arc<Bvh>) -> Option<Lab<LEVEL>> {
+        // The tree borrows the BVH for the rest of the process (a bench binary).
+        let bvh: &'static Bvh = Box::leak(Box::new(bvh.clone()));
+        Some(Lab {
+            tree: meshray::lab::RayTree::new(bvh)?,
+        })
+    }
+
+    const fn level() -> meshray::lab::Level {
+        match LEVEL {
+            0 => meshray::lab::Level::Floor,
+            _ => meshray::lab::Level::Watertight,
+        }
+    }
+}
+
+macro_rules! lab_engine {
+    ($level:literal, $name:literal, $closest:ident, $any:ident) => {
+        impl Engine for Lab<$level> {
+            fn name(&self) -> &str {
+                $name
+            }
+
+            fn closest(&self, ray: &Ray) -> Option<(f32, u32)> {
+                self.tree
+                    .closest(ray, Self::level())
+                    .map(|h| (h.t, h.triangle))
+            }
+
+            fn any(&self, ray: &Ray) -> bool {
+                self.tree.any(ray, Self::level()).is_some()
+            }
+
+            fn structure_bytes(&self) -> Option<usize> {
+                Some(self.tree.bytes())
+            }
+
+            query_loops!(Lab<$level>, $closest, $any);
+        }
+
+        query_loops!(loops Lab<$level>, $closest, $any);
+    };
+}
+
+lab_engine!(0, "lab floor", peers_closest_lab_floor, peers_any_lab_floor);
+lab_engine!(
+    1,
+    "lab watertight",
+    peers_closest_lab_watertight,
+    peers_any_lab_watertight
+);

@@ -99,7 +99,7 @@ mod parry;
 #[cfg(has_tinybvh)]
 mod tinybvh;
 
-use engine::{Engine, Meshray};
+use engine::{Engine, Lab, Meshray};
 use meshray::{Bvh, Mesh, Ray};
 use std::ffi::CString;
 use std::fmt::Write as _;
@@ -477,6 +477,16 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
             version: env!("PEER_VERSION_MESHRAY").to_string(),
         });
     }
+    // The new walk of issue 38, on the same tree.
+    if let (Some(floor), Some(watertight)) = (Lab::<0>::new(&bvh), Lab::<1>::new(&bvh)) {
+        for engine in [Box::new(floor) as Box<dyn Engine>, Box::new(watertight)] {
+            engines.push(Built {
+                engine,
+                build_ms: meshray_ms,
+                version: env!("PEER_VERSION_MESHRAY").to_string(),
+            });
+        }
+    }
     engines.extend(peers.build(&mesh, None));
     let triangles = mesh.triangle_count().max(1) as f64;
     let bytes_per_triangle: Vec<Option<f64>> = engines
@@ -568,9 +578,11 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
 }
 
 /// The engines `--callgrind` takes: the tables' names, `meshray batch` as `meshray-batch`.
-const CALLGRIND_ENGINES: [&str; 8] = [
+const CALLGRIND_ENGINES: [&str; 10] = [
     "meshray",
     "meshray-batch",
+    "lab-floor",
+    "lab-watertight",
     "parry3d",
     "bvh",
     "obvhs",
@@ -589,7 +601,7 @@ fn callgrind(path: &Path, args: &Args, peers: &Peers, name: &str) {
         eprintln!("{e}");
         std::process::exit(1)
     });
-    let meshray = name.starts_with("meshray");
+    let meshray = name.starts_with("meshray") || name.starts_with("lab");
     let bvh =
         (meshray || args.rays.is_empty()).then(|| std::sync::Arc::new(Bvh::build(mesh.clone())));
     let sets = match &bvh {
@@ -599,6 +611,8 @@ fn callgrind(path: &Path, args: &Args, peers: &Peers, name: &str) {
     let engine: Box<dyn Engine> = match (name, bvh) {
         ("meshray", Some(bvh)) => Box::new(Meshray::new(bvh, false)),
         ("meshray-batch", Some(bvh)) => Box::new(Meshray::new(bvh, true)),
+        ("lab-floor", Some(bvh)) => Box::new(Lab::<0>::new(&bvh).expect("AVX2")),
+        ("lab-watertight", Some(bvh)) => Box::new(Lab::<1>::new(&bvh).expect("AVX2")),
         _ => match peers.build(&mesh, Some(name)).pop() {
             Some(built) => built.engine,
             None => {

@@ -6,6 +6,10 @@
 pub(crate) mod batch;
 pub(crate) mod coherent;
 pub(crate) mod inside;
+#[cfg(feature = "kernel-lab")]
+pub(crate) mod kernel;
+#[cfg(feature = "kernel-lab")]
+pub mod lab;
 pub(crate) mod nearest;
 pub(crate) mod ray_walk;
 pub(crate) mod selection;

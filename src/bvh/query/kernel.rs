@@ -1,0 +1,507 @@
+//! The new single-ray walk (issue 38), built up from the fastest known design rather than
+//! tuned down from the old one: first a floor that matches tinybvh's instruction count, then
+//! each of meshray's guarantees added at a measured price. It walks the ray tree of
+//! [`ray_node`](crate::bvh::ray_node).
+//!
+//! One walk per ray octant (the direction's sign bits, a const parameter), compiled for
+//! AVX2 and FMA, with the leaf test inside it, so the ray's vectors stay in registers for the
+//! whole query. Per node visit: six fused multiply-subtracts against `origin · (1/d)`, the
+//! clamp to the ray's range, a compare into a mask; one child entered goes straight on; two or
+//! more are permuted into the node's order for the octant (farthest first), compacted by the
+//! table [`COMPACT`] and pushed with one store per array, the nearest then taken back off the
+//! top. A leaf lane is one packet of four triangles.
+//!
+//! The guarantees, in the order the issue adds them, are the const `LEVEL`:
+//! - [`FLOOR`]: Möller–Trumbore on the packet's corners, no range subtleties, the reciprocal
+//!   clamped as tinybvh clamps it. Not exact: the yardstick.
+//! - [`WATERTIGHT`]: the edge test of Woop, Benthin and Wald (2013) in the ray's sheared
+//!   space, edge functions re-evaluated in `f64` where one is exactly zero, `t` the sheared
+//!   form's `f32` quotient.
+//!
+//! [`FLOOR`]: level::FLOOR
+//! [`WATERTIGHT`]: level::WATERTIGHT
+
+// Off x86-64 the walk has no kernel yet (its portable twin comes when it replaces the old
+// walk), so its helpers go unused there.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
+
+use crate::Ray;
+use crate::bvh::leaf::{LANES, TrianglePacket};
+use crate::bvh::ray_node::RayNode;
+#[cfg(target_arch = "x86_64")]
+use crate::bvh::ray_node::{COMPACT, LEAF};
+use crate::watertight::WatertightRay;
+
+/// The guarantee levels the walk is compiled for (its `LEVEL` parameter).
+pub(crate) mod level {
+    /// Möller–Trumbore, clamped reciprocals: the floor.
+    pub const FLOOR: u8 = 0;
+    /// The watertight edge test.
+    pub const WATERTIGHT: u8 = 1;
+}
+
+/// The deepest leaf the walk's stack allows (`RayTree` refuses deeper trees): with this the
+/// stack stays under a page, which spares every query a stack probe.
+pub(crate) const DEPTH_LIMIT: usize = 40;
+
+/// Stack entries: a node visit adds at most seven (it writes eight above the top and takes
+/// one), once per level.
+#[cfg(target_arch = "x86_64")]
+const CAPACITY: usize = 7 * DEPTH_LIMIT + 8;
+
+/// A hit the walk found: the packet slot (`packet · 4 + lane`), `t` and the barycentrics.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Found {
+    pub slot: u32,
+    pub t: f32,
+    pub u: f32,
+    pub v: f32,
+}
+
+/// The ray as the walk holds it, made inside the walk (compiled for its instructions, and
+/// only what the level needs).
+struct KernelRay {
+    origin: [f32; 3],
+    direction: [f32; 3],
+    /// `1 / d`, clamped to `±1e30` where `|d| <= 1e-12` (tinybvh's rule).
+    inv: [f32; 3],
+    t_min: f32,
+    t_max: f32,
+}
+
+impl KernelRay {
+    #[inline(always)]
+    fn new(ray: &Ray) -> KernelRay {
+        let direction: [f32; 3] = ray.direction().into();
+        let exact: [f32; 3] = ray.inv_direction().into();
+        KernelRay {
+            origin: ray.origin().coords.into(),
+            direction,
+            inv: [0, 1, 2].map(|a| {
+                if direction[a].abs() > 1e-12 {
+                    exact[a]
+                } else {
+                    1e30f32.copysign(direction[a])
+                }
+            }),
+            t_min: ray.t_min(),
+            t_max: ray.t_max(),
+        }
+    }
+
+    /// The watertight test's axes (`kx`, `ky`, `kz`) and shear (`sx`, `sy`, `1/d[kz]`).
+    #[inline(always)]
+    fn shear(&self, ray: &Ray) -> ([usize; 3], [f32; 3]) {
+        let w = WatertightRay::new(ray);
+        ([w.kx, w.ky, w.kz], [w.sx, w.sy, 1.0 / self.direction[w.kz]])
+    }
+}
+
+/// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` in the
+/// tree `nodes` over `packets`, at guarantee level `LEVEL`, with AVX2 and FMA; `None` where
+/// the CPU lacks them.
+#[inline(always)]
+pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
+    nodes: &[RayNode],
+    packets: &[TrianglePacket],
+    ray: &Ray,
+) -> Option<Option<Found>> {
+    #[cfg(target_arch = "x86_64")]
+    if crate::bvh::simd::Avx2::detect().is_some() {
+        // SAFETY: the CPU has AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`detect`); the nodes
+        // and packets are a ray tree made by `ray_nodes` (child words in range, no deeper
+        // than `DEPTH_LIMIT`), as `RayTree` guarantees.
+        #[allow(unsafe_code)]
+        unsafe {
+            let negative = ray.negative();
+            let octant =
+                u8::from(negative[0]) | u8::from(negative[1]) << 1 | u8::from(negative[2]) << 2;
+            return Some(match octant {
+                0 => x86::walk::<0, LEVEL, ANY>(nodes, packets, ray),
+                1 => x86::walk::<1, LEVEL, ANY>(nodes, packets, ray),
+                2 => x86::walk::<2, LEVEL, ANY>(nodes, packets, ray),
+                3 => x86::walk::<3, LEVEL, ANY>(nodes, packets, ray),
+                4 => x86::walk::<4, LEVEL, ANY>(nodes, packets, ray),
+                5 => x86::walk::<5, LEVEL, ANY>(nodes, packets, ray),
+                6 => x86::walk::<6, LEVEL, ANY>(nodes, packets, ray),
+                _ => x86::walk::<7, LEVEL, ANY>(nodes, packets, ray),
+            });
+        }
+    }
+    let _ = (nodes, packets, ray);
+    None
+}
+
+/// The watertight test of one lane whose edge functions were not all non-zero: the edge
+/// functions again in `f64` from the same sheared corners (their products are exact there),
+/// then the sign test, `t` and the barycentrics. `corners[c]` is corner `c`'s sheared
+/// `(x, y, z·sz)`.
+fn watertight_on_edge(corners: [[f32; 3]; 3], t_min: f32, t_max: f32) -> Option<(f32, f32, f32)> {
+    let f = f64::from;
+    let [a, b, c] = corners;
+    let wa = (f(c[0]) * f(b[1]) - f(c[1]) * f(b[0])) as f32;
+    let wb = (f(a[0]) * f(c[1]) - f(a[1]) * f(c[0])) as f32;
+    let wc = (f(b[0]) * f(a[1]) - f(b[1]) * f(a[0])) as f32;
+    let negative = wa < 0.0 || wb < 0.0 || wc < 0.0;
+    let positive = wa > 0.0 || wb > 0.0 || wc > 0.0;
+    let det = wa + wb + wc;
+    if (negative && positive) || det == 0.0 {
+        return None;
+    }
+    let t = (wa * a[2] + wb * b[2] + wc * c[2]) / det;
+    (t >= t_min && t <= t_max).then(|| (t, wb / det, wc / det))
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::*;
+    use std::arch::x86_64::*;
+    use std::mem::MaybeUninit;
+
+    /// The four-lane view of the ray the leaf test needs.
+    struct LeafRay {
+        /// Floor: origin and direction. Watertight: the origin on axes `kx`, `ky`, `kz`, and
+        /// the shear `sx`, `sy`, `sz`.
+        p: [__m128; 3],
+        q: [__m128; 3],
+        t_min: __m128,
+    }
+
+    /// Four lanes' answers: the lanes that hit in range, and their `t`, `u` and `v`.
+    struct LeafHits {
+        mask: u32,
+        t: __m128,
+        u: [f32; LANES],
+        v: [f32; LANES],
+    }
+
+    /// The walk (see the module's notes) for rays of octant `Q`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2; `nodes` and `packets` must
+    /// be a ray tree made by `ray_nodes` over these packets, no deeper than `DEPTH_LIMIT`.
+    #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn walk<const Q: u8, const LEVEL: u8, const ANY: bool>(
+        nodes: &[RayNode],
+        packets: &[TrianglePacket],
+        whole: &Ray,
+    ) -> Option<Found> {
+        let ray = &KernelRay::new(whole);
+        let inv = ray.inv.map(|x| _mm256_set1_ps(x));
+        let origin_inv = [0, 1, 2].map(|a| _mm256_set1_ps(ray.origin[a] * ray.inv[a]));
+        let t_min8 = _mm256_set1_ps(ray.t_min);
+        let mut t_max = ray.t_max;
+        let mut t_max8 = _mm256_set1_ps(t_max);
+        let (axes, shear) = if LEVEL == level::FLOOR {
+            ([0, 1, 2], [0.0; 3])
+        } else {
+            ray.shear(whole)
+        };
+        let leaf_ray = if LEVEL == level::FLOOR {
+            LeafRay {
+                p: ray.origin.map(|x| _mm_set1_ps(x)),
+                q: ray.direction.map(|x| _mm_set1_ps(x)),
+                t_min: _mm_set1_ps(ray.t_min),
+            }
+        } else {
+            LeafRay {
+                p: axes.map(|k| _mm_set1_ps(ray.origin[k])),
+                q: shear.map(|x| _mm_set1_ps(x)),
+                t_min: _mm_set1_ps(ray.t_min),
+            }
+        };
+        let mut best: Option<Found> = None;
+        let mut words = [MaybeUninit::<u32>::uninit(); CAPACITY];
+        let mut entries = [MaybeUninit::<f32>::uninit(); CAPACITY];
+        let words = words.as_mut_ptr() as *mut u32;
+        let entries = entries.as_mut_ptr() as *mut f32;
+        let mut top = 0usize;
+        let mut word = 0u32;
+        // SAFETY (the whole body): child words index `nodes` and `packets` (made so by
+        // `ray_nodes`); `top + 8 <= CAPACITY` at every push, since a node of depth `k`
+        // (the root 0) is visited with at most `7k` entries below the top and the tree is no
+        // deeper than `DEPTH_LIMIT`; the entries read are below `top`, all written.
+        unsafe {
+            'walk: loop {
+                if word & LEAF == 0 {
+                    let node = nodes.get_unchecked(word as usize);
+                    let row = |r: &[f32; 8]| _mm256_load_ps(r.as_ptr());
+                    let slab = |a: usize| {
+                        let (near, far) = if Q & (1 << a) != 0 {
+                            (&node.max[a], &node.min[a])
+                        } else {
+                            (&node.min[a], &node.max[a])
+                        };
+                        (
+                            _mm256_fmsub_ps(row(near), inv[a], origin_inv[a]),
+                            _mm256_fmsub_ps(row(far), inv[a], origin_inv[a]),
+                        )
+                    };
+                    let (x0, x1) = slab(0);
+                    let (y0, y1) = slab(1);
+                    let (z0, z1) = slab(2);
+                    let near = _mm256_max_ps(_mm256_max_ps(x0, y0), _mm256_max_ps(z0, t_min8));
+                    let far = _mm256_min_ps(_mm256_min_ps(x1, y1), _mm256_min_ps(z1, t_max8));
+                    let entered = _mm256_cmp_ps::<_CMP_LE_OQ>(near, far);
+                    let mask = _mm256_movemask_ps(entered) as u32;
+                    if mask != 0 {
+                        if mask & (mask - 1) == 0 {
+                            word = *node.child.get_unchecked(mask.trailing_zeros() as usize);
+                            continue;
+                        }
+                        let child = _mm256_load_si256(node.child.as_ptr() as *const __m256i);
+                        let compact = |m: u32| {
+                            _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                                COMPACT.as_ptr().add(m as usize) as *const __m128i
+                            ))
+                        };
+                        if ANY {
+                            // Lane order: no distances, nothing culled at the pop.
+                            let lanes = compact(mask);
+                            let out = _mm256_permutevar8x32_epi32(child, lanes);
+                            _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
+                        } else {
+                            let order = _mm256_load_si256(node.order.as_ptr() as *const __m256i);
+                            let order = _mm256_srlv_epi32(order, _mm256_set1_epi32(3 * Q as i32));
+                            let ordered = _mm256_permutevar8x32_ps(entered, order);
+                            let lanes = _mm256_permutevar8x32_epi32(
+                                order,
+                                compact(_mm256_movemask_ps(ordered) as u32),
+                            );
+                            let out = _mm256_permutevar8x32_epi32(child, lanes);
+                            _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
+                            _mm256_storeu_ps(
+                                entries.add(top),
+                                _mm256_permutevar8x32_ps(near, lanes),
+                            );
+                        }
+                        top += mask.count_ones() as usize - 1;
+                        word = *words.add(top);
+                        continue;
+                    }
+                } else {
+                    let packet = (word & !LEAF) as usize;
+                    let hits = leaf::<LEVEL>(
+                        packets.get_unchecked(packet),
+                        &leaf_ray,
+                        &axes,
+                        _mm_set1_ps(t_max),
+                    );
+                    if hits.mask != 0 {
+                        let t = if ANY {
+                            hits.mask.trailing_zeros()
+                        } else {
+                            nearest_lane(hits.t, hits.mask)
+                        } as usize;
+                        let mut ts = [0.0f32; LANES];
+                        _mm_storeu_ps(ts.as_mut_ptr(), hits.t);
+                        let found = Found {
+                            slot: (packet * LANES + t) as u32,
+                            t: ts[t],
+                            u: hits.u[t],
+                            v: hits.v[t],
+                        };
+                        if ANY {
+                            return Some(found);
+                        }
+                        t_max = found.t;
+                        t_max8 = _mm256_set1_ps(t_max);
+                        best = Some(found);
+                    }
+                }
+                // The next waiting child that can still matter.
+                loop {
+                    if top == 0 {
+                        break 'walk;
+                    }
+                    top -= 1;
+                    if ANY || *entries.add(top) <= t_max {
+                        word = *words.add(top);
+                        break;
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// The lane of the smallest `t` among `mask`'s (the lowest lane on a tie).
+    #[inline(always)]
+    fn nearest_lane(t: __m128, mask: u32) -> u32 {
+        // SAFETY: compiled only into `walk`, which enables SSE4.1 (with AVX2).
+        #[allow(unsafe_code)]
+        unsafe {
+            let valid = _mm_castsi128_ps(_mm_cmpgt_epi32(
+                _mm_and_si128(_mm_set1_epi32(mask as i32), _mm_setr_epi32(1, 2, 4, 8)),
+                _mm_setzero_si128(),
+            ));
+            let t = _mm_blendv_ps(_mm_set1_ps(f32::INFINITY), t, valid);
+            let m = _mm_min_ps(t, _mm_shuffle_ps::<0b1011_0001>(t, t));
+            let m = _mm_min_ps(m, _mm_shuffle_ps::<0b0100_1110>(m, m));
+            let at = _mm_movemask_ps(_mm_cmpeq_ps(t, m)) as u32 & mask;
+            at.trailing_zeros()
+        }
+    }
+
+    /// The four lanes of `packet` against the ray, up to `t_max` (the floor's or the
+    /// watertight test, by `LEVEL`).
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn leaf<const LEVEL: u8>(
+        packet: &TrianglePacket,
+        ray: &LeafRay,
+        axes: &[usize; 3],
+        t_max: __m128,
+    ) -> LeafHits {
+        // SAFETY: compiled only into `walk`, which enables AVX2 and FMA; `axes` are in 0..3.
+        unsafe {
+            let ld = |r: &[f32; LANES]| _mm_load_ps(r.as_ptr());
+            let zero = _mm_setzero_ps();
+            if LEVEL == level::FLOOR {
+                let [ox, oy, oz] = ray.p;
+                let [dx, dy, dz] = ray.q;
+                let (a, b, c) = (&packet.a, &packet.b, &packet.c);
+                let (ax, ay, az) = (ld(&a[0]), ld(&a[1]), ld(&a[2]));
+                let e1 = [
+                    _mm_sub_ps(ld(&b[0]), ax),
+                    _mm_sub_ps(ld(&b[1]), ay),
+                    _mm_sub_ps(ld(&b[2]), az),
+                ];
+                let e2 = [
+                    _mm_sub_ps(ld(&c[0]), ax),
+                    _mm_sub_ps(ld(&c[1]), ay),
+                    _mm_sub_ps(ld(&c[2]), az),
+                ];
+                let cross = |p: [__m128; 3], q: [__m128; 3]| {
+                    [
+                        _mm_fmsub_ps(p[1], q[2], _mm_mul_ps(p[2], q[1])),
+                        _mm_fmsub_ps(p[2], q[0], _mm_mul_ps(p[0], q[2])),
+                        _mm_fmsub_ps(p[0], q[1], _mm_mul_ps(p[1], q[0])),
+                    ]
+                };
+                let dot = |p: [__m128; 3], q: [__m128; 3]| {
+                    _mm_fmadd_ps(p[0], q[0], _mm_fmadd_ps(p[1], q[1], _mm_mul_ps(p[2], q[2])))
+                };
+                let h = cross([dx, dy, dz], e2);
+                let det = dot(e1, h);
+                let inv = _mm_div_ps(_mm_set1_ps(1.0), det);
+                let s = [_mm_sub_ps(ox, ax), _mm_sub_ps(oy, ay), _mm_sub_ps(oz, az)];
+                let u = _mm_mul_ps(dot(s, h), inv);
+                let q = cross(s, e1);
+                let v = _mm_mul_ps(dot([dx, dy, dz], q), inv);
+                let t = _mm_mul_ps(dot(e2, q), inv);
+                let ok = _mm_and_ps(
+                    _mm_and_ps(_mm_cmpge_ps(u, zero), _mm_cmpge_ps(v, zero)),
+                    _mm_and_ps(
+                        _mm_cmple_ps(_mm_add_ps(u, v), _mm_set1_ps(1.0)),
+                        _mm_and_ps(_mm_cmpge_ps(t, ray.t_min), _mm_cmple_ps(t, t_max)),
+                    ),
+                );
+                let mask = _mm_movemask_ps(ok) as u32;
+                let (mut us, mut vs) = ([0.0; LANES], [0.0; LANES]);
+                if mask != 0 {
+                    _mm_storeu_ps(us.as_mut_ptr(), u);
+                    _mm_storeu_ps(vs.as_mut_ptr(), v);
+                }
+                return LeafHits {
+                    mask,
+                    t,
+                    u: us,
+                    v: vs,
+                };
+            }
+            // The watertight test: corners relative to the origin, sheared so the ray runs
+            // along +z, operation for operation as `WatertightRay::intersect` (not fused), so
+            // a ray through an edge goes to the triangle the scalar test gives it.
+            let [kx, ky, kz] = *axes;
+            let [okx, oky, okz] = ray.p;
+            let [sx, sy, sz] = ray.q;
+            let corner = |p: &[[f32; LANES]; 3]| {
+                let z = _mm_sub_ps(ld(p.get_unchecked(kz)), okz);
+                (
+                    _mm_sub_ps(_mm_sub_ps(ld(p.get_unchecked(kx)), okx), _mm_mul_ps(sx, z)),
+                    _mm_sub_ps(_mm_sub_ps(ld(p.get_unchecked(ky)), oky), _mm_mul_ps(sy, z)),
+                    _mm_mul_ps(sz, z),
+                )
+            };
+            let (ax, ay, az) = corner(&packet.a);
+            let (bx, by, bz) = corner(&packet.b);
+            let (cx, cy, cz) = corner(&packet.c);
+            // Edge functions without fusing, so a shared edge gives exactly negated values.
+            let wa = _mm_sub_ps(_mm_mul_ps(cx, by), _mm_mul_ps(cy, bx));
+            let wb = _mm_sub_ps(_mm_mul_ps(ax, cy), _mm_mul_ps(ay, cx));
+            let wc = _mm_sub_ps(_mm_mul_ps(bx, ay), _mm_mul_ps(by, ax));
+            let positive = _mm_and_ps(
+                _mm_cmpgt_ps(wa, zero),
+                _mm_and_ps(_mm_cmpgt_ps(wb, zero), _mm_cmpgt_ps(wc, zero)),
+            );
+            let negative = _mm_and_ps(
+                _mm_cmplt_ps(wa, zero),
+                _mm_and_ps(_mm_cmplt_ps(wb, zero), _mm_cmplt_ps(wc, zero)),
+            );
+            let on_edge = _mm_or_ps(
+                _mm_cmpeq_ps(wa, zero),
+                _mm_or_ps(_mm_cmpeq_ps(wb, zero), _mm_cmpeq_ps(wc, zero)),
+            );
+            let inside = _mm_movemask_ps(_mm_or_ps(positive, negative)) as u32;
+            let on_edge = _mm_movemask_ps(on_edge) as u32;
+            if inside | on_edge == 0 {
+                return LeafHits {
+                    mask: 0,
+                    t: zero,
+                    u: [0.0; LANES],
+                    v: [0.0; LANES],
+                };
+            }
+            let det = _mm_add_ps(_mm_add_ps(wa, wb), wc);
+            let big_t = _mm_fmadd_ps(wa, az, _mm_fmadd_ps(wb, bz, _mm_mul_ps(wc, cz)));
+            let t = _mm_div_ps(big_t, det);
+            let in_range = _mm_and_ps(_mm_cmpge_ps(t, ray.t_min), _mm_cmple_ps(t, t_max));
+            let mut mask = inside & _mm_movemask_ps(in_range) as u32;
+            let (mut us, mut vs) = ([0.0; LANES], [0.0; LANES]);
+            let mut ts = [0.0; LANES];
+            _mm_storeu_ps(ts.as_mut_ptr(), t);
+            if mask != 0 {
+                let inv = _mm_div_ps(_mm_set1_ps(1.0), det);
+                _mm_storeu_ps(us.as_mut_ptr(), _mm_mul_ps(wb, inv));
+                _mm_storeu_ps(vs.as_mut_ptr(), _mm_mul_ps(wc, inv));
+            }
+            if on_edge != 0 {
+                let lanes = |v: __m128| {
+                    let mut out = [0.0; LANES];
+                    _mm_storeu_ps(out.as_mut_ptr(), v);
+                    out
+                };
+                let (ax, ay, az) = (lanes(ax), lanes(ay), lanes(az));
+                let (bx, by, bz) = (lanes(bx), lanes(by), lanes(bz));
+                let (cx, cy, cz) = (lanes(cx), lanes(cy), lanes(cz));
+                let mut limit = [0.0; LANES];
+                _mm_storeu_ps(limit.as_mut_ptr(), t_max);
+                let mut t_min = [0.0; LANES];
+                _mm_storeu_ps(t_min.as_mut_ptr(), ray.t_min);
+                let mut edge = on_edge;
+                while edge != 0 {
+                    let l = edge.trailing_zeros() as usize;
+                    edge &= edge - 1;
+                    let corners = [
+                        [ax[l], ay[l], az[l]],
+                        [bx[l], by[l], bz[l]],
+                        [cx[l], cy[l], cz[l]],
+                    ];
+                    mask &= !(1 << l);
+                    if let Some((t, u, v)) = watertight_on_edge(corners, t_min[l], limit[l]) {
+                        (ts[l], us[l], vs[l]) = (t, u, v);
+                        mask |= 1 << l;
+                    }
+                }
+            }
+            LeafHits {
+                mask,
+                t: _mm_loadu_ps(ts.as_ptr()),
+                u: us,
+                v: vs,
+            }
+        }
+    }
+}

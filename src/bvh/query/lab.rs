@@ -1,0 +1,91 @@
+//! The new ray walk while it is being built (issue 38), for its benchmarks and tests: a
+//! [`RayTree`] made from a built [`Bvh`], cast into at a chosen [`Level`] of guarantees.
+//! Behind the `kernel-lab` feature; it goes when the new walk replaces the old one.
+
+use crate::bvh::kernel::{self, DEPTH_LIMIT, Found, level};
+use crate::bvh::ray_node::{RayNode, ray_nodes};
+use crate::{Bvh, CompactHit, Ray};
+
+/// Which of the new walk's guarantees a cast pays for (issue 38's step 2 adds them in this
+/// order, each with its measured price).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Level {
+    /// Möller–Trumbore in `f32`, clamped reciprocals, fused slabs: the floor, not exact.
+    Floor,
+    /// The watertight edge test (Woop, Benthin and Wald 2013), `t` in `f32`.
+    Watertight,
+}
+
+/// The new walk's tree over a built [`Bvh`]: its own nodes, the BVH's packets.
+///
+/// ```
+/// use meshray::lab::{Level, RayTree};
+/// use meshray::{Bvh, Mesh, Ray, RayQuery, QueryOptions};
+/// use nalgebra::{Point3, Vector3};
+///
+/// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+/// let ray = Ray::new(Point3::new(0.1, 1.05, 10.0), -Vector3::z());
+/// // `None` on a CPU without AVX2 and FMA.
+/// if let Some(tree) = RayTree::new(&bvh) {
+///     let hit = tree.closest(&ray, Level::Watertight).unwrap();
+///     let old = bvh.cast_ray(&ray, RayQuery::Closest, &QueryOptions::default()).unwrap();
+///     assert_eq!(hit.triangle, old.triangle);
+///     assert!((hit.t - old.t).abs() < 1e-5);
+/// }
+/// # Ok::<(), meshray::Error>(())
+/// ```
+pub struct RayTree<'a> {
+    bvh: &'a Bvh,
+    nodes: Vec<RayNode>,
+}
+
+impl<'a> RayTree<'a> {
+    /// The tree of `bvh`; `None` where this CPU lacks AVX2 and FMA (the walk has no portable
+    /// twin yet) or the tree is deeper than the walk's stack allows.
+    pub fn new(bvh: &'a Bvh) -> Option<RayTree<'a>> {
+        crate::bvh::simd::Avx2::detect()?;
+        let (nodes, depth) = ray_nodes(&bvh.nodes, &bvh.leaf_packets);
+        (depth <= DEPTH_LIMIT).then_some(RayTree { bvh, nodes })
+    }
+
+    /// Bytes of the walk's structure: its nodes, the packets and the slot map.
+    pub fn bytes(&self) -> usize {
+        size_of_val(self.nodes.as_slice())
+            + size_of_val(self.bvh.leaf_packets.as_slice())
+            + size_of_val(self.bvh.triangle_index.as_slice())
+    }
+
+    /// The closest hit in the ray's range at `level`.
+    pub fn closest(&self, ray: &Ray, level: Level) -> Option<CompactHit> {
+        self.cast::<false>(ray, level)
+    }
+
+    /// Some hit in the ray's range at `level`, the first the walk meets.
+    pub fn any(&self, ray: &Ray, level: Level) -> Option<CompactHit> {
+        self.cast::<true>(ray, level)
+    }
+
+    #[inline(always)]
+    fn cast<const ANY: bool>(&self, ray: &Ray, lvl: Level) -> Option<CompactHit> {
+        if !ray.is_valid() {
+            return None;
+        }
+        let (nodes, packets) = (&self.nodes, &self.bvh.leaf_packets);
+        let found = match lvl {
+            Level::Floor => kernel::cast::<{ level::FLOOR }, ANY>(nodes, packets, ray),
+            Level::Watertight => kernel::cast::<{ level::WATERTIGHT }, ANY>(nodes, packets, ray),
+        }
+        .flatten()?;
+        Some(self.compact(found))
+    }
+
+    fn compact(&self, f: Found) -> CompactHit {
+        CompactHit {
+            t: f.t,
+            triangle: self.bvh.triangle_index[f.slot as usize],
+            u: f.u,
+            v: f.v,
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! The new ray walk of issue 38 (`meshray::lab`) while it is built, level by level, against
+//! the present walk's exact answers on the project's scene and the shared meshes: camera,
+//! random and surface-leaving rays. Until the guarantees are all in, a level may differ from
+//! the exact answer only where its missing guarantee allows (the floor: rays through shared
+//! edges and rounding at the range's ends; the watertight level: the `f32` `t` at the range's
+//! ends and between nearly equal hits), and those rays must stay rare; every hit it reports
+//! must be a hit the exact test confirms on that triangle, or within rounding of one.
+mod common;
+
+use common::*;
+use meshray::lab::{Level, RayTree};
+use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery};
+
+#[derive(Default, Debug)]
+struct Count {
+    rays: usize,
+    hits: usize,
+    differ: usize,
+    examples: Vec<String>,
+}
+
+/// Whether `t` and `exact` are the same distance to within rounding of `f32` geometry.
+fn close(t: f32, exact: f32) -> bool {
+    (f64::from(t) - f64::from(exact)).abs() <= 1e-4 * f64::from(exact.abs()).max(1.0)
+}
+
+fn check(name: &str, mesh: Mesh) {
+    let bvh = Bvh::build(mesh);
+    let tree = RayTree::new(&bvh)
+        .expect("this CPU has AVX2 and FMA (tests/build.rs), unless MESHRAY_SIMD=portable");
+    let mesh = bvh.mesh();
+    let mut rng = Rng::new(38);
+    let sets = [
+        ("camera", camera_rays(mesh, 64)),
+        ("random", random_rays(mesh, 4000, &mut rng)),
+        ("surface", surface_rays(mesh, 4000, &mut rng)),
+    ];
+    let exact = QueryOptions::default();
+    for (level, allowed_per_10k) in [(Level::Floor, 50), (Level::Watertight, 10)] {
+        for (set, rays) in &sets {
+            let mut closest = Count::default();
+            let mut any = Count::default();
+            for (k, ray) in rays.iter().enumerate() {
+                let want = bvh.cast_ray(ray, RayQuery::Closest, &exact);
+                let got = tree.closest(ray, level);
+                closest.rays += 1;
+                closest.hits += usize::from(got.is_some());
+                let agree = match (got, want) {
+                    (None, None) => true,
+                    (Some(g), Some(w)) => {
+                        g.triangle == w.triangle && close(g.t, w.t)
+                            || close(g.t, w.t) && confirmed(&bvh, ray, g.triangle, g.t)
+                    }
+                    _ => false,
+                };
+                note(&mut closest, agree, || {
+                    format!("{set} ray {k}: {got:?} against {want:?}")
+                });
+                let got = tree.any(ray, level);
+                any.rays += 1;
+                any.hits += usize::from(got.is_some());
+                let agree = match got {
+                    None => want.is_none(),
+                    Some(g) => confirmed(&bvh, ray, g.triangle, g.t),
+                };
+                note(&mut any, agree, || {
+                    format!("{set} ray {k}: any {got:?}, closest {want:?}")
+                });
+            }
+            for (query, count) in [("closest", &closest), ("any", &any)] {
+                eprintln!(
+                    "{name} {level:?} {set} {query}: {} rays, {} hits, {} differ",
+                    count.rays, count.hits, count.differ
+                );
+                assert!(
+                    count.differ * 10_000 <= count.rays * allowed_per_10k,
+                    "{name} {level:?} {set} {query}: {} of {} rays differ: {:?}",
+                    count.differ,
+                    count.rays,
+                    count.examples
+                );
+            }
+            assert!(closest.hits > 0, "{name} {set}: no hits at all");
+        }
+    }
+}
+
+fn note(count: &mut Count, agree: bool, example: impl FnOnce() -> String) {
+    if !agree {
+        count.differ += 1;
+        if count.examples.len() < 5 {
+            count.examples.push(example());
+        }
+    }
+}
+
+/// Whether the exact test hits `triangle` at about `t` (with the ray's range widened by
+/// rounding, so a hit a level reports a few ulps past an end still counts).
+fn confirmed(bvh: &Bvh, ray: &Ray, triangle: u32, t: f32) -> bool {
+    let [a, b, c] = bvh.mesh().triangle(triangle as usize);
+    let slack = 1e-4 * ray.t_max().abs().clamp(1.0, f32::MAX);
+    let wide = Ray::with_range(
+        ray.origin(),
+        ray.direction(),
+        ray.t_min() - 1e-4 * ray.t_min().abs().max(1.0),
+        ray.t_max() + slack,
+    );
+    let hit = meshray::intersect_triangle(&wide, a, b, c, &QueryOptions::default());
+    hit.is_some_and(|h| close(t, h.t))
+}
+
+#[test]
+#[cfg_attr(
+    not(avx2_fma),
+    ignore = "needs a CPU with AVX2 and FMA (the new walk has no portable twin yet)"
+)]
+fn scene_asset() {
+    check("scene", Mesh::load(asset("scene.obj")).unwrap());
+}
+
+#[test]
+#[cfg_attr(
+    any(not(avx2_fma), not(shared_meshes)),
+    ignore = "needs a CPU with AVX2 and FMA, and the shared meshes: ../shared/meshes or MESHRAY_MESHES"
+)]
+fn shared_meshes() {
+    for (name, mesh) in bench_meshes().into_iter().skip(1) {
+        check(&name, mesh);
+    }
+    let conference = shared_mesh("conference/conference.obj").expect("the shared meshes");
+    check("conference", conference);
+}
