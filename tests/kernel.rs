@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use meshray::lab::{Level, RayTree};
-use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery};
+use meshray::{Bvh, CompactHit, Culling, Mesh, QueryOptions, Ray, RayQuery};
 
 #[derive(Default, Debug)]
 struct Count {
@@ -36,7 +36,11 @@ fn check(name: &str, mesh: Mesh) {
         ("surface", surface_rays(mesh, 4000, &mut rng)),
     ];
     let exact = QueryOptions::default();
-    for (level, allowed_per_10k) in [(Level::Floor, 50), (Level::Watertight, 10)] {
+    for (level, allowed_per_10k) in [
+        (Level::Floor, 50),
+        (Level::Watertight, 10),
+        (Level::Exact, 0),
+    ] {
         for (set, rays) in &sets {
             let mut closest = Count::default();
             let mut any = Count::default();
@@ -46,6 +50,8 @@ fn check(name: &str, mesh: Mesh) {
                 closest.rays += 1;
                 closest.hits += usize::from(got.is_some());
                 let agree = match (got, want) {
+                    // The exact level: the same answer, bit for bit.
+                    _ if level == Level::Exact => same(got, want),
                     (None, None) => true,
                     (Some(g), Some(w)) => {
                         g.triangle == w.triangle && close(g.t, w.t)
@@ -61,6 +67,14 @@ fn check(name: &str, mesh: Mesh) {
                 any.hits += usize::from(got.is_some());
                 let agree = match got {
                     None => want.is_none(),
+                    // The exact level: a hit the scalar test gives, bit for bit.
+                    Some(g) if level == Level::Exact => {
+                        want.is_some() && {
+                            let [a, b, c] = bvh.mesh().triangle(g.triangle as usize);
+                            let h = meshray::intersect_triangle(ray, a, b, c, &exact);
+                            h.is_some_and(|h| (h.t, h.u, h.v) == (g.t, g.u, g.v))
+                        }
+                    }
                     Some(g) => confirmed(&bvh, ray, g.triangle, g.t),
                 };
                 note(&mut any, agree, || {
@@ -83,6 +97,31 @@ fn check(name: &str, mesh: Mesh) {
             assert!(closest.hits > 0, "{name} {set}: no hits at all");
         }
     }
+    // The exact level with each face culled, closest hit: the same answers, bit for bit.
+    for culling in [Culling::Back, Culling::Front] {
+        let options = QueryOptions {
+            culling,
+            ..Default::default()
+        };
+        for (set, rays) in &sets {
+            let differ = rays
+                .iter()
+                .filter(|ray| {
+                    let want = bvh.cast_ray(ray, RayQuery::Closest, &options);
+                    !same(tree.exact(ray, RayQuery::Closest, culling), want)
+                })
+                .count();
+            assert_eq!(differ, 0, "{name} {set} {culling:?}: {differ} rays differ");
+        }
+    }
+}
+
+/// The same answer, bit for bit (`t`, `u` and `v` by their bits).
+fn same(got: Option<CompactHit>, want: Option<CompactHit>) -> bool {
+    let bits = |h: Option<CompactHit>| {
+        h.map(|h| (h.triangle, h.t.to_bits(), h.u.to_bits(), h.v.to_bits()))
+    };
+    bits(got) == bits(want)
 }
 
 fn note(count: &mut Count, agree: bool, example: impl FnOnce() -> String) {

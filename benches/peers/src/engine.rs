@@ -182,8 +182,8 @@ impl Meshray {
 }
 
 /// The new walk of issue 38 (`meshray::lab`) at one of its guarantee levels, over a tree
-/// made from meshray's: `lab floor` (Möller–Trumbore, not exact, the yardstick) and
-/// `lab watertight`.
+/// made from meshray's: `lab floor` (Möller–Trumbore, not exact, the yardstick),
+/// `lab watertight` and `lab exact` (every guarantee: meshray's answers).
 pub struct Lab<const LEVEL: u8> {
     tree: meshray::lab::RayTree<'static>,
 }
@@ -201,7 +201,8 @@ impl<const LEVEL: u8> Lab<LEVEL> {
     const fn level() -> meshray::lab::Level {
         match LEVEL {
             0 => meshray::lab::Level::Floor,
-            _ => meshray::lab::Level::Watertight,
+            1 => meshray::lab::Level::Watertight,
+            _ => meshray::lab::Level::Exact,
         }
     }
 }
@@ -241,3 +242,4 @@ lab_engine!(
     peers_closest_lab_watertight,
     peers_any_lab_watertight
 );
+lab_engine!(2, "lab exact", peers_closest_lab_exact, peers_any_lab_exact);

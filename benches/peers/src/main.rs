@@ -478,8 +478,16 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
         });
     }
     // The new walk of issue 38, on the same tree.
-    if let (Some(floor), Some(watertight)) = (Lab::<0>::new(&bvh), Lab::<1>::new(&bvh)) {
-        for engine in [Box::new(floor) as Box<dyn Engine>, Box::new(watertight)] {
+    if let (Some(floor), Some(watertight), Some(exact)) = (
+        Lab::<0>::new(&bvh),
+        Lab::<1>::new(&bvh),
+        Lab::<2>::new(&bvh),
+    ) {
+        for engine in [
+            Box::new(floor) as Box<dyn Engine>,
+            Box::new(watertight),
+            Box::new(exact),
+        ] {
             engines.push(Built {
                 engine,
                 build_ms: meshray_ms,
@@ -578,11 +586,12 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
 }
 
 /// The engines `--callgrind` takes: the tables' names, `meshray batch` as `meshray-batch`.
-const CALLGRIND_ENGINES: [&str; 10] = [
+const CALLGRIND_ENGINES: [&str; 11] = [
     "meshray",
     "meshray-batch",
     "lab-floor",
     "lab-watertight",
+    "lab-exact",
     "parry3d",
     "bvh",
     "obvhs",
@@ -613,6 +622,7 @@ fn callgrind(path: &Path, args: &Args, peers: &Peers, name: &str) {
         ("meshray-batch", Some(bvh)) => Box::new(Meshray::new(bvh, true)),
         ("lab-floor", Some(bvh)) => Box::new(Lab::<0>::new(&bvh).expect("AVX2")),
         ("lab-watertight", Some(bvh)) => Box::new(Lab::<1>::new(&bvh).expect("AVX2")),
+        ("lab-exact", Some(bvh)) => Box::new(Lab::<2>::new(&bvh).expect("AVX2")),
         _ => match peers.build(&mesh, Some(name)).pop() {
             Some(built) => built.engine,
             None => {

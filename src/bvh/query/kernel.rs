@@ -17,20 +17,31 @@
 //! - [`WATERTIGHT`]: the edge test of Woop, Benthin and Wald (2013) in the ray's sheared
 //!   space, edge functions re-evaluated in `f64` where one is exactly zero, `t` the sheared
 //!   form's `f32` quotient.
+//! - [`EXACT`]: every answer the scalar watertight test gives, bit for bit — what
+//!   [`Bvh::cast_ray`](crate::Bvh::cast_ray) answers. The slabs as `(bound − o)·(1/d)`
+//!   (a relative error of a few ulps wherever the origin is, `±0` directions giving `±inf`,
+//!   a `NaN` plane keeping the bound) with the far planes' reciprocals and the range's end
+//!   widened by `2⁻²⁰`, so no box that holds a hit up to the `f64` plane's `t` is culled;
+//!   the edge test's lanes kept only where the sheared `f32` `t`, give or take a
+//!   conservative bound on its error (Pharr, Jakob and Humphreys, *Physically Based
+//!   Rendering*, 3rd ed., §3.9.6), can land in the range, then finished by the scalar test
+//!   (the `f64` plane's `t`, the degenerate and nearly-parallel rules); ties to the lowest
+//!   triangle number; culling.
 //!
 //! [`FLOOR`]: level::FLOOR
 //! [`WATERTIGHT`]: level::WATERTIGHT
+//! [`EXACT`]: level::EXACT
 
 // Off x86-64 the walk has no kernel yet (its portable twin comes when it replaces the old
 // walk), so its helpers go unused there.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
-use crate::Ray;
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::ray_node::RayNode;
 #[cfg(target_arch = "x86_64")]
 use crate::bvh::ray_node::{COMPACT, LEAF};
 use crate::watertight::WatertightRay;
+use crate::{Culling, Ray};
 
 /// The guarantee levels the walk is compiled for (its `LEVEL` parameter).
 pub(crate) mod level {
@@ -38,6 +49,8 @@ pub(crate) mod level {
     pub const FLOOR: u8 = 0;
     /// The watertight edge test.
     pub const WATERTIGHT: u8 = 1;
+    /// Every guarantee: the answers of the scalar test.
+    pub const EXACT: u8 = 2;
 }
 
 /// The deepest leaf the walk's stack allows (`RayTree` refuses deeper trees): with this the
@@ -58,83 +71,51 @@ pub(crate) struct Found {
     pub v: f32,
 }
 
-/// The ray as the walk holds it, made inside the walk (compiled for its instructions, and
-/// only what the level needs).
-struct KernelRay {
-    origin: [f32; 3],
-    direction: [f32; 3],
-    /// `1 / d`, clamped to `±1e30` where `|d| <= 1e-12` (tinybvh's rule).
-    inv: [f32; 3],
-    t_min: f32,
-    t_max: f32,
+/// The tree the walk reads: its nodes, the packets and the slot-to-triangle map.
+#[derive(Clone, Copy)]
+pub(crate) struct Tree<'a> {
+    pub nodes: &'a [RayNode],
+    pub packets: &'a [TrianglePacket],
+    pub index: &'a [u32],
 }
 
-impl KernelRay {
-    #[inline(always)]
-    fn new(ray: &Ray) -> KernelRay {
-        let direction: [f32; 3] = ray.direction().into();
-        let exact: [f32; 3] = ray.inv_direction().into();
-        KernelRay {
-            origin: ray.origin().coords.into(),
-            direction,
-            inv: [0, 1, 2].map(|a| {
-                if direction[a].abs() > 1e-12 {
-                    exact[a]
-                } else {
-                    1e30f32.copysign(direction[a])
-                }
-            }),
-            t_min: ray.t_min(),
-            t_max: ray.t_max(),
-        }
-    }
-
-    /// The watertight test's axes (`kx`, `ky`, `kz`) and shear (`sx`, `sy`, `1/d[kz]`).
-    #[inline(always)]
-    fn shear(&self, ray: &Ray) -> ([usize; 3], [f32; 3]) {
-        let w = WatertightRay::new(ray);
-        ([w.kx, w.ky, w.kz], [w.sx, w.sy, 1.0 / self.direction[w.kz]])
-    }
-}
-
-/// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` in the
-/// tree `nodes` over `packets`, at guarantee level `LEVEL`, with AVX2 and FMA; `None` where
-/// the CPU lacks them.
+/// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` (valid)
+/// in `tree` at guarantee level `LEVEL` (culling only at [`level::EXACT`]), with AVX2 and
+/// FMA; `None` where the CPU lacks them.
 #[inline(always)]
 pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
-    nodes: &[RayNode],
-    packets: &[TrianglePacket],
+    tree: Tree,
     ray: &Ray,
+    culling: Culling,
 ) -> Option<Option<Found>> {
     #[cfg(target_arch = "x86_64")]
     if crate::bvh::simd::Avx2::detect().is_some() {
-        // SAFETY: the CPU has AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`detect`); the nodes
-        // and packets are a ray tree made by `ray_nodes` (child words in range, no deeper
-        // than `DEPTH_LIMIT`), as `RayTree` guarantees.
+        // SAFETY: the CPU has AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`detect`); the tree is
+        // a ray tree made by `ray_nodes` (child words in range, no deeper than
+        // `DEPTH_LIMIT`) over these packets and their map, as `RayTree` guarantees.
         #[allow(unsafe_code)]
         unsafe {
-            let negative = ray.negative();
-            let octant =
-                u8::from(negative[0]) | u8::from(negative[1]) << 1 | u8::from(negative[2]) << 2;
+            let n = ray.negative();
+            let octant = u8::from(n[0]) | u8::from(n[1]) << 1 | u8::from(n[2]) << 2;
             return Some(match octant {
-                0 => x86::walk::<0, LEVEL, ANY>(nodes, packets, ray),
-                1 => x86::walk::<1, LEVEL, ANY>(nodes, packets, ray),
-                2 => x86::walk::<2, LEVEL, ANY>(nodes, packets, ray),
-                3 => x86::walk::<3, LEVEL, ANY>(nodes, packets, ray),
-                4 => x86::walk::<4, LEVEL, ANY>(nodes, packets, ray),
-                5 => x86::walk::<5, LEVEL, ANY>(nodes, packets, ray),
-                6 => x86::walk::<6, LEVEL, ANY>(nodes, packets, ray),
-                _ => x86::walk::<7, LEVEL, ANY>(nodes, packets, ray),
+                0 => x86::walk::<0, LEVEL, ANY>(tree, ray, culling),
+                1 => x86::walk::<1, LEVEL, ANY>(tree, ray, culling),
+                2 => x86::walk::<2, LEVEL, ANY>(tree, ray, culling),
+                3 => x86::walk::<3, LEVEL, ANY>(tree, ray, culling),
+                4 => x86::walk::<4, LEVEL, ANY>(tree, ray, culling),
+                5 => x86::walk::<5, LEVEL, ANY>(tree, ray, culling),
+                6 => x86::walk::<6, LEVEL, ANY>(tree, ray, culling),
+                _ => x86::walk::<7, LEVEL, ANY>(tree, ray, culling),
             });
         }
     }
-    let _ = (nodes, packets, ray);
+    let _ = (tree, ray, culling);
     None
 }
 
-/// The watertight test of one lane whose edge functions were not all non-zero: the edge
-/// functions again in `f64` from the same sheared corners (their products are exact there),
-/// then the sign test, `t` and the barycentrics. `corners[c]` is corner `c`'s sheared
+/// The watertight level's test of one lane whose edge functions were not all non-zero: the
+/// edge functions again in `f64` from the same sheared corners (their products are exact
+/// there), then the sign test, `t` and the barycentrics. `corners[c]` is corner `c`'s sheared
 /// `(x, y, z·sz)`.
 fn watertight_on_edge(corners: [[f32; 3]; 3], t_min: f32, t_max: f32) -> Option<(f32, f32, f32)> {
     let f = f64::from;
@@ -152,16 +133,25 @@ fn watertight_on_edge(corners: [[f32; 3]; 3], t_min: f32, t_max: f32) -> Option<
     (t >= t_min && t <= t_max).then(|| (t, wb / det, wc / det))
 }
 
+/// `γ(n) = n·u / (1 − n·u)` for `f32` (`u = 2⁻²⁴`): the bound on the relative error of `n`
+/// roundings (Higham; PBR §3.9.1).
+#[cfg(target_arch = "x86_64")]
+const fn gamma(n: f32) -> f32 {
+    let u = 1.0 / (1u32 << 24) as f32;
+    n * u / (1.0 - n * u)
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::*;
+    use crate::bvh::wide::EXIT_SLACK;
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
 
     /// The four-lane view of the ray the leaf test needs.
     struct LeafRay {
-        /// Floor: origin and direction. Watertight: the origin on axes `kx`, `ky`, `kz`, and
-        /// the shear `sx`, `sy`, `sz`.
+        /// Floor: origin and direction. Watertight and exact: the origin on axes `kx`, `ky`,
+        /// `kz`, and the shear `sx`, `sy`, `sz`.
         p: [__m128; 3],
         q: [__m128; 3],
         t_min: __m128,
@@ -175,41 +165,80 @@ mod x86 {
         v: [f32; LANES],
     }
 
+    /// What the exact leaf needs beyond the four-lane ray.
+    struct Exact<'a> {
+        ray: WatertightRay<'a>,
+        culling: Culling,
+        t_min: f32,
+        /// The lanes whose sign of the determinant `culling` keeps: positive, negative.
+        keep: (u32, u32),
+    }
+
     /// The walk (see the module's notes) for rays of octant `Q`.
     ///
     /// # Safety
-    /// The CPU must have AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2; `nodes` and `packets` must
-    /// be a ray tree made by `ray_nodes` over these packets, no deeper than `DEPTH_LIMIT`.
+    /// The CPU must have AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2; `tree` must be a ray tree
+    /// made by `ray_nodes` over its packets and map, no deeper than `DEPTH_LIMIT`.
     #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     #[allow(unsafe_code)]
     pub(super) unsafe fn walk<const Q: u8, const LEVEL: u8, const ANY: bool>(
-        nodes: &[RayNode],
-        packets: &[TrianglePacket],
-        whole: &Ray,
+        tree: Tree,
+        ray: &Ray,
+        culling: Culling,
     ) -> Option<Found> {
-        let ray = &KernelRay::new(whole);
-        let inv = ray.inv.map(|x| _mm256_set1_ps(x));
-        let origin_inv = [0, 1, 2].map(|a| _mm256_set1_ps(ray.origin[a] * ray.inv[a]));
-        let t_min8 = _mm256_set1_ps(ray.t_min);
-        let mut t_max = ray.t_max;
-        let mut t_max8 = _mm256_set1_ps(t_max);
-        let (axes, shear) = if LEVEL == level::FLOOR {
-            ([0, 1, 2], [0.0; 3])
-        } else {
-            ray.shear(whole)
-        };
+        let Tree {
+            nodes,
+            packets,
+            index,
+        } = tree;
+        let origin: [f32; 3] = ray.origin().coords.into();
+        let direction: [f32; 3] = ray.direction().into();
+        let exact_inv: [f32; 3] = ray.inv_direction().into();
+        let exact = LEVEL >= level::EXACT;
+        // The floor's reciprocal is tinybvh's, clamped; the exact one is `1/d` (`±inf` for
+        // `±0`), the far planes' widened.
+        let inv = [0, 1, 2].map(|a| {
+            if exact || direction[a].abs() > 1e-12 {
+                exact_inv[a]
+            } else {
+                1e30f32.copysign(direction[a])
+            }
+        });
+        let inv8 = inv.map(|x| _mm256_set1_ps(x));
+        let widen = 1.0 + EXIT_SLACK;
+        let far_inv8 = inv.map(|x| _mm256_set1_ps(if exact { x * widen } else { x }));
+        // The floor's slabs are fused against `o·inv`; the exact ones subtract `o` first.
+        let origin8 =
+            [0, 1, 2].map(|a| _mm256_set1_ps(if exact { origin[a] } else { origin[a] * inv[a] }));
+        let limit = |t: f32| if exact { t + t.abs() * EXIT_SLACK } else { t };
+        let t_min8 = _mm256_set1_ps(ray.t_min());
+        let mut t_max = ray.t_max();
+        let mut t_lim = limit(t_max);
+        let mut t_lim8 = _mm256_set1_ps(t_lim);
+        let w = WatertightRay::new(ray);
+        let axes = [w.kx, w.ky, w.kz];
         let leaf_ray = if LEVEL == level::FLOOR {
             LeafRay {
-                p: ray.origin.map(|x| _mm_set1_ps(x)),
-                q: ray.direction.map(|x| _mm_set1_ps(x)),
-                t_min: _mm_set1_ps(ray.t_min),
+                p: origin.map(|x| _mm_set1_ps(x)),
+                q: direction.map(|x| _mm_set1_ps(x)),
+                t_min: _mm_set1_ps(ray.t_min()),
             }
         } else {
             LeafRay {
-                p: axes.map(|k| _mm_set1_ps(ray.origin[k])),
-                q: shear.map(|x| _mm_set1_ps(x)),
-                t_min: _mm_set1_ps(ray.t_min),
+                p: axes.map(|k| _mm_set1_ps(origin[k])),
+                q: [w.sx, w.sy, 1.0 / direction[w.kz]].map(|x| _mm_set1_ps(x)),
+                t_min: _mm_set1_ps(ray.t_min()),
             }
+        };
+        let extra = Exact {
+            ray: w,
+            culling,
+            t_min: ray.t_min(),
+            keep: match culling {
+                Culling::None => (0xf, 0xf),
+                Culling::Back => (0xf, 0),
+                Culling::Front => (0, 0xf),
+            },
         };
         let mut best: Option<Found> = None;
         let mut words = [MaybeUninit::<u32>::uninit(); CAPACITY];
@@ -219,9 +248,10 @@ mod x86 {
         let mut top = 0usize;
         let mut word = 0u32;
         // SAFETY (the whole body): child words index `nodes` and `packets` (made so by
-        // `ray_nodes`); `top + 8 <= CAPACITY` at every push, since a node of depth `k`
-        // (the root 0) is visited with at most `7k` entries below the top and the tree is no
-        // deeper than `DEPTH_LIMIT`; the entries read are below `top`, all written.
+        // `ray_nodes`), slots index `index`; `top + 8 <= CAPACITY` at every push, since a
+        // node of depth `k` (the root 0) is visited with at most `7k` entries below the top
+        // and the tree is no deeper than `DEPTH_LIMIT`; the entries read are below `top`,
+        // all written.
         unsafe {
             'walk: loop {
                 if word & LEAF == 0 {
@@ -233,16 +263,34 @@ mod x86 {
                         } else {
                             (&node.min[a], &node.max[a])
                         };
-                        (
-                            _mm256_fmsub_ps(row(near), inv[a], origin_inv[a]),
-                            _mm256_fmsub_ps(row(far), inv[a], origin_inv[a]),
-                        )
+                        if exact {
+                            (
+                                _mm256_mul_ps(_mm256_sub_ps(row(near), origin8[a]), inv8[a]),
+                                _mm256_mul_ps(_mm256_sub_ps(row(far), origin8[a]), far_inv8[a]),
+                            )
+                        } else {
+                            (
+                                _mm256_fmsub_ps(row(near), inv8[a], origin8[a]),
+                                _mm256_fmsub_ps(row(far), inv8[a], origin8[a]),
+                            )
+                        }
                     };
                     let (x0, x1) = slab(0);
                     let (y0, y1) = slab(1);
                     let (z0, z1) = slab(2);
-                    let near = _mm256_max_ps(_mm256_max_ps(x0, y0), _mm256_max_ps(z0, t_min8));
-                    let far = _mm256_min_ps(_mm256_min_ps(x1, y1), _mm256_min_ps(z1, t_max8));
+                    let (near, far) = if exact {
+                        // A NaN plane (a ray in it) keeps the bound: x86's max and min
+                        // return their second operand when either is NaN.
+                        (
+                            _mm256_max_ps(x0, _mm256_max_ps(y0, _mm256_max_ps(z0, t_min8))),
+                            _mm256_min_ps(x1, _mm256_min_ps(y1, _mm256_min_ps(z1, t_lim8))),
+                        )
+                    } else {
+                        (
+                            _mm256_max_ps(_mm256_max_ps(x0, y0), _mm256_max_ps(z0, t_min8)),
+                            _mm256_min_ps(_mm256_min_ps(x1, y1), _mm256_min_ps(z1, t_lim8)),
+                        )
+                    };
                     let entered = _mm256_cmp_ps::<_CMP_LE_OQ>(near, far);
                     let mask = _mm256_movemask_ps(entered) as u32;
                     if mask != 0 {
@@ -282,32 +330,50 @@ mod x86 {
                     }
                 } else {
                     let packet = (word & !LEAF) as usize;
-                    let hits = leaf::<LEVEL>(
-                        packets.get_unchecked(packet),
-                        &leaf_ray,
-                        &axes,
-                        _mm_set1_ps(t_max),
-                    );
-                    if hits.mask != 0 {
-                        let t = if ANY {
-                            hits.mask.trailing_zeros()
-                        } else {
-                            nearest_lane(hits.t, hits.mask)
-                        } as usize;
-                        let mut ts = [0.0f32; LANES];
-                        _mm_storeu_ps(ts.as_mut_ptr(), hits.t);
-                        let found = Found {
-                            slot: (packet * LANES + t) as u32,
-                            t: ts[t],
-                            u: hits.u[t],
-                            v: hits.v[t],
-                        };
-                        if ANY {
-                            return Some(found);
+                    let leaf = packets.get_unchecked(packet);
+                    if exact {
+                        let before = t_max;
+                        let hit = exact_leaf::<ANY>(
+                            leaf,
+                            (packet * LANES) as u32,
+                            &leaf_ray,
+                            &axes,
+                            &extra,
+                            index,
+                            &mut best,
+                            &mut t_max,
+                        );
+                        if ANY && hit {
+                            return best;
                         }
-                        t_max = found.t;
-                        t_max8 = _mm256_set1_ps(t_max);
-                        best = Some(found);
+                        if t_max != before {
+                            t_lim = limit(t_max);
+                            t_lim8 = _mm256_set1_ps(t_lim);
+                        }
+                    } else {
+                        let hits = leaf_f32::<LEVEL>(leaf, &leaf_ray, &axes, _mm_set1_ps(t_max));
+                        if hits.mask != 0 {
+                            let t = if ANY {
+                                hits.mask.trailing_zeros()
+                            } else {
+                                nearest_lane(hits.t, hits.mask)
+                            } as usize;
+                            let mut ts = [0.0f32; LANES];
+                            _mm_storeu_ps(ts.as_mut_ptr(), hits.t);
+                            let found = Found {
+                                slot: (packet * LANES + t) as u32,
+                                t: ts[t],
+                                u: hits.u[t],
+                                v: hits.v[t],
+                            };
+                            if ANY {
+                                return Some(found);
+                            }
+                            t_max = found.t;
+                            t_lim = t_max;
+                            t_lim8 = _mm256_set1_ps(t_lim);
+                            best = Some(found);
+                        }
                     }
                 }
                 // The next waiting child that can still matter.
@@ -316,7 +382,7 @@ mod x86 {
                         break 'walk;
                     }
                     top -= 1;
-                    if ANY || *entries.add(top) <= t_max {
+                    if ANY || *entries.add(top) <= t_lim {
                         word = *words.add(top);
                         break;
                     }
@@ -344,11 +410,218 @@ mod x86 {
         }
     }
 
-    /// The four lanes of `packet` against the ray, up to `t_max` (the floor's or the
-    /// watertight test, by `LEVEL`).
+    /// A packet's corners translated to the origin and sheared so the ray runs along +z,
+    /// operation for operation as `WatertightRay::intersect` (not fused), so a ray through
+    /// an edge goes to the triangle the scalar test gives it: `(x, y, z)` per corner, `z`
+    /// not yet scaled.
     #[inline(always)]
     #[allow(unsafe_code)]
-    unsafe fn leaf<const LEVEL: u8>(
+    unsafe fn sheared(
+        packet: &TrianglePacket,
+        ray: &LeafRay,
+        axes: &[usize; 3],
+    ) -> [(__m128, __m128, __m128); 3] {
+        // SAFETY: compiled only into `walk`, which enables AVX2; `axes` are in 0..3.
+        unsafe {
+            let ld = |r: &[f32; LANES]| _mm_load_ps(r.as_ptr());
+            let [kx, ky, kz] = *axes;
+            let [okx, oky, okz] = ray.p;
+            let [sx, sy, _] = ray.q;
+            let corner = |p: &[[f32; LANES]; 3]| {
+                let z = _mm_sub_ps(ld(p.get_unchecked(kz)), okz);
+                (
+                    _mm_sub_ps(_mm_sub_ps(ld(p.get_unchecked(kx)), okx), _mm_mul_ps(sx, z)),
+                    _mm_sub_ps(_mm_sub_ps(ld(p.get_unchecked(ky)), oky), _mm_mul_ps(sy, z)),
+                    z,
+                )
+            };
+            [corner(&packet.a), corner(&packet.b), corner(&packet.c)]
+        }
+    }
+
+    /// The edge functions of sheared corners, without fusing, so a shared edge gives exactly
+    /// negated values in its two triangles (and the scalar test's bits).
+    #[inline(always)]
+    fn edges(c: &[(__m128, __m128, __m128); 3]) -> [__m128; 3] {
+        // SAFETY: compiled only into `walk`, which enables AVX2.
+        #[allow(unsafe_code)]
+        unsafe {
+            let [(ax, ay, _), (bx, by, _), (cx, cy, _)] = *c;
+            [
+                _mm_sub_ps(_mm_mul_ps(cx, by), _mm_mul_ps(cy, bx)),
+                _mm_sub_ps(_mm_mul_ps(ax, cy), _mm_mul_ps(ay, cx)),
+                _mm_sub_ps(_mm_mul_ps(bx, ay), _mm_mul_ps(by, ax)),
+            ]
+        }
+    }
+
+    /// Bit masks of the lanes whose three edge functions are all positive, all negative, and
+    /// of those with one exactly zero.
+    #[inline(always)]
+    fn signs(w: &[__m128; 3]) -> (u32, u32, u32) {
+        // SAFETY: compiled only into `walk`, which enables AVX2.
+        #[allow(unsafe_code)]
+        unsafe {
+            let zero = _mm_setzero_ps();
+            let [wa, wb, wc] = *w;
+            let positive = _mm_and_ps(
+                _mm_cmpgt_ps(wa, zero),
+                _mm_and_ps(_mm_cmpgt_ps(wb, zero), _mm_cmpgt_ps(wc, zero)),
+            );
+            let negative = _mm_and_ps(
+                _mm_cmplt_ps(wa, zero),
+                _mm_and_ps(_mm_cmplt_ps(wb, zero), _mm_cmplt_ps(wc, zero)),
+            );
+            let on_edge = _mm_or_ps(
+                _mm_cmpeq_ps(wa, zero),
+                _mm_or_ps(_mm_cmpeq_ps(wb, zero), _mm_cmpeq_ps(wc, zero)),
+            );
+            (
+                _mm_movemask_ps(positive) as u32,
+                _mm_movemask_ps(negative) as u32,
+                _mm_movemask_ps(on_edge) as u32,
+            )
+        }
+    }
+
+    /// Four lanes as an array.
+    #[inline(always)]
+    fn lanes(v: __m128) -> [f32; LANES] {
+        bytemuck::cast(v)
+    }
+
+    /// The exact level's leaf: the edge test in SIMD, a conservative filter on the sheared
+    /// `t`, then the scalar test's end for each lane that may hit in range, each hit kept if
+    /// closer than `best` or as close with a lower triangle number (the closest hit) or
+    /// returned at once (`ANY`). Returns whether it found a hit.
+    #[inline(always)]
+    #[allow(unsafe_code, clippy::too_many_arguments)]
+    unsafe fn exact_leaf<const ANY: bool>(
+        packet: &TrianglePacket,
+        first_slot: u32,
+        ray: &LeafRay,
+        axes: &[usize; 3],
+        extra: &Exact,
+        index: &[u32],
+        best: &mut Option<Found>,
+        t_max: &mut f32,
+    ) -> bool {
+        // SAFETY: compiled only into `walk`, which enables AVX2 and FMA; slots index `index`.
+        unsafe {
+            let corners = sheared(packet, ray, axes);
+            let w = edges(&corners);
+            let (positive, negative, on_edge) = signs(&w);
+            let inside = (positive & extra.keep.0) | (negative & extra.keep.1);
+            if inside | on_edge == 0 {
+                return false;
+            }
+            let mut lanes_left = on_edge;
+            if inside != 0 {
+                let [wa, wb, wc] = w;
+                let [(ax, ay, az), (bx, by, bz), (cx, cy, cz)] = corners;
+                let sz = ray.q[2];
+                let abs = |v: __m128| _mm_andnot_ps(_mm_set1_ps(-0.0), v);
+                let max3 = |a: __m128, b: __m128, c: __m128| {
+                    _mm_max_ps(abs(a), _mm_max_ps(abs(b), abs(c)))
+                };
+                let det = _mm_add_ps(_mm_add_ps(wa, wb), wc);
+                let big_t = _mm_mul_ps(
+                    sz,
+                    _mm_fmadd_ps(wa, az, _mm_fmadd_ps(wb, bz, _mm_mul_ps(wc, cz))),
+                );
+                let t = _mm_div_ps(big_t, det);
+                // The bound on |t − t_exact| (PBR §3.9.6, for this shear: the x and y errors
+                // from the unscaled z, which the shear multiplies), doubled, plus 2⁻²⁰·|t|
+                // for the f64 plane's rounding to f32.
+                let splat = _mm_set1_ps;
+                let max_x = max3(ax, bx, cx);
+                let max_y = max3(ay, by, cy);
+                let max_z = max3(az, bz, cz);
+                let max_zs = _mm_mul_ps(max_z, abs(sz));
+                let delta_x = _mm_mul_ps(splat(gamma(5.0)), _mm_add_ps(max_x, max_z));
+                let delta_y = _mm_mul_ps(splat(gamma(5.0)), _mm_add_ps(max_y, max_z));
+                let delta_z = _mm_mul_ps(splat(gamma(3.0)), max_zs);
+                let delta_e = _mm_mul_ps(
+                    splat(2.0),
+                    _mm_fmadd_ps(
+                        _mm_mul_ps(splat(gamma(2.0)), max_x),
+                        max_y,
+                        _mm_fmadd_ps(delta_y, max_x, _mm_mul_ps(delta_x, max_y)),
+                    ),
+                );
+                let max_e = max3(wa, wb, wc);
+                let delta_t = _mm_div_ps(
+                    _mm_mul_ps(
+                        splat(6.0),
+                        _mm_fmadd_ps(
+                            _mm_mul_ps(splat(gamma(3.0)), max_e),
+                            max_zs,
+                            _mm_fmadd_ps(delta_e, max_zs, _mm_mul_ps(delta_z, max_e)),
+                        ),
+                    ),
+                    abs(det),
+                );
+                let delta = _mm_fmadd_ps(abs(t), splat(EXIT_SLACK), delta_t);
+                // Unordered compares: a NaN (corners near f32's limit) leaves the lane to
+                // the scalar test.
+                let may = _mm_and_ps(
+                    _mm_cmp_ps::<_CMP_NLT_UQ>(_mm_add_ps(t, delta), ray.t_min),
+                    _mm_cmp_ps::<_CMP_NGT_UQ>(_mm_sub_ps(t, delta), splat(*t_max)),
+                );
+                lanes_left |= inside & _mm_movemask_ps(may) as u32;
+            }
+            if lanes_left == 0 {
+                return false;
+            }
+            let [wa, wb, wc] = w.map(lanes);
+            let mut found = false;
+            while lanes_left != 0 {
+                let lane = lanes_left.trailing_zeros() as usize;
+                lanes_left &= lanes_left - 1;
+                let tri = packet.get(lane);
+                let hit = if on_edge & (1 << lane) != 0 {
+                    extra
+                        .ray
+                        .intersect(&tri, extra.t_min, *t_max, extra.culling)
+                } else {
+                    let e = [wa[lane], wb[lane], wc[lane]];
+                    extra
+                        .ray
+                        .finish(&tri, e, extra.t_min, *t_max, extra.culling)
+                };
+                let Some(h) = hit else { continue };
+                let slot = first_slot + lane as u32;
+                let found_here = Found {
+                    slot,
+                    t: h.t,
+                    u: h.u,
+                    v: h.v,
+                };
+                if ANY {
+                    *best = Some(found_here);
+                    return true;
+                }
+                let closer = match best {
+                    Some(b) if h.t == b.t => {
+                        index.get_unchecked(slot as usize) < index.get_unchecked(b.slot as usize)
+                    }
+                    _ => true,
+                };
+                if closer {
+                    *best = Some(found_here);
+                }
+                *t_max = h.t;
+                found = true;
+            }
+            found
+        }
+    }
+
+    /// The four lanes of `packet` against the ray, up to `t_max`: the floor's test or the
+    /// watertight one with its `f32` `t`, by `LEVEL`.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn leaf_f32<const LEVEL: u8>(
         packet: &TrianglePacket,
         ray: &LeafRay,
         axes: &[usize; 3],
@@ -399,11 +672,11 @@ mod x86 {
                     ),
                 );
                 let mask = _mm_movemask_ps(ok) as u32;
-                let (mut us, mut vs) = ([0.0; LANES], [0.0; LANES]);
-                if mask != 0 {
-                    _mm_storeu_ps(us.as_mut_ptr(), u);
-                    _mm_storeu_ps(vs.as_mut_ptr(), v);
-                }
+                let (us, vs) = if mask != 0 {
+                    (lanes(u), lanes(v))
+                } else {
+                    ([0.0; LANES], [0.0; LANES])
+                };
                 return LeafHits {
                     mask,
                     t,
@@ -411,41 +684,10 @@ mod x86 {
                     v: vs,
                 };
             }
-            // The watertight test: corners relative to the origin, sheared so the ray runs
-            // along +z, operation for operation as `WatertightRay::intersect` (not fused), so
-            // a ray through an edge goes to the triangle the scalar test gives it.
-            let [kx, ky, kz] = *axes;
-            let [okx, oky, okz] = ray.p;
-            let [sx, sy, sz] = ray.q;
-            let corner = |p: &[[f32; LANES]; 3]| {
-                let z = _mm_sub_ps(ld(p.get_unchecked(kz)), okz);
-                (
-                    _mm_sub_ps(_mm_sub_ps(ld(p.get_unchecked(kx)), okx), _mm_mul_ps(sx, z)),
-                    _mm_sub_ps(_mm_sub_ps(ld(p.get_unchecked(ky)), oky), _mm_mul_ps(sy, z)),
-                    _mm_mul_ps(sz, z),
-                )
-            };
-            let (ax, ay, az) = corner(&packet.a);
-            let (bx, by, bz) = corner(&packet.b);
-            let (cx, cy, cz) = corner(&packet.c);
-            // Edge functions without fusing, so a shared edge gives exactly negated values.
-            let wa = _mm_sub_ps(_mm_mul_ps(cx, by), _mm_mul_ps(cy, bx));
-            let wb = _mm_sub_ps(_mm_mul_ps(ax, cy), _mm_mul_ps(ay, cx));
-            let wc = _mm_sub_ps(_mm_mul_ps(bx, ay), _mm_mul_ps(by, ax));
-            let positive = _mm_and_ps(
-                _mm_cmpgt_ps(wa, zero),
-                _mm_and_ps(_mm_cmpgt_ps(wb, zero), _mm_cmpgt_ps(wc, zero)),
-            );
-            let negative = _mm_and_ps(
-                _mm_cmplt_ps(wa, zero),
-                _mm_and_ps(_mm_cmplt_ps(wb, zero), _mm_cmplt_ps(wc, zero)),
-            );
-            let on_edge = _mm_or_ps(
-                _mm_cmpeq_ps(wa, zero),
-                _mm_or_ps(_mm_cmpeq_ps(wb, zero), _mm_cmpeq_ps(wc, zero)),
-            );
-            let inside = _mm_movemask_ps(_mm_or_ps(positive, negative)) as u32;
-            let on_edge = _mm_movemask_ps(on_edge) as u32;
+            let corners = sheared(packet, ray, axes);
+            let w = edges(&corners);
+            let (positive, negative, on_edge) = signs(&w);
+            let inside = positive | negative;
             if inside | on_edge == 0 {
                 return LeafHits {
                     mask: 0,
@@ -454,32 +696,29 @@ mod x86 {
                     v: [0.0; LANES],
                 };
             }
+            let [wa, wb, wc] = w;
+            let [(ax, ay, az), (bx, by, bz), (cx, cy, cz)] = corners;
+            let sz = ray.q[2];
             let det = _mm_add_ps(_mm_add_ps(wa, wb), wc);
-            let big_t = _mm_fmadd_ps(wa, az, _mm_fmadd_ps(wb, bz, _mm_mul_ps(wc, cz)));
+            let big_t = _mm_mul_ps(
+                sz,
+                _mm_fmadd_ps(wa, az, _mm_fmadd_ps(wb, bz, _mm_mul_ps(wc, cz))),
+            );
             let t = _mm_div_ps(big_t, det);
             let in_range = _mm_and_ps(_mm_cmpge_ps(t, ray.t_min), _mm_cmple_ps(t, t_max));
             let mut mask = inside & _mm_movemask_ps(in_range) as u32;
+            let mut ts = lanes(t);
             let (mut us, mut vs) = ([0.0; LANES], [0.0; LANES]);
-            let mut ts = [0.0; LANES];
-            _mm_storeu_ps(ts.as_mut_ptr(), t);
             if mask != 0 {
                 let inv = _mm_div_ps(_mm_set1_ps(1.0), det);
-                _mm_storeu_ps(us.as_mut_ptr(), _mm_mul_ps(wb, inv));
-                _mm_storeu_ps(vs.as_mut_ptr(), _mm_mul_ps(wc, inv));
+                us = lanes(_mm_mul_ps(wb, inv));
+                vs = lanes(_mm_mul_ps(wc, inv));
             }
             if on_edge != 0 {
-                let lanes = |v: __m128| {
-                    let mut out = [0.0; LANES];
-                    _mm_storeu_ps(out.as_mut_ptr(), v);
-                    out
-                };
-                let (ax, ay, az) = (lanes(ax), lanes(ay), lanes(az));
-                let (bx, by, bz) = (lanes(bx), lanes(by), lanes(bz));
-                let (cx, cy, cz) = (lanes(cx), lanes(cy), lanes(cz));
-                let mut limit = [0.0; LANES];
-                _mm_storeu_ps(limit.as_mut_ptr(), t_max);
-                let mut t_min = [0.0; LANES];
-                _mm_storeu_ps(t_min.as_mut_ptr(), ray.t_min);
+                let (ax, ay, az) = (lanes(ax), lanes(ay), lanes(_mm_mul_ps(sz, az)));
+                let (bx, by, bz) = (lanes(bx), lanes(by), lanes(_mm_mul_ps(sz, bz)));
+                let (cx, cy, cz) = (lanes(cx), lanes(cy), lanes(_mm_mul_ps(sz, cz)));
+                let (limit, t_min) = (lanes(t_max), lanes(ray.t_min));
                 let mut edge = on_edge;
                 while edge != 0 {
                     let l = edge.trailing_zeros() as usize;
@@ -498,7 +737,7 @@ mod x86 {
             }
             LeafHits {
                 mask,
-                t: _mm_loadu_ps(ts.as_ptr()),
+                t: bytemuck::cast(ts),
                 u: us,
                 v: vs,
             }

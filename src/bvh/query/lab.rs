@@ -2,9 +2,9 @@
 //! [`RayTree`] made from a built [`Bvh`], cast into at a chosen [`Level`] of guarantees.
 //! Behind the `kernel-lab` feature; it goes when the new walk replaces the old one.
 
-use crate::bvh::kernel::{self, DEPTH_LIMIT, Found, level};
+use crate::bvh::kernel::{self, DEPTH_LIMIT, Found, Tree, level};
 use crate::bvh::ray_node::{RayNode, ray_nodes};
-use crate::{Bvh, CompactHit, Ray};
+use crate::{Bvh, CompactHit, Culling, Ray, RayQuery};
 
 /// Which of the new walk's guarantees a cast pays for (issue 38's step 2 adds them in this
 /// order, each with its measured price).
@@ -15,6 +15,9 @@ pub enum Level {
     Floor,
     /// The watertight edge test (Woop, Benthin and Wald 2013), `t` in `f32`.
     Watertight,
+    /// Every guarantee: the answers of [`Bvh::cast_ray`] with the default options, bit for
+    /// bit (any hit: a hit of the scalar test, perhaps another than the old walk's).
+    Exact,
 }
 
 /// The new walk's tree over a built [`Bvh`]: its own nodes, the BVH's packets.
@@ -66,15 +69,38 @@ impl<'a> RayTree<'a> {
         self.cast::<true>(ray, level)
     }
 
+    /// The exact level's answer to `query` with `culling` (what [`Bvh::cast_ray`] answers
+    /// with these options and the watertight test; any hit: a hit of the scalar test).
+    pub fn exact(&self, ray: &Ray, query: RayQuery, culling: Culling) -> Option<CompactHit> {
+        if !ray.is_valid() {
+            return None;
+        }
+        let found = match query {
+            RayQuery::Closest => kernel::cast::<{ level::EXACT }, false>(self.tree(), ray, culling),
+            RayQuery::Any => kernel::cast::<{ level::EXACT }, true>(self.tree(), ray, culling),
+        };
+        Some(self.compact(found.flatten()?))
+    }
+
+    fn tree(&self) -> Tree<'_> {
+        Tree {
+            nodes: &self.nodes,
+            packets: &self.bvh.leaf_packets,
+            index: &self.bvh.triangle_index,
+        }
+    }
+
     #[inline(always)]
     fn cast<const ANY: bool>(&self, ray: &Ray, lvl: Level) -> Option<CompactHit> {
         if !ray.is_valid() {
             return None;
         }
-        let (nodes, packets) = (&self.nodes, &self.bvh.leaf_packets);
+        let tree = self.tree();
+        let none = Culling::None;
         let found = match lvl {
-            Level::Floor => kernel::cast::<{ level::FLOOR }, ANY>(nodes, packets, ray),
-            Level::Watertight => kernel::cast::<{ level::WATERTIGHT }, ANY>(nodes, packets, ray),
+            Level::Floor => kernel::cast::<{ level::FLOOR }, ANY>(tree, ray, none),
+            Level::Watertight => kernel::cast::<{ level::WATERTIGHT }, ANY>(tree, ray, none),
+            Level::Exact => kernel::cast::<{ level::EXACT }, ANY>(tree, ray, none),
         }
         .flatten()?;
         Some(self.compact(found))
