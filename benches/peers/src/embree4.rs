@@ -77,6 +77,7 @@ struct Api {
     release_scene: unsafe extern "C" fn(RtcScene),
     commit_scene: unsafe extern "C" fn(RtcScene),
     set_scene_build_quality: unsafe extern "C" fn(RtcScene, u32),
+    set_scene_flags: unsafe extern "C" fn(RtcScene, u32),
     new_geometry: unsafe extern "C" fn(RtcDevice, u32) -> RtcGeometry,
     set_new_geometry_buffer:
         unsafe extern "C" fn(RtcGeometry, u32, u32, u32, usize, usize) -> *mut c_void,
@@ -187,6 +188,7 @@ impl Api {
             release_scene: function!("rtcReleaseScene"),
             commit_scene: function!("rtcCommitScene"),
             set_scene_build_quality: function!("rtcSetSceneBuildQuality"),
+            set_scene_flags: function!("rtcSetSceneFlags"),
             new_geometry: function!("rtcNewGeometry"),
             set_new_geometry_buffer: function!("rtcSetNewGeometryBuffer"),
             commit_geometry: function!("rtcCommitGeometry"),
@@ -304,13 +306,28 @@ impl Embree4 {
 
     /// With `RTCBuildQuality` `quality` (0 low, 1 medium, 2 high).
     pub fn build_with_quality(device: &Rc<Device>, mesh: &Mesh, quality: u32) -> Embree4 {
+        Embree4::build_with(device, mesh, quality, 0)
+    }
+
+    /// With `RTC_SCENE_FLAG_ROBUST`, as Open3D's `RaycastingScene` and trimesh's embreex
+    /// build their scenes: watertight traversal and triangle test (`BVH8Triangle4v`, the
+    /// Plücker test), the like-for-like peer of meshray's default.
+    pub fn build_robust(device: &Rc<Device>, mesh: &Mesh) -> Embree4 {
+        Embree4::build_with(device, mesh, 1, RTC_SCENE_FLAG_ROBUST)
+    }
+
+    fn build_with(device: &Rc<Device>, mesh: &Mesh, quality: u32, flags: u32) -> Embree4 {
         let api = device.api;
         let (positions, triangles) = (mesh.positions(), mesh.triangles());
         let d = device.device;
         // SAFETY: the device is live.
         let scene = unsafe { (api.new_scene)(d) };
-        // SAFETY: the scene is live; the values are the header's RTCBuildQuality.
-        unsafe { (api.set_scene_build_quality)(scene, quality) };
+        // SAFETY: the scene is live; the values are the header's RTCBuildQuality and
+        // RTCSceneFlags.
+        unsafe {
+            (api.set_scene_build_quality)(scene, quality);
+            (api.set_scene_flags)(scene, flags);
+        }
         // SAFETY: the device is live; the type is one of the header's.
         let geometry = unsafe { (api.new_geometry)(d, RTC_GEOMETRY_TYPE_TRIANGLE) };
         device.check("rtcNewScene / rtcNewGeometry");
@@ -414,3 +431,33 @@ impl Engine for Embree4 {
 }
 
 query_loops!(loops Embree4, peers_closest_embree4, peers_any_embree4);
+
+/// Embree 4's scene built with `RTC_SCENE_FLAG_ROBUST` ([`Embree4::build_robust`]): its own
+/// row and query loops.
+pub struct Embree4Robust(pub Embree4);
+
+impl Engine for Embree4Robust {
+    query_loops!(
+        Embree4Robust,
+        peers_closest_embree4_robust,
+        peers_any_embree4_robust
+    );
+
+    fn name(&self) -> &str {
+        "embree4 robust"
+    }
+
+    fn closest(&self, ray: &Ray) -> Option<(f32, u32)> {
+        self.0.closest(ray)
+    }
+
+    fn any(&self, ray: &Ray) -> bool {
+        self.0.any(ray)
+    }
+
+    fn structure_bytes(&self) -> Option<usize> {
+        self.0.structure_bytes()
+    }
+}
+
+query_loops!(loops Embree4Robust, peers_closest_embree4_robust, peers_any_embree4_robust);

@@ -16,6 +16,8 @@ pub const RTC_BUFFER_TYPE_VERTEX: u32 = 1;
 pub const RTC_FORMAT_UINT3: u32 = 0x5003;
 pub const RTC_FORMAT_FLOAT3: u32 = 0x9003;
 pub const RTC_INVALID_GEOMETRY_ID: u32 = u32::MAX;
+/// `RTCSceneFlags::RTC_SCENE_FLAG_ROBUST` (Embree 3 and 4 alike).
+pub const RTC_SCENE_FLAG_ROBUST: u32 = 1 << 2;
 pub const RTC_DEVICE_PROPERTY_VERSION: u32 = 0;
 pub const RTC_DEVICE_PROPERTY_BACKFACE_CULLING_ENABLED: u32 = 65;
 

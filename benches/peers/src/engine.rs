@@ -189,10 +189,27 @@ pub struct Lab<const LEVEL: u8> {
 }
 
 impl<const LEVEL: u8> Lab<LEVEL> {
-    /// `None` where the CPU lacks AVX2 and FMA.
+    /// `None` where the CPU lacks AVX2 and FMA. On meshray's tree, or on one built with the
+    /// options `MESHRAY_LAB_BUILD` names (comma-separated: `high` for reinsertion, `leaf4`
+    /// for leaves of at most four triangles), to measure the tree the walk runs on.
     pub fn new(bvh: &std::sync::Arc<Bvh>) -> Option<Lab<LEVEL>> {
+        let bvh = match std::env::var("MESHRAY_LAB_BUILD") {
+            Ok(spec) => {
+                let mut options = meshray::BuildOptions::default();
+                for word in spec.split(',') {
+                    match word.trim() {
+                        "high" => options.quality = meshray::BuildQuality::High,
+                        "leaf4" => options.max_leaf_size = 4,
+                        "" => {}
+                        other => panic!("MESHRAY_LAB_BUILD: unknown {other:?} (high, leaf4)"),
+                    }
+                }
+                std::sync::Arc::new(Bvh::build_with(bvh.mesh().clone(), &options))
+            }
+            Err(_) => bvh.clone(),
+        };
         // The tree borrows the BVH for the rest of the process (a bench binary).
-        let bvh: &'static Bvh = Box::leak(Box::new(bvh.clone()));
+        let bvh: &'static Bvh = Box::leak(Box::new(bvh));
         Some(Lab {
             tree: meshray::lab::RayTree::new(bvh)?,
         })
@@ -202,6 +219,7 @@ impl<const LEVEL: u8> Lab<LEVEL> {
         match LEVEL {
             0 => meshray::lab::Level::Floor,
             1 => meshray::lab::Level::Watertight,
+            2 => meshray::lab::Level::Slabs,
             _ => meshray::lab::Level::Exact,
         }
     }
@@ -242,4 +260,5 @@ lab_engine!(
     peers_closest_lab_watertight,
     peers_any_lab_watertight
 );
-lab_engine!(2, "lab exact", peers_closest_lab_exact, peers_any_lab_exact);
+lab_engine!(2, "lab slabs", peers_closest_lab_slabs, peers_any_lab_slabs);
+lab_engine!(3, "lab exact", peers_closest_lab_exact, peers_any_lab_exact);

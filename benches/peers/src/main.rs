@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cargo run --release -p meshray-peers -- MESH.obj... [--rays FILE]... [--any] [--passes N] \
-//!     [--mismatches N] [--json] [--builds N] [--callgrind ENGINE]
+//!     [--mismatches N] [--json] [--builds N] [--callgrind ENGINE] [--skip NAME,...]
 //! ```
 //!
 //! Embree 4 is not linked but opened with `dlopen` (src/embree4.rs says why): Debian has only
@@ -50,7 +50,11 @@
 //! prints the first `N` per set and engine (0: the counts only). `--json` prints one object
 //! per (mesh, set, engine) per line instead of the tables.
 //!
-//! `--callgrind ENGINE` (`meshray`, `meshray-batch`, `parry3d`, `bvh`, `obvhs`, `tinybvh`,
+//! `--skip NAME,...` leaves engines out of the timed comparison by their tables' names
+//! (`--skip parry3d,bvh` for the slow ones).
+//!
+//! `--callgrind ENGINE` (`meshray`, `meshray-batch`, `lab-floor`, `lab-watertight`,
+//! `lab-slabs`, `lab-exact`, `embree4-robust`, `parry3d`, `bvh`, `obvhs`, `tinybvh`,
 //! `embree3`, `embree4`) builds that engine alone and runs its query loop once over the sets
 //! (closest hit, or any hit with `--any`), then prints the number of rays and the loop's
 //! name. Every engine's loops are `#[inline(never)]`, unmangled functions named
@@ -135,6 +139,8 @@ struct Args {
     builds: Option<usize>,
     /// With `--callgrind ENGINE`: that engine's query loop, once over every set.
     callgrind: Option<String>,
+    /// `--skip NAME,...`: engines (by their tables' names) left out of the timed comparison.
+    skip: Vec<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -147,6 +153,7 @@ fn parse_args() -> Result<Args, String> {
         mismatches: None,
         builds: None,
         callgrind: None,
+        skip: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -189,6 +196,11 @@ fn parse_args() -> Result<Args, String> {
                     ));
                 }
                 args.callgrind = Some(name);
+            }
+            "--skip" => {
+                let names = it.next().ok_or("--skip needs engine names")?;
+                args.skip
+                    .extend(names.split(',').map(|n| n.trim().to_string()));
             }
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
@@ -326,6 +338,12 @@ impl Peers {
         {
             let (embree, ms) = timed(|| embree4::Embree4::build(device, mesh));
             out.push(built(embree, ms, &device.version()));
+        }
+        if let Ok(device) = &self.embree4
+            && wanted("embree4-robust")
+        {
+            let (embree, ms) = timed(|| embree4::Embree4::build_robust(device, mesh));
+            out.push(built(embree4::Embree4Robust(embree), ms, &device.version()));
         }
         out
     }
@@ -478,24 +496,21 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
         });
     }
     // The new walk of issue 38, on the same tree.
-    if let (Some(floor), Some(watertight), Some(exact)) = (
-        Lab::<0>::new(&bvh),
-        Lab::<1>::new(&bvh),
-        Lab::<2>::new(&bvh),
-    ) {
-        for engine in [
-            Box::new(floor) as Box<dyn Engine>,
-            Box::new(watertight),
-            Box::new(exact),
-        ] {
-            engines.push(Built {
-                engine,
-                build_ms: meshray_ms,
-                version: env!("PEER_VERSION_MESHRAY").to_string(),
-            });
-        }
+    let labs: [Option<Box<dyn Engine>>; 4] = [
+        Lab::<0>::new(&bvh).map(|e| Box::new(e) as Box<dyn Engine>),
+        Lab::<1>::new(&bvh).map(|e| Box::new(e) as Box<dyn Engine>),
+        Lab::<2>::new(&bvh).map(|e| Box::new(e) as Box<dyn Engine>),
+        Lab::<3>::new(&bvh).map(|e| Box::new(e) as Box<dyn Engine>),
+    ];
+    for engine in labs.into_iter().flatten() {
+        engines.push(Built {
+            engine,
+            build_ms: meshray_ms,
+            version: env!("PEER_VERSION_MESHRAY").to_string(),
+        });
     }
     engines.extend(peers.build(&mesh, None));
+    engines.retain(|b| !args.skip.iter().any(|n| n == b.engine.name()));
     let triangles = mesh.triangle_count().max(1) as f64;
     let bytes_per_triangle: Vec<Option<f64>> = engines
         .iter()
@@ -586,11 +601,12 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
 }
 
 /// The engines `--callgrind` takes: the tables' names, `meshray batch` as `meshray-batch`.
-const CALLGRIND_ENGINES: [&str; 11] = [
+const CALLGRIND_ENGINES: [&str; 13] = [
     "meshray",
     "meshray-batch",
     "lab-floor",
     "lab-watertight",
+    "lab-slabs",
     "lab-exact",
     "parry3d",
     "bvh",
@@ -598,6 +614,7 @@ const CALLGRIND_ENGINES: [&str; 11] = [
     "tinybvh",
     "embree3",
     "embree4",
+    "embree4-robust",
 ];
 
 /// `--callgrind ENGINE`: builds that engine alone (and meshray's tree where the secondary
@@ -622,7 +639,8 @@ fn callgrind(path: &Path, args: &Args, peers: &Peers, name: &str) {
         ("meshray-batch", Some(bvh)) => Box::new(Meshray::new(bvh, true)),
         ("lab-floor", Some(bvh)) => Box::new(Lab::<0>::new(&bvh).expect("AVX2")),
         ("lab-watertight", Some(bvh)) => Box::new(Lab::<1>::new(&bvh).expect("AVX2")),
-        ("lab-exact", Some(bvh)) => Box::new(Lab::<2>::new(&bvh).expect("AVX2")),
+        ("lab-slabs", Some(bvh)) => Box::new(Lab::<2>::new(&bvh).expect("AVX2")),
+        ("lab-exact", Some(bvh)) => Box::new(Lab::<3>::new(&bvh).expect("AVX2")),
         _ => match peers.build(&mesh, Some(name)).pop() {
             Some(built) => built.engine,
             None => {

@@ -4,7 +4,7 @@
 //! [`ray_node`](crate::bvh::ray_node).
 //!
 //! One walk per ray octant (the direction's sign bits, a const parameter), compiled for
-//! AVX2 and FMA, with the leaf test inside it, so the ray's vectors stay in registers for the
+//! AVX2 and FMA (and again for AVX-512), with the leaf test inside it, so the ray's vectors stay in registers for the
 //! whole query. Per node visit: six fused multiply-subtracts against `origin · (1/d)`, the
 //! clamp to the ray's range, a compare into a mask; one child entered goes straight on; two or
 //! more are permuted into the node's order for the octant (farthest first), compacted by the
@@ -17,6 +17,7 @@
 //! - [`WATERTIGHT`]: the edge test of Woop, Benthin and Wald (2013) in the ray's sheared
 //!   space, edge functions re-evaluated in `f64` where one is exactly zero, `t` the sheared
 //!   form's `f32` quotient.
+//! - [`SLABS`]: the watertight level with the exact level's slabs (below), to price them.
 //! - [`EXACT`]: every answer the scalar watertight test gives, bit for bit — what
 //!   [`Bvh::cast_ray`](crate::Bvh::cast_ray) answers. The slabs as `(bound − o)·(1/d)`
 //!   (a relative error of a few ulps wherever the origin is, `±0` directions giving `±inf`,
@@ -30,6 +31,7 @@
 //!
 //! [`FLOOR`]: level::FLOOR
 //! [`WATERTIGHT`]: level::WATERTIGHT
+//! [`SLABS`]: level::SLABS
 //! [`EXACT`]: level::EXACT
 
 // Off x86-64 the walk has no kernel yet (its portable twin comes when it replaces the old
@@ -40,8 +42,14 @@ use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::ray_node::RayNode;
 #[cfg(target_arch = "x86_64")]
 use crate::bvh::ray_node::{COMPACT, LEAF};
+use crate::triangle::TriangleHit;
 use crate::watertight::WatertightRay;
 use crate::{Culling, Ray};
+
+// No closure here calls an intrinsic (the small steps are macros): LLVM may compile a closure
+// on its own for the crate's baseline (SSE2), where the intrinsic cannot be inlined, and the
+// walk then calls `_mm256_fmsub_ps` as a function (measured: six times slower). The
+// `#[inline(always)]` functions are inlined into the walk first and take its instructions.
 
 /// The guarantee levels the walk is compiled for (its `LEVEL` parameter).
 pub(crate) mod level {
@@ -49,8 +57,10 @@ pub(crate) mod level {
     pub const FLOOR: u8 = 0;
     /// The watertight edge test.
     pub const WATERTIGHT: u8 = 1;
+    /// The watertight edge test, and the slabs that never cull a box holding a hit.
+    pub const SLABS: u8 = 2;
     /// Every guarantee: the answers of the scalar test.
-    pub const EXACT: u8 = 2;
+    pub const EXACT: u8 = 3;
 }
 
 /// The deepest leaf the walk's stack allows (`RayTree` refuses deeper trees): with this the
@@ -97,15 +107,24 @@ pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
         unsafe {
             let n = ray.negative();
             let octant = u8::from(n[0]) | u8::from(n[1]) << 1 | u8::from(n[2]) << 2;
-            return Some(match octant {
-                0 => x86::walk::<0, LEVEL, ANY>(tree, ray, culling),
-                1 => x86::walk::<1, LEVEL, ANY>(tree, ray, culling),
-                2 => x86::walk::<2, LEVEL, ANY>(tree, ray, culling),
-                3 => x86::walk::<3, LEVEL, ANY>(tree, ray, culling),
-                4 => x86::walk::<4, LEVEL, ANY>(tree, ray, culling),
-                5 => x86::walk::<5, LEVEL, ANY>(tree, ray, culling),
-                6 => x86::walk::<6, LEVEL, ANY>(tree, ray, culling),
-                _ => x86::walk::<7, LEVEL, ANY>(tree, ray, culling),
+            macro_rules! octants {
+                ($walk:ident) => {
+                    match octant {
+                        0 => x86::$walk::<0, LEVEL, ANY>(tree, ray, culling),
+                        1 => x86::$walk::<1, LEVEL, ANY>(tree, ray, culling),
+                        2 => x86::$walk::<2, LEVEL, ANY>(tree, ray, culling),
+                        3 => x86::$walk::<3, LEVEL, ANY>(tree, ray, culling),
+                        4 => x86::$walk::<4, LEVEL, ANY>(tree, ray, culling),
+                        5 => x86::$walk::<5, LEVEL, ANY>(tree, ray, culling),
+                        6 => x86::$walk::<6, LEVEL, ANY>(tree, ray, culling),
+                        _ => x86::$walk::<7, LEVEL, ANY>(tree, ray, culling),
+                    }
+                };
+            }
+            return Some(if x86::avx512() {
+                octants!(walk_avx512)
+            } else {
+                octants!(walk_avx2)
             });
         }
     }
@@ -170,18 +189,66 @@ mod x86 {
         ray: WatertightRay<'a>,
         culling: Culling,
         t_min: f32,
+        /// The origin and direction in f64, and the direction's L1 norm, for the plane's `t`.
+        origin: [f64; 3],
+        direction: [f64; 3],
+        direction_l1: f64,
         /// The lanes whose sign of the determinant `culling` keeps: positive, negative.
         keep: (u32, u32),
     }
 
-    /// The walk (see the module's notes) for rays of octant `Q`.
+    /// Whether this CPU has AVX-512 (F and VL) and `MESHRAY_SIMD` does not ask for `avx2`
+    /// (or `portable`); looked up once per process.
+    pub(super) fn avx512() -> bool {
+        static USE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *USE.get_or_init(|| {
+            std::env::var_os("MESHRAY_SIMD").is_none_or(|v| v != "avx2" && v != "portable")
+                && std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512vl")
+        })
+    }
+
+    /// [`walk`] compiled for AVX2 and FMA.
+    ///
+    /// # Safety
+    /// As [`walk`]'s.
+    #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn walk_avx2<const Q: u8, const LEVEL: u8, const ANY: bool>(
+        tree: Tree,
+        ray: &Ray,
+        culling: Culling,
+    ) -> Option<Found> {
+        // SAFETY: as the caller promises.
+        unsafe { walk::<Q, LEVEL, ANY>(tree, ray, culling) }
+    }
+
+    /// [`walk`] compiled for AVX-512 (F and VL) as well: the same operations, so the same
+    /// answers and the same nodes in the same order, with 32 vector registers (the walk's
+    /// ray vectors no longer spilled around a leaf) and compares into mask registers.
+    ///
+    /// # Safety
+    /// As [`walk`]'s, and the CPU must have AVX-512 F and VL.
+    #[target_feature(enable = "avx512f,avx512vl,avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn walk_avx512<const Q: u8, const LEVEL: u8, const ANY: bool>(
+        tree: Tree,
+        ray: &Ray,
+        culling: Culling,
+    ) -> Option<Found> {
+        // SAFETY: as the caller promises.
+        unsafe { walk::<Q, LEVEL, ANY>(tree, ray, culling) }
+    }
+
+    /// The walk (see the module's notes) for rays of octant `Q`, inlined into the wrappers
+    /// above, which choose the instructions.
     ///
     /// # Safety
     /// The CPU must have AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2; `tree` must be a ray tree
     /// made by `ray_nodes` over its packets and map, no deeper than `DEPTH_LIMIT`.
-    #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+    #[inline(always)]
     #[allow(unsafe_code)]
-    pub(super) unsafe fn walk<const Q: u8, const LEVEL: u8, const ANY: bool>(
+    unsafe fn walk<const Q: u8, const LEVEL: u8, const ANY: bool>(
         tree: Tree,
         ray: &Ray,
         culling: Culling,
@@ -191,49 +258,40 @@ mod x86 {
             packets,
             index,
         } = tree;
-        let origin: [f32; 3] = ray.origin().coords.into();
-        let direction: [f32; 3] = ray.direction().into();
-        let exact_inv: [f32; 3] = ray.inv_direction().into();
-        let exact = LEVEL >= level::EXACT;
+        let o = ray.origin();
+        let d = ray.direction();
+        let exact_inv = ray.inv_direction();
+        let origin = [o.x, o.y, o.z];
+        let direction = [d.x, d.y, d.z];
+        // The slabs that never cull a box holding a hit, and the range's end widened with them.
+        let exact = LEVEL >= level::SLABS;
         // The floor's reciprocal is tinybvh's, clamped; the exact one is `1/d` (`±inf` for
         // `±0`), the far planes' widened.
-        let inv = [0, 1, 2].map(|a| {
+        let clamp = |a: usize| {
             if exact || direction[a].abs() > 1e-12 {
                 exact_inv[a]
             } else {
                 1e30f32.copysign(direction[a])
             }
-        });
-        let inv8 = inv.map(|x| _mm256_set1_ps(x));
-        let widen = 1.0 + EXIT_SLACK;
-        let far_inv8 = inv.map(|x| _mm256_set1_ps(if exact { x * widen } else { x }));
+        };
+        let inv = [clamp(0), clamp(1), clamp(2)];
+        let widen = if exact { 1.0 + EXIT_SLACK } else { 1.0 };
         // The floor's slabs are fused against `o·inv`; the exact ones subtract `o` first.
-        let origin8 =
-            [0, 1, 2].map(|a| _mm256_set1_ps(if exact { origin[a] } else { origin[a] * inv[a] }));
+        let shift = |a: usize| if exact { origin[a] } else { origin[a] * inv[a] };
         let limit = |t: f32| if exact { t + t.abs() * EXIT_SLACK } else { t };
-        let t_min8 = _mm256_set1_ps(ray.t_min());
         let mut t_max = ray.t_max();
         let mut t_lim = limit(t_max);
-        let mut t_lim8 = _mm256_set1_ps(t_lim);
         let w = WatertightRay::new(ray);
         let axes = [w.kx, w.ky, w.kz];
-        let leaf_ray = if LEVEL == level::FLOOR {
-            LeafRay {
-                p: origin.map(|x| _mm_set1_ps(x)),
-                q: direction.map(|x| _mm_set1_ps(x)),
-                t_min: _mm_set1_ps(ray.t_min()),
-            }
-        } else {
-            LeafRay {
-                p: axes.map(|k| _mm_set1_ps(origin[k])),
-                q: [w.sx, w.sy, 1.0 / direction[w.kz]].map(|x| _mm_set1_ps(x)),
-                t_min: _mm_set1_ps(ray.t_min()),
-            }
-        };
         let extra = Exact {
             ray: w,
             culling,
             t_min: ray.t_min(),
+            origin: origin.map(f64::from),
+            direction: direction.map(f64::from),
+            direction_l1: f64::from(direction[0]).abs()
+                + f64::from(direction[1]).abs()
+                + f64::from(direction[2]).abs(),
             keep: match culling {
                 Culling::None => (0xf, 0xf),
                 Culling::Back => (0xf, 0),
@@ -247,37 +305,72 @@ mod x86 {
         let entries = entries.as_mut_ptr() as *mut f32;
         let mut top = 0usize;
         let mut word = 0u32;
-        // SAFETY (the whole body): child words index `nodes` and `packets` (made so by
-        // `ray_nodes`), slots index `index`; `top + 8 <= CAPACITY` at every push, since a
-        // node of depth `k` (the root 0) is visited with at most `7k` entries below the top
-        // and the tree is no deeper than `DEPTH_LIMIT`; the entries read are below `top`,
-        // all written.
+        // SAFETY (the whole body): the caller promises the instructions; child words index
+        // `nodes` and `packets` (made so by `ray_nodes`), slots index `index`;
+        // `top + 8 <= CAPACITY` at every push, since a node of depth `k` (the root 0) is
+        // visited with at most `7k` entries below the top and the tree is no deeper than
+        // `DEPTH_LIMIT`; the entries read are below `top`, all written.
         unsafe {
+            let splat = _mm256_set1_ps;
+            let inv8 = [splat(inv[0]), splat(inv[1]), splat(inv[2])];
+            let far_inv8 = [
+                splat(inv[0] * widen),
+                splat(inv[1] * widen),
+                splat(inv[2] * widen),
+            ];
+            let origin8 = [splat(shift(0)), splat(shift(1)), splat(shift(2))];
+            let t_min8 = splat(ray.t_min());
+            let mut t_lim8 = splat(t_lim);
+            let leaf_ray = if LEVEL == level::FLOOR {
+                LeafRay {
+                    p: [_mm_set1_ps(o.x), _mm_set1_ps(o.y), _mm_set1_ps(o.z)],
+                    q: [_mm_set1_ps(d.x), _mm_set1_ps(d.y), _mm_set1_ps(d.z)],
+                    t_min: _mm_set1_ps(ray.t_min()),
+                }
+            } else {
+                LeafRay {
+                    p: [
+                        _mm_set1_ps(origin[w.kx]),
+                        _mm_set1_ps(origin[w.ky]),
+                        _mm_set1_ps(origin[w.kz]),
+                    ],
+                    q: [
+                        _mm_set1_ps(w.sx),
+                        _mm_set1_ps(w.sy),
+                        _mm_set1_ps(1.0 / direction[w.kz]),
+                    ],
+                    t_min: _mm_set1_ps(ray.t_min()),
+                }
+            };
             'walk: loop {
                 if word & LEAF == 0 {
                     let node = nodes.get_unchecked(word as usize);
-                    let row = |r: &[f32; 8]| _mm256_load_ps(r.as_ptr());
-                    let slab = |a: usize| {
-                        let (near, far) = if Q & (1 << a) != 0 {
-                            (&node.max[a], &node.min[a])
-                        } else {
-                            (&node.min[a], &node.max[a])
-                        };
-                        if exact {
-                            (
-                                _mm256_mul_ps(_mm256_sub_ps(row(near), origin8[a]), inv8[a]),
-                                _mm256_mul_ps(_mm256_sub_ps(row(far), origin8[a]), far_inv8[a]),
-                            )
-                        } else {
-                            (
-                                _mm256_fmsub_ps(row(near), inv8[a], origin8[a]),
-                                _mm256_fmsub_ps(row(far), inv8[a], origin8[a]),
-                            )
-                        }
-                    };
-                    let (x0, x1) = slab(0);
-                    let (y0, y1) = slab(1);
-                    let (z0, z1) = slab(2);
+                    macro_rules! slab {
+                        ($a:literal) => {{
+                            let (near, far) = if Q & (1 << $a) != 0 {
+                                (&node.max[$a], &node.min[$a])
+                            } else {
+                                (&node.min[$a], &node.max[$a])
+                            };
+                            if exact {
+                                (
+                                    _mm256_mul_ps(_mm256_sub_ps(row(near), origin8[$a]), inv8[$a]),
+                                    _mm256_mul_ps(
+                                        _mm256_sub_ps(row(far), origin8[$a]),
+                                        far_inv8[$a],
+                                    ),
+                                )
+                            } else {
+                                (
+                                    _mm256_fmsub_ps(row(near), inv8[$a], origin8[$a]),
+                                    _mm256_fmsub_ps(row(far), inv8[$a], origin8[$a]),
+                                )
+                            }
+                        }};
+                    }
+                    let (x0, x1) = slab!(0);
+                    let (y0, y1) = slab!(1);
+                    let (z0, z1) = slab!(2);
                     let (near, far) = if exact {
                         // A NaN plane (a ray in it) keeps the bound: x86's max and min
                         // return their second operand when either is NaN.
@@ -299,11 +392,6 @@ mod x86 {
                             continue;
                         }
                         let child = _mm256_load_si256(node.child.as_ptr() as *const __m256i);
-                        let compact = |m: u32| {
-                            _mm256_cvtepu8_epi32(_mm_loadl_epi64(
-                                COMPACT.as_ptr().add(m as usize) as *const __m128i
-                            ))
-                        };
                         if ANY {
                             // Lane order: no distances, nothing culled at the pop.
                             let lanes = compact(mask);
@@ -331,7 +419,7 @@ mod x86 {
                 } else {
                     let packet = (word & !LEAF) as usize;
                     let leaf = packets.get_unchecked(packet);
-                    if exact {
+                    if LEVEL >= level::EXACT {
                         let before = t_max;
                         let hit = exact_leaf::<ANY>(
                             leaf,
@@ -370,7 +458,7 @@ mod x86 {
                                 return Some(found);
                             }
                             t_max = found.t;
-                            t_lim = t_max;
+                            t_lim = limit(t_max);
                             t_lim8 = _mm256_set1_ps(t_lim);
                             best = Some(found);
                         }
@@ -423,19 +511,21 @@ mod x86 {
     ) -> [(__m128, __m128, __m128); 3] {
         // SAFETY: compiled only into `walk`, which enables AVX2; `axes` are in 0..3.
         unsafe {
-            let ld = |r: &[f32; LANES]| _mm_load_ps(r.as_ptr());
             let [kx, ky, kz] = *axes;
             let [okx, oky, okz] = ray.p;
             let [sx, sy, _] = ray.q;
-            let corner = |p: &[[f32; LANES]; 3]| {
-                let z = _mm_sub_ps(ld(p.get_unchecked(kz)), okz);
-                (
-                    _mm_sub_ps(_mm_sub_ps(ld(p.get_unchecked(kx)), okx), _mm_mul_ps(sx, z)),
-                    _mm_sub_ps(_mm_sub_ps(ld(p.get_unchecked(ky)), oky), _mm_mul_ps(sy, z)),
-                    z,
-                )
-            };
-            [corner(&packet.a), corner(&packet.b), corner(&packet.c)]
+            macro_rules! corner {
+                ($p:expr) => {{
+                    let p = $p;
+                    let z = _mm_sub_ps(ld(p.get_unchecked(kz)), okz);
+                    (
+                        _mm_sub_ps(_mm_sub_ps(ld(p.get_unchecked(kx)), okx), _mm_mul_ps(sx, z)),
+                        _mm_sub_ps(_mm_sub_ps(ld(p.get_unchecked(ky)), oky), _mm_mul_ps(sy, z)),
+                        z,
+                    )
+                }};
+            }
+            [corner!(&packet.a), corner!(&packet.b), corner!(&packet.c)]
         }
     }
 
@@ -490,6 +580,90 @@ mod x86 {
         bytemuck::cast(v)
     }
 
+    // The small steps, as functions (see the note at the top of the module).
+
+    /// A node's row of eight.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn row(r: &[f32; 8]) -> __m256 {
+        // SAFETY: inlined into the walk, which enables AVX; `r` is 32-byte aligned (a
+        // `RayNode` row).
+        unsafe { _mm256_load_ps(r.as_ptr()) }
+    }
+
+    /// A packet's row of four.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn ld(r: &[f32; LANES]) -> __m128 {
+        // SAFETY: `r` is 16-byte aligned (a `TrianglePacket` row).
+        unsafe { _mm_load_ps(r.as_ptr()) }
+    }
+
+    /// The lane numbers of `mask`'s set bits, lowest first ([`COMPACT`]).
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn compact(mask: u32) -> __m256i {
+        // SAFETY: inlined into the walk, which enables AVX2; the table has 256 rows of 8
+        // bytes and `mask < 256`.
+        unsafe {
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                COMPACT.as_ptr().add(mask as usize & 0xff) as *const __m128i
+            ))
+        }
+    }
+
+    /// A packet's row of four, in f64.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn wide(r: &[f32; LANES]) -> __m256d {
+        // SAFETY: inlined into the walk, which enables AVX.
+        unsafe { _mm256_cvtps_pd(ld(r)) }
+    }
+
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn abs_pd(v: __m256d) -> __m256d {
+        // SAFETY: inlined into the walk, which enables AVX.
+        unsafe { _mm256_and_pd(v, _mm256_set1_pd(f64::from_bits(!(1u64 << 63)))) }
+    }
+
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn abs(v: __m128) -> __m128 {
+        // SAFETY: SSE, as every x86-64.
+        unsafe { _mm_andnot_ps(_mm_set1_ps(-0.0), v) }
+    }
+
+    /// The largest magnitude of three.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn max3(a: __m128, b: __m128, c: __m128) -> __m128 {
+        // SAFETY: SSE, as every x86-64.
+        unsafe { _mm_max_ps(abs(a), _mm_max_ps(abs(b), abs(c))) }
+    }
+
+    /// `p × q`, the second products fused.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn cross(p: [__m128; 3], q: [__m128; 3]) -> [__m128; 3] {
+        // SAFETY: inlined into the walk, which enables FMA.
+        unsafe {
+            [
+                _mm_fmsub_ps(p[1], q[2], _mm_mul_ps(p[2], q[1])),
+                _mm_fmsub_ps(p[2], q[0], _mm_mul_ps(p[0], q[2])),
+                _mm_fmsub_ps(p[0], q[1], _mm_mul_ps(p[1], q[0])),
+            ]
+        }
+    }
+
+    /// `p · q`, fused.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn dot(p: [__m128; 3], q: [__m128; 3]) -> __m128 {
+        // SAFETY: inlined into the walk, which enables FMA.
+        unsafe { _mm_fmadd_ps(p[0], q[0], _mm_fmadd_ps(p[1], q[1], _mm_mul_ps(p[2], q[2]))) }
+    }
+
     /// The exact level's leaf: the edge test in SIMD, a conservative filter on the sheared
     /// `t`, then the scalar test's end for each lane that may hit in range, each hit kept if
     /// closer than `best` or as close with a lower triangle number (the closest hit) or
@@ -520,10 +694,6 @@ mod x86 {
                 let [wa, wb, wc] = w;
                 let [(ax, ay, az), (bx, by, bz), (cx, cy, cz)] = corners;
                 let sz = ray.q[2];
-                let abs = |v: __m128| _mm_andnot_ps(_mm_set1_ps(-0.0), v);
-                let max3 = |a: __m128, b: __m128, c: __m128| {
-                    _mm_max_ps(abs(a), _mm_max_ps(abs(b), abs(c)))
-                };
                 let det = _mm_add_ps(_mm_add_ps(wa, wb), wc);
                 let big_t = _mm_mul_ps(
                     sz,
@@ -574,20 +744,33 @@ mod x86 {
                 return false;
             }
             let [wa, wb, wc] = w.map(lanes);
+            // The f64 plane's `t` of all four lanes at once, for the lanes off the edges.
+            let (plane_t, rule) = if lanes_left & !on_edge != 0 {
+                plane_t4(packet, extra)
+            } else {
+                ([0.0; LANES], 0)
+            };
             let mut found = false;
             while lanes_left != 0 {
                 let lane = lanes_left.trailing_zeros() as usize;
                 lanes_left &= lanes_left - 1;
-                let tri = packet.get(lane);
                 let hit = if on_edge & (1 << lane) != 0 {
+                    let tri = packet.get(lane);
                     extra
                         .ray
                         .intersect(&tri, extra.t_min, *t_max, extra.culling)
                 } else {
-                    let e = [wa[lane], wb[lane], wc[lane]];
-                    extra
-                        .ray
-                        .finish(&tri, e, extra.t_min, *t_max, extra.culling)
+                    // `WatertightRay::finish` from here (culling is in `inside` already).
+                    let t = plane_t[lane];
+                    let in_range = t >= extra.t_min && t <= *t_max && t < f32::INFINITY;
+                    (rule & (1 << lane) != 0 && in_range).then(|| {
+                        let inv = 1.0 / (wa[lane] + wb[lane] + wc[lane]);
+                        TriangleHit {
+                            t,
+                            u: wb[lane] * inv + 0.0,
+                            v: wc[lane] * inv + 0.0,
+                        }
+                    })
                 };
                 let Some(h) = hit else { continue };
                 let slot = first_slot + lane as u32;
@@ -617,6 +800,51 @@ mod x86 {
         }
     }
 
+    /// `plane_t_checked` of a packet's four lanes at once, four f64 lanes wide: its
+    /// operations in its order, so each lane's `t` has the scalar function's bits. Returns
+    /// the `t`s and the lanes its nearly-parallel (and degenerate) rule lets through.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn plane_t4(packet: &TrianglePacket, extra: &Exact) -> ([f32; LANES], u32) {
+        // SAFETY: inlined into the walk, which enables AVX.
+        unsafe {
+            let (p, q, r) = (&packet.a, &packet.b, &packet.c);
+            let a = [wide(&p[0]), wide(&p[1]), wide(&p[2])];
+            let b = [wide(&q[0]), wide(&q[1]), wide(&q[2])];
+            let c = [wide(&r[0]), wide(&r[1]), wide(&r[2])];
+            let (sub, mul, add) = (_mm256_sub_pd, _mm256_mul_pd, _mm256_add_pd);
+            let e1 = [sub(b[0], a[0]), sub(b[1], a[1]), sub(b[2], a[2])];
+            let e2 = [sub(c[0], a[0]), sub(c[1], a[1]), sub(c[2], a[2])];
+            let n = [
+                sub(mul(e1[1], e2[2]), mul(e1[2], e2[1])),
+                sub(mul(e1[2], e2[0]), mul(e1[0], e2[2])),
+                sub(mul(e1[0], e2[1]), mul(e1[1], e2[0])),
+            ];
+            let splat = _mm256_set1_pd;
+            let [d0, d1, d2] = extra.direction;
+            let along = add(
+                add(mul(n[0], splat(d0)), mul(n[1], splat(d1))),
+                mul(n[2], splat(d2)),
+            );
+            let l1 = add(add(abs_pd(n[0]), abs_pd(n[1])), abs_pd(n[2]));
+            let limit = mul(
+                mul(l1, splat(1.0 / (1u64 << 40) as f64)),
+                splat(extra.direction_l1),
+            );
+            let rule = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(abs_pd(along), limit));
+            let [o0, o1, o2] = extra.origin;
+            let num = add(
+                add(
+                    mul(n[0], sub(a[0], splat(o0))),
+                    mul(n[1], sub(a[1], splat(o1))),
+                ),
+                mul(n[2], sub(a[2], splat(o2))),
+            );
+            let t = _mm_add_ps(_mm256_cvtpd_ps(_mm256_div_pd(num, along)), _mm_setzero_ps());
+            (lanes(t), rule as u32)
+        }
+    }
+
     /// The four lanes of `packet` against the ray, up to `t_max`: the floor's test or the
     /// watertight one with its `f32` `t`, by `LEVEL`.
     #[inline(always)]
@@ -629,7 +857,6 @@ mod x86 {
     ) -> LeafHits {
         // SAFETY: compiled only into `walk`, which enables AVX2 and FMA; `axes` are in 0..3.
         unsafe {
-            let ld = |r: &[f32; LANES]| _mm_load_ps(r.as_ptr());
             let zero = _mm_setzero_ps();
             if LEVEL == level::FLOOR {
                 let [ox, oy, oz] = ray.p;
@@ -646,16 +873,6 @@ mod x86 {
                     _mm_sub_ps(ld(&c[1]), ay),
                     _mm_sub_ps(ld(&c[2]), az),
                 ];
-                let cross = |p: [__m128; 3], q: [__m128; 3]| {
-                    [
-                        _mm_fmsub_ps(p[1], q[2], _mm_mul_ps(p[2], q[1])),
-                        _mm_fmsub_ps(p[2], q[0], _mm_mul_ps(p[0], q[2])),
-                        _mm_fmsub_ps(p[0], q[1], _mm_mul_ps(p[1], q[0])),
-                    ]
-                };
-                let dot = |p: [__m128; 3], q: [__m128; 3]| {
-                    _mm_fmadd_ps(p[0], q[0], _mm_fmadd_ps(p[1], q[1], _mm_mul_ps(p[2], q[2])))
-                };
                 let h = cross([dx, dy, dz], e2);
                 let det = dot(e1, h);
                 let inv = _mm_div_ps(_mm_set1_ps(1.0), det);

@@ -15,6 +15,9 @@ pub enum Level {
     Floor,
     /// The watertight edge test (Woop, Benthin and Wald 2013), `t` in `f32`.
     Watertight,
+    /// The watertight level with slabs that never cull a box holding a hit (the exact
+    /// level's), to price them.
+    Slabs,
     /// Every guarantee: the answers of [`Bvh::cast_ray`] with the default options, bit for
     /// bit (any hit: a hit of the scalar test, perhaps another than the old walk's).
     Exact,
@@ -100,6 +103,7 @@ impl<'a> RayTree<'a> {
         let found = match lvl {
             Level::Floor => kernel::cast::<{ level::FLOOR }, ANY>(tree, ray, none),
             Level::Watertight => kernel::cast::<{ level::WATERTIGHT }, ANY>(tree, ray, none),
+            Level::Slabs => kernel::cast::<{ level::SLABS }, ANY>(tree, ray, none),
             Level::Exact => kernel::cast::<{ level::EXACT }, ANY>(tree, ray, none),
         }
         .flatten()?;
