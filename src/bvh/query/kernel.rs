@@ -9,7 +9,8 @@
 //! clamp to the ray's range, a compare into a mask; one child entered goes straight on; two or
 //! more are permuted into the node's order for the octant (farthest first), compacted by the
 //! table [`COMPACT`] and pushed with one store per array, the nearest then taken back off the
-//! top. A leaf lane is one packet of four triangles.
+//! top. A leaf lane is one packet of four triangles. An any hit pushes the entered lanes in
+//! lane order with no distances, never culls at the pop, and ends at the first accepted lane.
 //!
 //! The guarantees, in the order the issue adds them, are the const `LEVEL`:
 //! - [`FLOOR`]: Möller–Trumbore on the packet's corners, no range subtleties, the reciprocal
@@ -42,7 +43,6 @@ use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::ray_node::RayNode;
 #[cfg(target_arch = "x86_64")]
 use crate::bvh::ray_node::{COMPACT, LEAF};
-use crate::triangle::TriangleHit;
 use crate::watertight::WatertightRay;
 use crate::{Culling, Ray};
 
@@ -189,10 +189,6 @@ mod x86 {
         ray: WatertightRay<'a>,
         culling: Culling,
         t_min: f32,
-        /// The origin and direction in f64, and the direction's L1 norm, for the plane's `t`.
-        origin: [f64; 3],
-        direction: [f64; 3],
-        direction_l1: f64,
         /// The lanes whose sign of the determinant `culling` keeps: positive, negative.
         keep: (u32, u32),
     }
@@ -287,11 +283,6 @@ mod x86 {
             ray: w,
             culling,
             t_min: ray.t_min(),
-            origin: origin.map(f64::from),
-            direction: direction.map(f64::from),
-            direction_l1: f64::from(direction[0]).abs()
-                + f64::from(direction[1]).abs()
-                + f64::from(direction[2]).abs(),
             keep: match culling {
                 Culling::None => (0xf, 0xf),
                 Culling::Back => (0xf, 0),
@@ -612,21 +603,6 @@ mod x86 {
         }
     }
 
-    /// A packet's row of four, in f64.
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    unsafe fn wide(r: &[f32; LANES]) -> __m256d {
-        // SAFETY: inlined into the walk, which enables AVX.
-        unsafe { _mm256_cvtps_pd(ld(r)) }
-    }
-
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    unsafe fn abs_pd(v: __m256d) -> __m256d {
-        // SAFETY: inlined into the walk, which enables AVX.
-        unsafe { _mm256_and_pd(v, _mm256_set1_pd(f64::from_bits(!(1u64 << 63)))) }
-    }
-
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn abs(v: __m128) -> __m128 {
@@ -744,33 +720,20 @@ mod x86 {
                 return false;
             }
             let [wa, wb, wc] = w.map(lanes);
-            // The f64 plane's `t` of all four lanes at once, for the lanes off the edges.
-            let (plane_t, rule) = if lanes_left & !on_edge != 0 {
-                plane_t4(packet, extra)
-            } else {
-                ([0.0; LANES], 0)
-            };
             let mut found = false;
             while lanes_left != 0 {
                 let lane = lanes_left.trailing_zeros() as usize;
                 lanes_left &= lanes_left - 1;
+                let tri = packet.get(lane);
                 let hit = if on_edge & (1 << lane) != 0 {
-                    let tri = packet.get(lane);
                     extra
                         .ray
                         .intersect(&tri, extra.t_min, *t_max, extra.culling)
                 } else {
-                    // `WatertightRay::finish` from here (culling is in `inside` already).
-                    let t = plane_t[lane];
-                    let in_range = t >= extra.t_min && t <= *t_max && t < f32::INFINITY;
-                    (rule & (1 << lane) != 0 && in_range).then(|| {
-                        let inv = 1.0 / (wa[lane] + wb[lane] + wc[lane]);
-                        TriangleHit {
-                            t,
-                            u: wb[lane] * inv + 0.0,
-                            v: wc[lane] * inv + 0.0,
-                        }
-                    })
+                    let e = [wa[lane], wb[lane], wc[lane]];
+                    extra
+                        .ray
+                        .finish(&tri, e, extra.t_min, *t_max, extra.culling)
                 };
                 let Some(h) = hit else { continue };
                 let slot = first_slot + lane as u32;
@@ -797,51 +760,6 @@ mod x86 {
                 found = true;
             }
             found
-        }
-    }
-
-    /// `plane_t_checked` of a packet's four lanes at once, four f64 lanes wide: its
-    /// operations in its order, so each lane's `t` has the scalar function's bits. Returns
-    /// the `t`s and the lanes its nearly-parallel (and degenerate) rule lets through.
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    unsafe fn plane_t4(packet: &TrianglePacket, extra: &Exact) -> ([f32; LANES], u32) {
-        // SAFETY: inlined into the walk, which enables AVX.
-        unsafe {
-            let (p, q, r) = (&packet.a, &packet.b, &packet.c);
-            let a = [wide(&p[0]), wide(&p[1]), wide(&p[2])];
-            let b = [wide(&q[0]), wide(&q[1]), wide(&q[2])];
-            let c = [wide(&r[0]), wide(&r[1]), wide(&r[2])];
-            let (sub, mul, add) = (_mm256_sub_pd, _mm256_mul_pd, _mm256_add_pd);
-            let e1 = [sub(b[0], a[0]), sub(b[1], a[1]), sub(b[2], a[2])];
-            let e2 = [sub(c[0], a[0]), sub(c[1], a[1]), sub(c[2], a[2])];
-            let n = [
-                sub(mul(e1[1], e2[2]), mul(e1[2], e2[1])),
-                sub(mul(e1[2], e2[0]), mul(e1[0], e2[2])),
-                sub(mul(e1[0], e2[1]), mul(e1[1], e2[0])),
-            ];
-            let splat = _mm256_set1_pd;
-            let [d0, d1, d2] = extra.direction;
-            let along = add(
-                add(mul(n[0], splat(d0)), mul(n[1], splat(d1))),
-                mul(n[2], splat(d2)),
-            );
-            let l1 = add(add(abs_pd(n[0]), abs_pd(n[1])), abs_pd(n[2]));
-            let limit = mul(
-                mul(l1, splat(1.0 / (1u64 << 40) as f64)),
-                splat(extra.direction_l1),
-            );
-            let rule = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(abs_pd(along), limit));
-            let [o0, o1, o2] = extra.origin;
-            let num = add(
-                add(
-                    mul(n[0], sub(a[0], splat(o0))),
-                    mul(n[1], sub(a[1], splat(o1))),
-                ),
-                mul(n[2], sub(a[2], splat(o2))),
-            );
-            let t = _mm_add_ps(_mm256_cvtpd_ps(_mm256_div_pd(num, along)), _mm_setzero_ps());
-            (lanes(t), rule as u32)
         }
     }
 
