@@ -565,6 +565,28 @@ mod x86 {
         }
     }
 
+    /// The determinant (the edge functions' sum) and the sheared `t`,
+    /// `sz·(wa·az + wb·bz + wc·cz) / det`, of four lanes (`corners` as [`sheared`] gives them).
+    #[inline(always)]
+    fn sheared_t(
+        w: &[__m128; 3],
+        corners: &[(__m128, __m128, __m128); 3],
+        sz: __m128,
+    ) -> (__m128, __m128) {
+        // SAFETY: inlined into the walk, which enables AVX2 and FMA.
+        #[allow(unsafe_code)]
+        unsafe {
+            let [wa, wb, wc] = *w;
+            let [(_, _, az), (_, _, bz), (_, _, cz)] = *corners;
+            let det = _mm_add_ps(_mm_add_ps(wa, wb), wc);
+            let big_t = _mm_mul_ps(
+                sz,
+                _mm_fmadd_ps(wa, az, _mm_fmadd_ps(wb, bz, _mm_mul_ps(wc, cz))),
+            );
+            (det, _mm_div_ps(big_t, det))
+        }
+    }
+
     /// Four lanes as an array.
     #[inline(always)]
     fn lanes(v: __m128) -> [f32; LANES] {
@@ -670,12 +692,7 @@ mod x86 {
                 let [wa, wb, wc] = w;
                 let [(ax, ay, az), (bx, by, bz), (cx, cy, cz)] = corners;
                 let sz = ray.q[2];
-                let det = _mm_add_ps(_mm_add_ps(wa, wb), wc);
-                let big_t = _mm_mul_ps(
-                    sz,
-                    _mm_fmadd_ps(wa, az, _mm_fmadd_ps(wb, bz, _mm_mul_ps(wc, cz))),
-                );
-                let t = _mm_div_ps(big_t, det);
+                let (det, t) = sheared_t(&w, &corners, sz);
                 // The bound on |t − t_exact| (PBR §3.9.6, for this shear: the x and y errors
                 // from the unscaled z, which the shear multiplies), doubled, plus 2⁻²⁰·|t|
                 // for the f64 plane's rounding to f32.
@@ -831,15 +848,10 @@ mod x86 {
                     v: [0.0; LANES],
                 };
             }
-            let [wa, wb, wc] = w;
+            let [_, wb, wc] = w;
             let [(ax, ay, az), (bx, by, bz), (cx, cy, cz)] = corners;
             let sz = ray.q[2];
-            let det = _mm_add_ps(_mm_add_ps(wa, wb), wc);
-            let big_t = _mm_mul_ps(
-                sz,
-                _mm_fmadd_ps(wa, az, _mm_fmadd_ps(wb, bz, _mm_mul_ps(wc, cz))),
-            );
-            let t = _mm_div_ps(big_t, det);
+            let (det, t) = sheared_t(&w, &corners, sz);
             let in_range = _mm_and_ps(_mm_cmpge_ps(t, ray.t_min), _mm_cmple_ps(t, t_max));
             let mut mask = inside & _mm_movemask_ps(in_range) as u32;
             let mut ts = lanes(t);
