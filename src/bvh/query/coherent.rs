@@ -27,7 +27,7 @@ use crate::Ray;
 use crate::bvh::Bvh;
 use crate::bvh::leaf::LeafTest;
 use crate::bvh::simd::{Avx2, NodeTest, Portable};
-use crate::bvh::traverse::CompactHit;
+use crate::bvh::traverse::{CompactHit, keep_closer};
 use crate::bvh::walk::Visitor;
 use crate::bvh::wide::{BoxLanes, WIDTH, WideNode, entered, lower, raise, slab_axis, widened};
 use crate::triangle::TriangleHit;
@@ -216,7 +216,7 @@ impl Visitor for PacketVisitor<'_> {
                 count as usize,
                 &mut self.t_max[r],
                 |slot, h| {
-                    bvh.keep_closer(best, slot, h);
+                    keep_closer(&bvh.triangle_index, best, slot, h);
                     Some(h.t)
                 },
             );

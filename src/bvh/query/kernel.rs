@@ -4,17 +4,18 @@
 //! [`ray_node`](crate::bvh::ray_node).
 //!
 //! One walk per ray octant (the direction's sign bits, a const parameter), compiled for
-//! AVX2 and FMA (and again for AVX-512), with the leaf test inside it, so the ray's vectors stay in registers for the
-//! whole query. Per node visit: six fused multiply-subtracts against `origin · (1/d)`, the
-//! clamp to the ray's range, a compare into a mask; one child entered goes straight on; two or
-//! more are permuted into the node's order for the octant (farthest first), compacted by the
-//! table [`COMPACT`] and pushed with one store per array, the nearest then taken back off the
-//! top. A leaf lane is one packet of four triangles. An any hit pushes the entered lanes in
+//! AVX2 and FMA and again for AVX-512, with the leaf test inside it, so the ray's vectors
+//! stay in registers for the whole query. Per node visit: the six slab distances (by level,
+//! below), the clamp to the ray's range, a compare into a mask; one child entered goes
+//! straight on; two or more are permuted into the node's order for the octant (farthest
+//! first), compacted by the table [`COMPACT`] and pushed with one store per array, the
+//! nearest then taken back off the top. A leaf lane is one packet of four triangles. An any hit pushes the entered lanes in
 //! lane order with no distances, never culls at the pop, and ends at the first accepted lane.
 //!
 //! The guarantees, in the order the issue adds them, are the const `LEVEL`:
-//! - [`FLOOR`]: Möller–Trumbore on the packet's corners, no range subtleties, the reciprocal
-//!   clamped as tinybvh clamps it. Not exact: the yardstick.
+//! - [`FLOOR`]: slabs as fused multiply-subtracts against `origin · (1/d)`, the reciprocal
+//!   clamped as tinybvh clamps it; Möller–Trumbore on the packet's corners. Not exact: the
+//!   yardstick.
 //! - [`WATERTIGHT`]: the edge test of Woop, Benthin and Wald (2013) in the ray's sheared
 //!   space, edge functions re-evaluated in `f64` where one is exactly zero, `t` the sheared
 //!   form's `f32` quotient.
@@ -43,6 +44,8 @@ use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::ray_node::RayNode;
 #[cfg(target_arch = "x86_64")]
 use crate::bvh::ray_node::{COMPACT, LEAF};
+use crate::bvh::traverse::keep_closer;
+use crate::triangle::TriangleHit;
 use crate::watertight::WatertightRay;
 use crate::{Culling, Ray};
 
@@ -72,14 +75,9 @@ pub(crate) const DEPTH_LIMIT: usize = 40;
 #[cfg(target_arch = "x86_64")]
 const CAPACITY: usize = 7 * DEPTH_LIMIT + 8;
 
-/// A hit the walk found: the packet slot (`packet · 4 + lane`), `t` and the barycentrics.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Found {
-    pub slot: u32,
-    pub t: f32,
-    pub u: f32,
-    pub v: f32,
-}
+/// A hit the walk found: the packet slot (`packet · 4 + lane`) and the triangle answer, as
+/// the old walk's queries carry it (so `Bvh::ray_hit` makes it a `CompactHit`).
+pub(crate) type Found = (u32, TriangleHit);
 
 /// The tree the walk reads: its nodes, the packets and the slot-to-triangle map.
 #[derive(Clone, Copy)]
@@ -260,21 +258,33 @@ mod x86 {
         let origin = [o.x, o.y, o.z];
         let direction = [d.x, d.y, d.z];
         // The slabs that never cull a box holding a hit, and the range's end widened with them.
-        let exact = LEVEL >= level::SLABS;
+        let safe_slabs = LEVEL >= level::SLABS;
         // The floor's reciprocal is tinybvh's, clamped; the exact one is `1/d` (`±inf` for
         // `±0`), the far planes' widened.
         let clamp = |a: usize| {
-            if exact || direction[a].abs() > 1e-12 {
+            if safe_slabs || direction[a].abs() > 1e-12 {
                 exact_inv[a]
             } else {
                 1e30f32.copysign(direction[a])
             }
         };
         let inv = [clamp(0), clamp(1), clamp(2)];
-        let widen = if exact { 1.0 + EXIT_SLACK } else { 1.0 };
+        let widen = if safe_slabs { 1.0 + EXIT_SLACK } else { 1.0 };
         // The floor's slabs are fused against `o·inv`; the exact ones subtract `o` first.
-        let shift = |a: usize| if exact { origin[a] } else { origin[a] * inv[a] };
-        let limit = |t: f32| if exact { t + t.abs() * EXIT_SLACK } else { t };
+        let shift = |a: usize| {
+            if safe_slabs {
+                origin[a]
+            } else {
+                origin[a] * inv[a]
+            }
+        };
+        let limit = |t: f32| {
+            if safe_slabs {
+                t + t.abs() * EXIT_SLACK
+            } else {
+                t
+            }
+        };
         let mut t_max = ray.t_max();
         let mut t_lim = limit(t_max);
         let w = WatertightRay::new(ray);
@@ -343,7 +353,7 @@ mod x86 {
                             } else {
                                 (&node.min[$a], &node.max[$a])
                             };
-                            if exact {
+                            if safe_slabs {
                                 (
                                     _mm256_mul_ps(_mm256_sub_ps(row(near), origin8[$a]), inv8[$a]),
                                     _mm256_mul_ps(
@@ -362,7 +372,7 @@ mod x86 {
                     let (x0, x1) = slab!(0);
                     let (y0, y1) = slab!(1);
                     let (z0, z1) = slab!(2);
-                    let (near, far) = if exact {
+                    let (near, far) = if safe_slabs {
                         // A NaN plane (a ray in it) keeps the bound: x86's max and min
                         // return their second operand when either is NaN.
                         (
@@ -437,18 +447,16 @@ mod x86 {
                             } else {
                                 nearest_lane(hits.t, hits.mask)
                             } as usize;
-                            let mut ts = [0.0f32; LANES];
-                            _mm_storeu_ps(ts.as_mut_ptr(), hits.t);
-                            let found = Found {
-                                slot: (packet * LANES + t) as u32,
-                                t: ts[t],
+                            let hit = TriangleHit {
+                                t: lanes(hits.t)[t],
                                 u: hits.u[t],
                                 v: hits.v[t],
                             };
+                            let found = ((packet * LANES + t) as u32, hit);
                             if ANY {
                                 return Some(found);
                             }
-                            t_max = found.t;
+                            t_max = hit.t;
                             t_lim = limit(t_max);
                             t_lim8 = _mm256_set1_ps(t_lim);
                             best = Some(found);
@@ -663,9 +671,9 @@ mod x86 {
     }
 
     /// The exact level's leaf: the edge test in SIMD, a conservative filter on the sheared
-    /// `t`, then the scalar test's end for each lane that may hit in range, each hit kept if
-    /// closer than `best` or as close with a lower triangle number (the closest hit) or
-    /// returned at once (`ANY`). Returns whether it found a hit.
+    /// `t`, then the scalar test's end for each lane that may hit in range, each hit kept by
+    /// [`keep_closer`] (the closest hit) or returned at once (`ANY`). Returns whether it
+    /// found a hit.
     #[inline(always)]
     #[allow(unsafe_code, clippy::too_many_arguments)]
     unsafe fn exact_leaf<const ANY: bool>(
@@ -678,7 +686,7 @@ mod x86 {
         best: &mut Option<Found>,
         t_max: &mut f32,
     ) -> bool {
-        // SAFETY: compiled only into `walk`, which enables AVX2 and FMA; slots index `index`.
+        // SAFETY: compiled only into `walk`, which enables AVX2 and FMA.
         unsafe {
             let corners = sheared(packet, ray, axes);
             let w = edges(&corners);
@@ -754,25 +762,11 @@ mod x86 {
                 };
                 let Some(h) = hit else { continue };
                 let slot = first_slot + lane as u32;
-                let found_here = Found {
-                    slot,
-                    t: h.t,
-                    u: h.u,
-                    v: h.v,
-                };
                 if ANY {
-                    *best = Some(found_here);
+                    *best = Some((slot, h));
                     return true;
                 }
-                let closer = match best {
-                    Some(b) if h.t == b.t => {
-                        index.get_unchecked(slot as usize) < index.get_unchecked(b.slot as usize)
-                    }
-                    _ => true,
-                };
-                if closer {
-                    *best = Some(found_here);
-                }
+                keep_closer(index, best, slot, h);
                 *t_max = h.t;
                 found = true;
             }

@@ -2,7 +2,7 @@
 //! [`RayTree`] made from a built [`Bvh`], cast into at a chosen [`Level`] of guarantees.
 //! Behind the `kernel-lab` feature; it goes when the new walk replaces the old one.
 
-use crate::bvh::kernel::{self, DEPTH_LIMIT, Found, Tree, level};
+use crate::bvh::kernel::{self, DEPTH_LIMIT, Tree, level};
 use crate::bvh::ray_node::{RayNode, ray_nodes};
 use crate::{Bvh, CompactHit, Culling, Ray, RayQuery};
 
@@ -63,59 +63,51 @@ impl<'a> RayTree<'a> {
     }
 
     /// The closest hit in the ray's range at `level`.
+    #[inline]
     pub fn closest(&self, ray: &Ray, level: Level) -> Option<CompactHit> {
-        self.cast::<false>(ray, level)
+        self.cast(ray, RayQuery::Closest, level, Culling::None)
     }
 
     /// Some hit in the ray's range at `level`, the first the walk meets.
+    #[inline]
     pub fn any(&self, ray: &Ray, level: Level) -> Option<CompactHit> {
-        self.cast::<true>(ray, level)
+        self.cast(ray, RayQuery::Any, level, Culling::None)
     }
 
     /// The exact level's answer to `query` with `culling` (what [`Bvh::cast_ray`] answers
     /// with these options and the watertight test; any hit: a hit of the scalar test).
     pub fn exact(&self, ray: &Ray, query: RayQuery, culling: Culling) -> Option<CompactHit> {
+        self.cast(ray, query, Level::Exact, culling)
+    }
+
+    /// The walk for `query` at `lvl` (culling honoured at the exact level only). Inlined,
+    /// so `closest` and `any` (what the benches time) each keep only their own walks.
+    #[inline(always)]
+    fn cast(&self, ray: &Ray, query: RayQuery, lvl: Level, culling: Culling) -> Option<CompactHit> {
         if !ray.is_valid() {
             return None;
         }
-        let found = match query {
-            RayQuery::Closest => kernel::cast::<{ level::EXACT }, false>(self.tree(), ray, culling),
-            RayQuery::Any => kernel::cast::<{ level::EXACT }, true>(self.tree(), ray, culling),
-        };
-        Some(self.compact(found.flatten()?))
-    }
-
-    fn tree(&self) -> Tree<'_> {
-        Tree {
+        let tree = Tree {
             nodes: &self.nodes,
             packets: &self.bvh.leaf_packets,
             index: &self.bvh.triangle_index,
+        };
+        macro_rules! levels {
+            ($any:literal) => {
+                match lvl {
+                    Level::Floor => kernel::cast::<{ level::FLOOR }, $any>(tree, ray, culling),
+                    Level::Watertight => {
+                        kernel::cast::<{ level::WATERTIGHT }, $any>(tree, ray, culling)
+                    }
+                    Level::Slabs => kernel::cast::<{ level::SLABS }, $any>(tree, ray, culling),
+                    Level::Exact => kernel::cast::<{ level::EXACT }, $any>(tree, ray, culling),
+                }
+            };
         }
-    }
-
-    #[inline(always)]
-    fn cast<const ANY: bool>(&self, ray: &Ray, lvl: Level) -> Option<CompactHit> {
-        if !ray.is_valid() {
-            return None;
-        }
-        let tree = self.tree();
-        let none = Culling::None;
-        let found = match lvl {
-            Level::Floor => kernel::cast::<{ level::FLOOR }, ANY>(tree, ray, none),
-            Level::Watertight => kernel::cast::<{ level::WATERTIGHT }, ANY>(tree, ray, none),
-            Level::Slabs => kernel::cast::<{ level::SLABS }, ANY>(tree, ray, none),
-            Level::Exact => kernel::cast::<{ level::EXACT }, ANY>(tree, ray, none),
-        }
-        .flatten()?;
-        Some(self.compact(found))
-    }
-
-    fn compact(&self, f: Found) -> CompactHit {
-        CompactHit {
-            t: f.t,
-            triangle: self.bvh.triangle_index[f.slot as usize],
-            u: f.u,
-            v: f.v,
-        }
+        let found = match query {
+            RayQuery::Closest => levels!(false),
+            RayQuery::Any => levels!(true),
+        };
+        Some(self.bvh.ray_hit(found.flatten()?))
     }
 }

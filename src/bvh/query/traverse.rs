@@ -309,7 +309,7 @@ impl Bvh {
             #[inline(always)]
             |first, count, t_max| {
                 test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
-                    self.keep_closer(&mut best, slot, h);
+                    keep_closer(&self.triangle_index, &mut best, slot, h);
                     Some(h.t)
                 })
             },
@@ -340,27 +340,6 @@ impl Bvh {
             },
         );
         found
-    }
-
-    /// Makes `(slot, h)` the best hit if it is closer, or as close with a lower triangle
-    /// number: ties go to the lowest, whatever order the walk met them in. (The leaf test
-    /// only reports hits within the current best `t`.)
-    #[inline(always)]
-    pub(in crate::bvh) fn keep_closer(
-        &self,
-        best: &mut Option<(u32, TriangleHit)>,
-        slot: u32,
-        h: TriangleHit,
-    ) {
-        let closer = match best {
-            Some((s, b)) if h.t == b.t => {
-                self.triangle_index[slot as usize] < self.triangle_index[*s as usize]
-            }
-            _ => true,
-        };
-        if closer {
-            *best = Some((slot, h));
-        }
     }
 
     pub(in crate::bvh) fn ray_hit(&self, (slot, h): (u32, TriangleHit)) -> CompactHit {
@@ -543,6 +522,26 @@ impl Bvh {
             object: mesh.object_id(i),
             material: mesh.material_id(i),
         }
+    }
+}
+
+/// Makes `(slot, h)` the best hit if it is closer, or as close with a lower triangle number
+/// (`index` maps slots to triangle numbers): ties go to the lowest, whatever order the walk
+/// met them in. (The leaf tests only report hits within the current best `t`.) Every walk's
+/// closest hit keeps its best through this.
+#[inline(always)]
+pub(in crate::bvh) fn keep_closer(
+    index: &[u32],
+    best: &mut Option<(u32, TriangleHit)>,
+    slot: u32,
+    h: TriangleHit,
+) {
+    let closer = match best {
+        Some((s, b)) if h.t == b.t => index[slot as usize] < index[*s as usize],
+        _ => true,
+    };
+    if closer {
+        *best = Some((slot, h));
     }
 }
 
