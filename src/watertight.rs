@@ -23,24 +23,15 @@ impl<'a> WatertightRay<'a> {
     #[inline]
     pub fn new(ray: &'a Ray) -> WatertightRay<'a> {
         let d = ray.direction();
-        // The axis of the largest component, the first of equal ones (as `iamax`, written out:
-        // its generic loop cost more per ray than these comparisons).
-        let [x, y, z] = [d.x.abs(), d.y.abs(), d.z.abs()];
-        let kz = if x >= y && x >= z {
-            0
-        } else if y >= z {
-            1
-        } else {
-            2
-        };
-        // The next two axes after kz, cyclically.
-        let mut kx = if kz == 2 { 0 } else { kz + 1 };
-        let mut ky = if kx == 2 { 0 } else { kx + 1 };
-        // Swapping x and y when the z direction is negative keeps the triangles' winding,
-        // so the sign of the determinant tells the face.
-        if d[kz] < 0.0 {
-            std::mem::swap(&mut kx, &mut ky);
-        }
+        let kz = largest_axis(&[d.x, d.y, d.z]);
+        WatertightRay::with_axes(ray, sheared_axes(kz, d[kz] < 0.0))
+    }
+
+    /// The ray prepared on axes `[kx, ky, kz]` as [`sheared_axes`] gives them for its
+    /// direction (a walk compiled for one choice of axes passes them as constants).
+    #[inline(always)]
+    pub fn with_axes(ray: &'a Ray, [kx, ky, kz]: [usize; 3]) -> WatertightRay<'a> {
+        let d = ray.direction();
         WatertightRay {
             ray,
             kx,
@@ -141,6 +132,30 @@ impl<'a> WatertightRay<'a> {
             v: wc * inv + 0.0,
         })
     }
+}
+
+/// The axis of the largest component of `d`, the first of equal ones: the watertight test's
+/// `kz` (written out: `iamax`'s generic loop cost more per ray than these comparisons).
+#[inline(always)]
+pub(crate) fn largest_axis(d: &[f32; 3]) -> usize {
+    let [x, y, z] = d.map(f32::abs);
+    if x >= y && x >= z {
+        0
+    } else if y >= z {
+        1
+    } else {
+        2
+    }
+}
+
+/// The watertight test's axes `[kx, ky, kz]` for a largest axis `kz`: the next two after it,
+/// cyclically, swapped when the direction along `kz` is `negative`, which keeps the
+/// triangles' winding, so the sign of the determinant tells the face.
+#[inline(always)]
+pub(crate) const fn sheared_axes(kz: usize, negative: bool) -> [usize; 3] {
+    let kx = if kz == 2 { 0 } else { kz + 1 };
+    let ky = if kx == 2 { 0 } else { kx + 1 };
+    if negative { [ky, kx, kz] } else { [kx, ky, kz] }
 }
 
 /// Intersects a ray with the triangle `a, b, c` by the **watertight** test of Woop, Benthin

@@ -46,7 +46,7 @@ use crate::bvh::ray_node::RayNode;
 use crate::bvh::ray_node::{COMPACT, LEAF};
 use crate::bvh::traverse::keep_closer;
 use crate::triangle::TriangleHit;
-use crate::watertight::WatertightRay;
+use crate::watertight::{WatertightRay, largest_axis, sheared_axes};
 use crate::{Culling, Ray};
 
 // No closure here calls an intrinsic (the small steps are macros): LLVM may compile a closure
@@ -105,24 +105,41 @@ pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
         unsafe {
             let n = ray.negative();
             let octant = u8::from(n[0]) | u8::from(n[1]) << 1 | u8::from(n[2]) << 2;
+            // The watertight test's largest axis, a constant of the walk as the octant is (the
+            // floor has no use for it).
+            let d = ray.direction();
+            let k = if LEVEL == level::FLOOR {
+                0
+            } else {
+                largest_axis(&[d.x, d.y, d.z])
+            };
             macro_rules! octants {
-                ($walk:ident) => {
+                ($walk:ident, $k:literal) => {
                     match octant {
-                        0 => x86::$walk::<0, LEVEL, ANY>(tree, ray, culling),
-                        1 => x86::$walk::<1, LEVEL, ANY>(tree, ray, culling),
-                        2 => x86::$walk::<2, LEVEL, ANY>(tree, ray, culling),
-                        3 => x86::$walk::<3, LEVEL, ANY>(tree, ray, culling),
-                        4 => x86::$walk::<4, LEVEL, ANY>(tree, ray, culling),
-                        5 => x86::$walk::<5, LEVEL, ANY>(tree, ray, culling),
-                        6 => x86::$walk::<6, LEVEL, ANY>(tree, ray, culling),
-                        _ => x86::$walk::<7, LEVEL, ANY>(tree, ray, culling),
+                        0 => x86::$walk::<0, $k, LEVEL, ANY>(tree, ray, culling),
+                        1 => x86::$walk::<1, $k, LEVEL, ANY>(tree, ray, culling),
+                        2 => x86::$walk::<2, $k, LEVEL, ANY>(tree, ray, culling),
+                        3 => x86::$walk::<3, $k, LEVEL, ANY>(tree, ray, culling),
+                        4 => x86::$walk::<4, $k, LEVEL, ANY>(tree, ray, culling),
+                        5 => x86::$walk::<5, $k, LEVEL, ANY>(tree, ray, culling),
+                        6 => x86::$walk::<6, $k, LEVEL, ANY>(tree, ray, culling),
+                        _ => x86::$walk::<7, $k, LEVEL, ANY>(tree, ray, culling),
+                    }
+                };
+            }
+            macro_rules! axes {
+                ($walk:ident) => {
+                    match k {
+                        0 => octants!($walk, 0),
+                        1 => octants!($walk, 1),
+                        _ => octants!($walk, 2),
                     }
                 };
             }
             return Some(if x86::avx512() {
-                octants!(walk_avx512)
+                axes!(walk_avx512)
             } else {
-                octants!(walk_avx2)
+                axes!(walk_avx2)
             });
         }
     }
@@ -208,13 +225,18 @@ mod x86 {
     /// As [`walk`]'s.
     #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     #[allow(unsafe_code)]
-    pub(super) unsafe fn walk_avx2<const Q: u8, const LEVEL: u8, const ANY: bool>(
+    pub(super) unsafe fn walk_avx2<
+        const Q: u8,
+        const K: usize,
+        const LEVEL: u8,
+        const ANY: bool,
+    >(
         tree: Tree,
         ray: &Ray,
         culling: Culling,
     ) -> Option<Found> {
         // SAFETY: as the caller promises.
-        unsafe { walk::<Q, LEVEL, ANY>(tree, ray, culling) }
+        unsafe { walk::<Q, K, LEVEL, ANY>(tree, ray, culling) }
     }
 
     /// [`walk`] compiled for AVX-512 (F and VL) as well: the same operations, so the same
@@ -225,13 +247,18 @@ mod x86 {
     /// As [`walk`]'s, and the CPU must have AVX-512 F and VL.
     #[target_feature(enable = "avx512f,avx512vl,avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     #[allow(unsafe_code)]
-    pub(super) unsafe fn walk_avx512<const Q: u8, const LEVEL: u8, const ANY: bool>(
+    pub(super) unsafe fn walk_avx512<
+        const Q: u8,
+        const K: usize,
+        const LEVEL: u8,
+        const ANY: bool,
+    >(
         tree: Tree,
         ray: &Ray,
         culling: Culling,
     ) -> Option<Found> {
         // SAFETY: as the caller promises.
-        unsafe { walk::<Q, LEVEL, ANY>(tree, ray, culling) }
+        unsafe { walk::<Q, K, LEVEL, ANY>(tree, ray, culling) }
     }
 
     /// The walk (see the module's notes) for rays of octant `Q`, inlined into the wrappers
@@ -242,7 +269,7 @@ mod x86 {
     /// made by `ray_nodes` over its packets and map, no deeper than `DEPTH_LIMIT`.
     #[inline(always)]
     #[allow(unsafe_code)]
-    unsafe fn walk<const Q: u8, const LEVEL: u8, const ANY: bool>(
+    unsafe fn walk<const Q: u8, const K: usize, const LEVEL: u8, const ANY: bool>(
         tree: Tree,
         ray: &Ray,
         culling: Culling,
@@ -287,8 +314,9 @@ mod x86 {
         };
         let mut t_max = ray.t_max();
         let mut t_lim = limit(t_max);
-        let w = WatertightRay::new(ray);
-        let axes = [w.kx, w.ky, w.kz];
+        // The watertight test's axes: `K` the largest, the others by the octant's sign on it.
+        let axes = sheared_axes(K, Q & (1 << K) != 0);
+        let w = WatertightRay::with_axes(ray, axes);
         let extra = Exact {
             ray: w,
             culling,
