@@ -10,6 +10,7 @@ mod common;
 use common::*;
 use meshray::lab::{Level, RayTree};
 use meshray::{Bvh, CompactHit, Culling, Mesh, QueryOptions, Ray, RayQuery};
+use nalgebra::{Point3, Vector3};
 
 #[derive(Default, Debug)]
 struct Count {
@@ -34,6 +35,7 @@ fn check(name: &str, mesh: Mesh) {
         ("camera", camera_rays(mesh, 64)),
         ("random", random_rays(mesh, 4000, &mut rng)),
         ("surface", surface_rays(mesh, 4000, &mut rng)),
+        ("axes", axis_rays(mesh, &mut rng)),
     ];
     let exact = QueryOptions::default();
     for (level, allowed_per_10k) in [
@@ -117,6 +119,31 @@ fn check(name: &str, mesh: Mesh) {
 }
 
 /// The same answer, bit for bit (`t`, `u` and `v` by their bits).
+/// Rays along the 26 directions whose components are -1, 0 or 1, each zero as +0 and as -0
+/// (every octant a walk is compiled for, and the ties between equal components that choose
+/// its largest axis), at three lengths, from outside the mesh through random points of it.
+fn axis_rays(mesh: &Mesh, rng: &mut Rng) -> Vec<Ray> {
+    let (_, h) = frame(mesh);
+    let b = mesh.bounds();
+    let values = [0.0f32, -0.0, 1.0, -1.0];
+    let mut rays = Vec::new();
+    for code in 0..64 {
+        let d = Vector3::from_fn(|k, _| values[(code >> (2 * k)) & 3]);
+        if d.iter().all(|x| *x == 0.0) {
+            continue;
+        }
+        for scale in [0.25f32, 1.0, 8.0] {
+            let target = Point3::new(
+                rng.range(b.min.x, b.max.x),
+                rng.range(b.min.y, b.max.y),
+                rng.range(b.min.z, b.max.z),
+            );
+            rays.push(Ray::new(target - d * (2.0 * h), d * scale));
+        }
+    }
+    rays
+}
+
 fn same(got: Option<CompactHit>, want: Option<CompactHit>) -> bool {
     let bits = |h: Option<CompactHit>| {
         h.map(|h| (h.triangle, h.t.to_bits(), h.u.to_bits(), h.v.to_bits()))
