@@ -118,7 +118,6 @@ fn check(name: &str, mesh: Mesh) {
     }
 }
 
-/// The same answer, bit for bit (`t`, `u` and `v` by their bits).
 /// Rays along the 26 directions whose components are -1, 0 or 1, each zero as +0 and as -0
 /// (every octant a walk is compiled for, and the ties between equal components that choose
 /// its largest axis), at three lengths, from outside the mesh through random points of it.
@@ -144,6 +143,7 @@ fn axis_rays(mesh: &Mesh, rng: &mut Rng) -> Vec<Ray> {
     rays
 }
 
+/// The same answer, bit for bit (`t`, `u` and `v` by their bits).
 fn same(got: Option<CompactHit>, want: Option<CompactHit>) -> bool {
     let bits = |h: Option<CompactHit>| {
         h.map(|h| (h.triangle, h.t.to_bits(), h.u.to_bits(), h.v.to_bits()))
