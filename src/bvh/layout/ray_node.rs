@@ -183,7 +183,8 @@ fn packets_bounds(first: u32, count: u32, packets: &[TrianglePacket]) -> [[f32; 
 
 /// The order words of `node`: for each octant `q` (bit `a` set when the direction is
 /// negative on axis `a`), the lanes sorted farthest first by their boxes' centres projected
-/// on the octant's diagonal, unused lanes first of all (they are never entered).
+/// on the octant's diagonal, unused lanes first of all (they are never entered); and
+/// [`SORT`] where the walk orders the children by distance instead.
 fn octant_orders(node: &RayNode) -> [u32; WIDTH] {
     let mut order = [0u32; WIDTH];
     for q in 0..8u32 {
@@ -205,7 +206,46 @@ fn octant_orders(node: &RayNode) -> [u32; WIDTH] {
             order[i] |= (k as u32) << (3 * q);
         }
     }
+    if sorts_at_run_time(node) {
+        order[0] |= SORT;
+    }
     order
+}
+
+/// Set in `order[0]` where no static order suits the node: the walk sorts its entered
+/// children by their distances along the ray instead (the bits the octants' lanes use end at
+/// bit 23).
+pub(crate) const SORT: u32 = 1 << 24;
+
+/// How far two children's boxes may overlap along an axis, as a share of the shorter of
+/// their two extents there, and still count as apart on it.
+///
+/// Two boxes apart along some axis (a plane across it between them) are met in the same
+/// order by every ray of an octant, the one on the ray's side first; two that overlap on
+/// every axis (one inside the other, or walls through a room's furniture) are met in an
+/// order that depends on where the ray starts, which no order made ahead can follow.
+/// Measured (issue 38, callgrind, the exact level's closest hit; docs/how-it-works/
+/// ray-kernel.md §8): at 0.6 the architectural scenes' nodes sort and the scans' and lost
+/// empire's almost never do; 0.0 to 0.6 flag the same nodes of Crytek Sponza and the
+/// conference room, and the bunny's fewer as it grows.
+const APART: f32 = 0.6;
+
+/// Whether `node`'s children are better ordered at run time ([`SORT`]): some two of them
+/// overlap by more than [`APART`] on every axis.
+fn sorts_at_run_time(node: &RayNode) -> bool {
+    let used: Vec<usize> = (0..WIDTH)
+        .filter(|&k| node.min[0][k] <= node.max[0][k])
+        .collect();
+    used.iter().enumerate().any(|(i, &a)| {
+        used[i + 1..].iter().any(|&b| {
+            (0..3).all(|x| {
+                let overlap =
+                    node.max[x][a].min(node.max[x][b]) - node.min[x][a].max(node.min[x][b]);
+                let extent = (node.max[x][a] - node.min[x][a]).min(node.max[x][b] - node.min[x][b]);
+                overlap > APART * extent
+            })
+        })
+    })
 }
 
 /// For each 8-bit mask, the positions of its set bits, lowest first (the rest 0): the
@@ -260,6 +300,34 @@ mod tests {
             if q == 7 {
                 assert_eq!(lanes[7], 4);
             }
+        }
+    }
+    #[test]
+    fn nodes_sort_where_children_overlap_on_every_axis() {
+        let mut node = RayNode::EMPTY;
+        let place = |node: &mut RayNode, k: usize, lo: [f32; 3], hi: [f32; 3]| {
+            for a in 0..3 {
+                node.min[a][k] = lo[a];
+                node.max[a][k] = hi[a];
+            }
+        };
+        // Apart along x, overlapping along y and z: one order suits every ray.
+        place(&mut node, 0, [0.0; 3], [1.0; 3]);
+        place(&mut node, 1, [0.9, 0.0, 0.0], [2.0, 1.0, 1.0]);
+        assert!(!sorts_at_run_time(&node));
+        assert_eq!(octant_orders(&node)[0] & SORT, 0);
+        // A box inside another's span on every axis: no order suits every ray.
+        place(&mut node, 2, [0.2; 3], [0.5; 3]);
+        assert!(sorts_at_run_time(&node));
+        assert_eq!(octant_orders(&node)[0] & SORT, SORT);
+        // The flag stays out of the octants' lanes.
+        for q in 0..8 {
+            let mut lanes: Vec<u32> = octant_orders(&node)
+                .iter()
+                .map(|w| (w >> (3 * q)) & 7)
+                .collect();
+            lanes.sort();
+            assert_eq!(lanes, (0..8).collect::<Vec<_>>());
         }
     }
 }

@@ -9,7 +9,8 @@
 //! below), the clamp to the ray's range, a compare into a mask; one child entered goes
 //! straight on; two or more are permuted into the node's order for the octant (farthest
 //! first), compacted by the table [`COMPACT`] and pushed with one store per array, the
-//! nearest then taken back off the top. A leaf lane is one packet of four triangles. An
+//! nearest then taken back off the top; at a node whose children overlap too much for any
+//! order made ahead ([`SORT`](crate::bvh::ray_node::SORT)), sorted by distance instead. A leaf lane is one packet of four triangles. An
 //! any hit pushes the entered lanes in lane order with no distances, never culls at the
 //! pop, and ends at the first accepted lane. The watertight levels' walks are compiled
 //! per largest axis of the direction too (a const parameter beside the octant), so the
@@ -46,7 +47,7 @@
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::ray_node::RayNode;
 #[cfg(target_arch = "x86_64")]
-use crate::bvh::ray_node::{COMPACT, LEAF};
+use crate::bvh::ray_node::{COMPACT, LEAF, SORT};
 use crate::bvh::traverse::keep_closer;
 use crate::triangle::TriangleHit;
 use crate::watertight::{WatertightRay, largest_axis, sheared_axes};
@@ -68,6 +69,14 @@ pub(crate) mod level {
     /// Every guarantee: the answers of the scalar test.
     pub const EXACT: u8 = 3;
 }
+
+/// Where a child's key lies in the ray's span through its box at a node that sorts
+/// ([`SORT`](crate::bvh::ray_node::SORT)): `near + KEY_POINT · (far − near)`. Measured
+/// against the entry distance (0) and the midpoint (0.5) on the exact level's closest hit
+/// (docs/how-it-works/ray-kernel.md §8): entry order finds Crytek Sponza's winners first but
+/// the conference room's late; this point keeps the first and not the second.
+#[cfg(target_arch = "x86_64")]
+const KEY_POINT: f32 = 0.15;
 
 /// The deepest leaf the walk's stack allows (`RayTree` refuses deeper trees): with this the
 /// stack stays under a page, which spares every query a stack probe.
@@ -181,7 +190,7 @@ const fn gamma(n: f32) -> f32 {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::*;
-    use crate::bvh::wide::EXIT_SLACK;
+    use crate::bvh::wide::{EXIT_SLACK, WIDTH};
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
 
@@ -429,6 +438,56 @@ mod x86 {
                             let lanes = compact(mask);
                             let out = _mm256_permutevar8x32_epi32(child, lanes);
                             _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
+                        } else if *node.order.get_unchecked(0) & SORT != 0 {
+                            // Farthest key first; two children by one compare (the lower
+                            // lane first on a tie), more by the old walk's network over
+                            // integer keys (the key's bits made ordered, the lane in the
+                            // low three bits, the lanes not entered last).
+                            let key = _mm256_fmadd_ps(
+                                _mm256_sub_ps(far, near),
+                                _mm256_set1_ps(KEY_POINT),
+                                near,
+                            );
+                            let rest = mask & (mask - 1);
+                            if rest & (rest - 1) == 0 {
+                                let (a, b) = (
+                                    mask.trailing_zeros() as usize,
+                                    rest.trailing_zeros() as usize,
+                                );
+                                let keys = bytemuck::cast::<__m256, [f32; WIDTH]>(key);
+                                let nears = bytemuck::cast::<__m256, [f32; WIDTH]>(near);
+                                let (first, second) =
+                                    if keys[b] < keys[a] { (b, a) } else { (a, b) };
+                                *words.add(top) = *node.child.get_unchecked(second);
+                                *entries.add(top) = nears[second];
+                                top += 1;
+                                word = *node.child.get_unchecked(first);
+                                continue;
+                            }
+                            let bits = _mm256_castps_si256(key);
+                            let flip = _mm256_srli_epi32::<1>(_mm256_srai_epi32::<31>(bits));
+                            let key = _mm256_or_si256(
+                                _mm256_and_si256(
+                                    _mm256_xor_si256(bits, flip),
+                                    _mm256_set1_epi32(!7),
+                                ),
+                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                            );
+                            let key = _mm256_blendv_epi8(
+                                _mm256_set1_epi32(i32::MIN),
+                                key,
+                                _mm256_castps_si256(entered),
+                            );
+                            let lanes = _mm256_and_si256(
+                                crate::bvh::simd::x86::sort_descending(key),
+                                _mm256_set1_epi32(7),
+                            );
+                            let out = _mm256_permutevar8x32_epi32(child, lanes);
+                            _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
+                            _mm256_storeu_ps(
+                                entries.add(top),
+                                _mm256_permutevar8x32_ps(near, lanes),
+                            );
                         } else {
                             let order = _mm256_load_si256(node.order.as_ptr() as *const __m256i);
                             let order = _mm256_srlv_epi32(order, _mm256_set1_epi32(3 * Q as i32));

@@ -186,7 +186,7 @@ impl<const OCTANT: u8> RayKernel for Avx2Octant<OCTANT> {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(in crate::bvh) mod x86 {
     use super::*;
     use crate::bvh::ray_walk::{NOT_ENTERED, Waiting};
     use crate::bvh::wide::{EXIT_SLACK, WIDTH};
@@ -326,7 +326,7 @@ mod x86 {
     /// The CPU must have AVX2.
     #[allow(unsafe_code)]
     #[inline(always)]
-    unsafe fn layer<const J: i32>(v: __m256i, partner: [i32; WIDTH]) -> __m256i {
+    pub(in crate::bvh) unsafe fn layer<const J: i32>(v: __m256i, partner: [i32; WIDTH]) -> __m256i {
         // SAFETY: the caller promises AVX2.
         #[allow(unsafe_code)]
         unsafe {
@@ -358,7 +358,7 @@ mod x86 {
     /// The CPU must have AVX2.
     #[allow(unsafe_code)]
     #[inline(always)]
-    unsafe fn sort_descending(v: __m256i) -> __m256i {
+    pub(in crate::bvh) unsafe fn sort_descending(v: __m256i) -> __m256i {
         // SAFETY: the caller promises AVX2.
         #[allow(unsafe_code)]
         unsafe {
