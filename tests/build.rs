@@ -7,15 +7,12 @@
 //   `../shared/meshes` beside the repository, with a `manifest.tsv`). Also set under `CI=true`,
 //   so there the tests run and fail loudly when the meshes are missing.
 // - `x11_tools`: `Xvfb`, `xdotool` and `xwd` are on the `PATH` (the viewer's test).
-// - `avx2_fma`: this machine's CPU has AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2, which the new
-//   ray walk (issue 38, `meshray::lab`) needs until it has its portable twin.
 
 use std::path::PathBuf;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(shared_meshes)");
     println!("cargo::rustc-check-cfg=cfg(x11_tools)");
-    println!("cargo::rustc-check-cfg=cfg(avx2_fma)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=MESHRAY_MESHES");
     println!("cargo::rerun-if-env-changed=CI");
@@ -48,31 +45,6 @@ fn main() {
     }
     if ["Xvfb", "xdotool", "xwd"].iter().all(|tool| on_path(tool)) {
         println!("cargo::rustc-cfg=x11_tools");
-    }
-    if avx2_fma() {
-        println!("cargo::rustc-cfg=avx2_fma");
-    }
-}
-
-/// Whether the tests will run where the new walk can: a build for this machine (the build
-/// script runs on the machine the tests run on) whose CPU has what `Avx2::detect` asks.
-fn avx2_fma() -> bool {
-    let host = std::env::var("HOST").unwrap_or_default();
-    let target = std::env::var("TARGET").unwrap_or_default();
-    #[cfg(target_arch = "x86_64")]
-    {
-        host == target
-            && std::is_x86_feature_detected!("avx2")
-            && std::is_x86_feature_detected!("fma")
-            && std::is_x86_feature_detected!("popcnt")
-            && std::is_x86_feature_detected!("lzcnt")
-            && std::is_x86_feature_detected!("bmi1")
-            && std::is_x86_feature_detected!("bmi2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (host, target);
-        false
     }
 }
 

@@ -40,9 +40,10 @@
 //! [`SLABS`]: level::SLABS
 //! [`EXACT`]: level::EXACT
 
-// Off x86-64 the walk has no kernel yet (its portable twin comes when it replaces the old
-// walk), so its helpers go unused there.
+// Off x86-64 only the portable twin runs, so the levels' helpers go unused there.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
+
+mod portable;
 
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::ray_node::RayNode;
@@ -75,7 +76,6 @@ pub(crate) mod level {
 /// against the entry distance (0) and the midpoint (0.5) on the exact level's closest hit
 /// (docs/how-it-works/ray-kernel.md §8): entry order finds Crytek Sponza's winners first but
 /// the conference room's late; this point keeps the first and not the second.
-#[cfg(target_arch = "x86_64")]
 const KEY_POINT: f32 = 0.15;
 
 /// The deepest leaf the walk's stack allows (`RayTree` refuses deeper trees): with this the
@@ -84,7 +84,6 @@ pub(crate) const DEPTH_LIMIT: usize = 40;
 
 /// Stack entries: a node visit adds at most seven (it writes eight above the top and takes
 /// one), once per level.
-#[cfg(target_arch = "x86_64")]
 const CAPACITY: usize = 7 * DEPTH_LIMIT + 8;
 
 /// A hit the walk found: the packet slot (`packet · 4 + lane`) and the triangle answer, as
@@ -101,13 +100,14 @@ pub(crate) struct Tree<'a> {
 
 /// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` (valid)
 /// in `tree` at guarantee level `LEVEL` (culling only at [`level::EXACT`]), with AVX2 and
-/// FMA; `None` where the CPU lacks them.
+/// FMA (AVX-512 where the CPU has it); where it lacks them (or `MESHRAY_SIMD=portable`), the
+/// portable twin's answer, which is the exact level's whatever `LEVEL` asks.
 #[inline(always)]
 pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
     tree: Tree,
     ray: &Ray,
     culling: Culling,
-) -> Option<Option<Found>> {
+) -> Option<Found> {
     #[cfg(target_arch = "x86_64")]
     if crate::bvh::simd::Avx2::detect().is_some() {
         // SAFETY: the CPU has AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`detect`); the tree is
@@ -148,15 +148,14 @@ pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
                     }
                 };
             }
-            return Some(if x86::avx512() {
+            return if x86::avx512() {
                 axes!(walk_avx512)
             } else {
                 axes!(walk_avx2)
-            });
+            };
         }
     }
-    let _ = (tree, ray, culling);
-    None
+    portable::cast::<ANY>(tree, ray, culling)
 }
 
 /// The watertight level's test of one lane whose edge functions were not all non-zero: the

@@ -32,7 +32,7 @@ pub enum Level {
 ///
 /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 /// let ray = Ray::new(Point3::new(0.1, 1.05, 10.0), -Vector3::z());
-/// // `None` on a CPU without AVX2 and FMA.
+/// // `None` only for a tree deeper than the walk's stack allows.
 /// if let Some(tree) = RayTree::new(&bvh) {
 ///     let hit = tree.closest(&ray, Level::Watertight).unwrap();
 ///     let old = bvh.cast_ray(&ray, RayQuery::Closest, &QueryOptions::default()).unwrap();
@@ -47,10 +47,10 @@ pub struct RayTree<'a> {
 }
 
 impl<'a> RayTree<'a> {
-    /// The tree of `bvh`; `None` where this CPU lacks AVX2 and FMA (the walk has no portable
-    /// twin yet) or the tree is deeper than the walk's stack allows.
+    /// The tree of `bvh`; `None` where the tree is deeper than the walk's stack allows. Where
+    /// the CPU lacks AVX2 and FMA (or `MESHRAY_SIMD=portable`), every level casts with the
+    /// portable twin, which answers as the exact level does.
     pub fn new(bvh: &'a Bvh) -> Option<RayTree<'a>> {
-        crate::bvh::simd::Avx2::detect()?;
         let (nodes, depth) = ray_nodes(&bvh.nodes, &bvh.leaf_packets);
         (depth <= DEPTH_LIMIT).then_some(RayTree { bvh, nodes })
     }
@@ -108,6 +108,6 @@ impl<'a> RayTree<'a> {
             RayQuery::Closest => levels!(false),
             RayQuery::Any => levels!(true),
         };
-        Some(self.bvh.ray_hit(found.flatten()?))
+        Some(self.bvh.ray_hit(found?))
     }
 }

@@ -1,0 +1,152 @@
+//! The new walk's portable twin: the same tree, the same visiting order and the same
+//! answers as the x86 walk's exact level, from the portable parts the old walk runs off x86
+//! (WebAssembly, ARM, an x86 without AVX2 and FMA, or `MESHRAY_SIMD=portable`).
+//!
+//! A node's eight boxes take the old walk's 8-lane slab test ([`slab_axis`], [`entered`]:
+//! `(bound − o)·(1/d)`, a `NaN` plane keeping the bound, the exit widened by
+//! [`EXIT_SLACK`](crate::bvh::wide::EXIT_SLACK)), which never culls a box holding a hit; the
+//! entered children are pushed farthest first in the node's order for the ray's octant (or,
+//! at a node flagged [`SORT`], by the same key as the x86 walk's); a leaf lane's packet
+//! takes the old walk's leaf test ([`LeafTest`]: the watertight edge functions four at a
+//! time, then the scalar test's end), so every hit is the scalar test's, and ties go to
+//! the lowest triangle through [`keep_closer`]. The stack is two arrays on the call's
+//! stack: nothing is allocated.
+
+use super::{CAPACITY, Found, KEY_POINT, Tree};
+use crate::aabb::RaySlabs;
+use crate::bvh::leaf::{LANES, LeafTest};
+use crate::bvh::ray_node::{LEAF, SORT};
+use crate::bvh::traverse::keep_closer;
+use crate::bvh::wide::{BoxLanes, WIDTH, WideRay, entered, slab_axis, widened};
+use crate::{Culling, QueryOptions, Ray};
+
+/// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` (valid)
+/// with `culling`: what the x86 walk's exact level answers (the closest hit bit for bit; any
+/// hit, a hit of the scalar test).
+pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
+    let Tree {
+        nodes,
+        packets,
+        index,
+    } = tree;
+    let slabs = WideRay::new(&RaySlabs::new(ray));
+    let leaf = LeafTest::new(
+        ray,
+        &QueryOptions {
+            culling,
+            watertight: true,
+        },
+    );
+    let octant = slabs
+        .negative
+        .iter()
+        .enumerate()
+        .fold(0u32, |bits, (a, &n)| bits | (u32::from(n) << a));
+    let t_min = ray.t_min();
+    let mut t_max = ray.t_max();
+    let mut best: Option<Found> = None;
+    let mut words = [0u32; CAPACITY];
+    let mut entries = [0f32; CAPACITY];
+    let mut top = 0usize;
+    let mut word = 0u32;
+    'walk: loop {
+        if word & LEAF == 0 {
+            let node = &nodes[word as usize];
+            let mut near = BoxLanes::splat(t_min);
+            let mut far = BoxLanes::splat(t_max);
+            for a in 0..3 {
+                let (lo, hi) = if slabs.negative[a] {
+                    (node.max[a], node.min[a])
+                } else {
+                    (node.min[a], node.max[a])
+                };
+                (near, far) = slab_axis(
+                    near,
+                    far,
+                    BoxLanes::from(lo),
+                    BoxLanes::from(hi),
+                    slabs.origin[a],
+                    slabs.inv_direction[a],
+                );
+            }
+            let mask = entered(near, far);
+            if mask != 0 {
+                let count = mask.count_ones() as usize;
+                if count == 1 {
+                    word = node.child[mask.trailing_zeros() as usize];
+                    continue;
+                }
+                let near = near.to_array();
+                // The entered lanes pushed with the one to visit first on top, then taken
+                // back off; without a branch per lane (whether a lane was entered is what a
+                // CPU cannot predict): every lane is written, the top advanced by the
+                // entered ones. A node of depth `d` is visited with at most `7d` entries
+                // waiting and the ray tree is no deeper than `DEPTH_LIMIT` (`RayTree::new`),
+                // so the eight written fit.
+                let mut push = |k: usize| {
+                    words[top] = node.child[k];
+                    entries[top] = near[k];
+                    top += ((mask >> k) & 1) as usize;
+                };
+                if ANY {
+                    // Lane order: no distances, nothing culled at the pop.
+                    (0..WIDTH).for_each(push);
+                } else if node.order[0] & SORT != 0 {
+                    let far = far.to_array();
+                    let key = |k: usize| near[k] + KEY_POINT * (far[k] - near[k]);
+                    let mut lanes = [0usize; WIDTH];
+                    for (slot, k) in lanes.iter_mut().zip(set_bits(mask)) {
+                        *slot = k;
+                    }
+                    // Farthest key first (`total_cmp`: a NaN key sorts, never panics).
+                    lanes[..count].sort_unstable_by(|&i, &j| key(j).total_cmp(&key(i)));
+                    lanes[..count].iter().copied().for_each(push);
+                } else {
+                    for w in node.order {
+                        push(((w >> (3 * octant)) & 7) as usize);
+                    }
+                }
+                top -= 1;
+                word = words[top];
+                continue;
+            }
+        } else {
+            let packet = (word & !LEAF) as usize;
+            let stopped = leaf.run(packets, packet, LANES, &mut t_max, |slot, hit| {
+                if ANY {
+                    best = Some((slot, hit));
+                    return None;
+                }
+                keep_closer(index, &mut best, slot, hit);
+                Some(hit.t)
+            });
+            if stopped {
+                return best;
+            }
+        }
+        // The next waiting child that can still matter.
+        let limit = widened(t_max);
+        loop {
+            if top == 0 {
+                break 'walk;
+            }
+            top -= 1;
+            if ANY || entries[top] <= limit {
+                word = words[top];
+                break;
+            }
+        }
+    }
+    best
+}
+
+/// The set bits of `mask`, lowest first.
+fn set_bits(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let k = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            k
+        })
+    })
+}
