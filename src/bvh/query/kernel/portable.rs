@@ -19,6 +19,7 @@ use crate::bvh::ray_node::{LEAF, SORT};
 use crate::bvh::traverse::keep_closer;
 use crate::bvh::wide::{BoxLanes, WIDTH, WideRay, entered, slab_axis, widened};
 use crate::{Culling, QueryOptions, Ray};
+use std::mem::MaybeUninit;
 
 /// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` (valid)
 /// with `culling`: what the x86 walk's exact level answers (the closest hit bit for bit; any
@@ -45,8 +46,10 @@ pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> 
     let t_min = ray.t_min();
     let mut t_max = ray.t_max();
     let mut best: Option<Found> = None;
-    let mut words = [0u32; CAPACITY];
-    let mut entries = [0f32; CAPACITY];
+    // Left unwritten until pushed: zeroing them cost a sixth of a query's instructions
+    // (callgrind, the bunny's primary rays).
+    let mut words = [MaybeUninit::<u32>::uninit(); CAPACITY];
+    let mut entries = [MaybeUninit::<f32>::uninit(); CAPACITY];
     let mut top = 0usize;
     let mut word = 0u32;
     'walk: loop {
@@ -84,8 +87,8 @@ pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> 
                 // waiting and the ray tree is no deeper than `DEPTH_LIMIT` (`RayTree::new`),
                 // so the eight written fit.
                 let mut push = |k: usize| {
-                    words[top] = node.child[k];
-                    entries[top] = near[k];
+                    words[top].write(node.child[k]);
+                    entries[top].write(near[k]);
                     top += ((mask >> k) & 1) as usize;
                 };
                 if ANY {
@@ -107,7 +110,11 @@ pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> 
                     }
                 }
                 top -= 1;
-                word = words[top];
+                // SAFETY: entry `top` was just written (the nearest lane, pushed last).
+                #[allow(unsafe_code)]
+                {
+                    word = unsafe { words[top].assume_init() };
+                }
                 continue;
             }
         } else {
@@ -131,8 +138,12 @@ pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> 
                 break 'walk;
             }
             top -= 1;
-            if ANY || entries[top] <= limit {
-                word = words[top];
+            // SAFETY: the entries below the top were written by the pushes that raised it.
+            #[allow(unsafe_code)]
+            let (entry, waiting) =
+                unsafe { (entries[top].assume_init(), words[top].assume_init()) };
+            if ANY || entry <= limit {
+                word = waiting;
                 break;
             }
         }
