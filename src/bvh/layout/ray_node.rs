@@ -302,6 +302,7 @@ mod tests {
             }
         }
     }
+
     #[test]
     fn nodes_sort_where_children_overlap_on_every_axis() {
         let mut node = RayNode::EMPTY;

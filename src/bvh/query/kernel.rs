@@ -10,11 +10,11 @@
 //! straight on; two or more are permuted into the node's order for the octant (farthest
 //! first), compacted by the table [`COMPACT`] and pushed with one store per array, the
 //! nearest then taken back off the top; at a node whose children overlap too much for any
-//! order made ahead ([`SORT`](crate::bvh::ray_node::SORT)), sorted by distance instead. A leaf lane is one packet of four triangles. An
-//! any hit pushes the entered lanes in lane order with no distances, never culls at the
-//! pop, and ends at the first accepted lane. The watertight levels' walks are compiled
-//! per largest axis of the direction too (a const parameter beside the octant), so the
-//! shear's axes are constants.
+//! order made ahead ([`SORT`](crate::bvh::ray_node::SORT)), sorted by distance instead. A
+//! leaf lane is one packet of four triangles. An any hit pushes the entered lanes in lane
+//! order with no distances, never culls at the pop, and ends at the first accepted lane.
+//! The watertight levels' walks are compiled per largest axis of the direction too (a const
+//! parameter beside the octant), so the shear's axes are constants.
 //!
 //! The guarantees, in the order the issue adds them, are the const `LEVEL`:
 //! - [`FLOOR`]: slabs as fused multiply-subtracts against `origin · (1/d)`, the reciprocal
