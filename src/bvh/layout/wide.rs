@@ -262,8 +262,7 @@ pub(crate) struct WideRay {
 
 impl WideRay {
     /// The direction's sign bits: bit `a` set when it is negative on axis `a` (which of the
-    /// AVX2 walk's per-octant kernels runs).
-    #[cfg(target_arch = "x86_64")]
+    /// AVX2 walk's per-octant kernels runs, and which order the ray tree's walks follow).
     #[inline(always)]
     pub(crate) fn octant(&self) -> u8 {
         self.negative
@@ -344,18 +343,33 @@ pub(crate) fn lane_intervals(
     t_min: f32,
     t_max: f32,
 ) -> (u32, [f32; WIDTH]) {
+    let (near, far) = lane_slabs(&node.min, &node.max, ray, t_min, t_max);
+    (entered(near, far), near.to_array())
+}
+
+/// The entries and exits (not yet widened) of eight boxes given as rows of corners (`min`,
+/// `max`: x, y, z), clamped to `t_min..t_max`: [`lane_intervals`]' pass, which the ray
+/// tree's portable walk runs on its own nodes' rows.
+#[inline(always)]
+pub(crate) fn lane_slabs(
+    min: &[[f32; WIDTH]; 3],
+    max: &[[f32; WIDTH]; 3],
+    ray: &WideRay,
+    t_min: f32,
+    t_max: f32,
+) -> (BoxLanes, BoxLanes) {
     let mut near = BoxLanes::splat(t_min);
     let mut far = BoxLanes::splat(t_max);
     for a in 0..3 {
         let (lo, hi) = if ray.negative[a] {
-            (node.max[a], node.min[a])
+            (max[a], min[a])
         } else {
-            (node.min[a], node.max[a])
+            (min[a], max[a])
         };
         let (lo, hi) = (BoxLanes::from(lo), BoxLanes::from(hi));
         (near, far) = slab_axis(near, far, lo, hi, ray.origin[a], ray.inv_direction[a]);
     }
-    (entered(near, far), near.to_array())
+    (near, far)
 }
 
 /// One axis of the slab test, lane by lane: `near` raised to the entry `(lo − o)·inv` and

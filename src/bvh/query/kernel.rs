@@ -189,6 +189,7 @@ const fn gamma(n: f32) -> f32 {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::*;
+    use crate::bvh::simd::x86 as simd;
     use crate::bvh::wide::{EXIT_SLACK, WIDTH};
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
@@ -439,13 +440,11 @@ mod x86 {
                             _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
                         } else if *node.order.get_unchecked(0) & SORT != 0 {
                             // Farthest key first; two children by one compare (the lower
-                            // lane first on a tie), more by the old walk's network over
-                            // integer keys (the key's bits made ordered, the lane in the
-                            // low three bits, the lanes not entered last).
-                            let key = _mm256_fmadd_ps(
-                                _mm256_sub_ps(far, near),
-                                _mm256_set1_ps(KEY_POINT),
+                            // lane first on a tie), more by the old walk's keys and network.
+                            // The key unfused, as the portable twin rounds it.
+                            let key = _mm256_add_ps(
                                 near,
+                                _mm256_mul_ps(_mm256_set1_ps(KEY_POINT), _mm256_sub_ps(far, near)),
                             );
                             let rest = mask & (mask - 1);
                             if rest & (rest - 1) == 0 {
@@ -463,22 +462,8 @@ mod x86 {
                                 word = *node.child.get_unchecked(first);
                                 continue;
                             }
-                            let bits = _mm256_castps_si256(key);
-                            let flip = _mm256_srli_epi32::<1>(_mm256_srai_epi32::<31>(bits));
-                            let key = _mm256_or_si256(
-                                _mm256_and_si256(
-                                    _mm256_xor_si256(bits, flip),
-                                    _mm256_set1_epi32(!7),
-                                ),
-                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                            );
-                            let key = _mm256_blendv_epi8(
-                                _mm256_set1_epi32(i32::MIN),
-                                key,
-                                _mm256_castps_si256(entered),
-                            );
                             let lanes = _mm256_and_si256(
-                                crate::bvh::simd::x86::sort_descending(key),
+                                simd::sort_descending(simd::order_keys(key, entered)),
                                 _mm256_set1_epi32(7),
                             );
                             let out = _mm256_permutevar8x32_epi32(child, lanes);

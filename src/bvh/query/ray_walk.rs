@@ -221,6 +221,24 @@ pub(crate) const NETWORK: [&[(usize, usize)]; 6] = [
 /// The key of a lane the ray does not enter: below every entered lane's.
 pub(crate) const NOT_ENTERED: i32 = i32::MIN;
 
+/// The lanes of `mask` farthest first by [`order_key`] of their `t` (the lanes not in it
+/// after them), sorted by [`NETWORK`]: the scalar twin of the AVX2 sort, key for key.
+#[inline(always)]
+pub(crate) fn sorted_lanes(mask: u32, t: &[f32; WIDTH]) -> [usize; WIDTH] {
+    let mut keys = [NOT_ENTERED; WIDTH];
+    for (k, key) in keys.iter_mut().enumerate() {
+        if mask & (1 << k) != 0 {
+            *key = order_key(t[k], k);
+        }
+    }
+    for layer in NETWORK {
+        for &(i, j) in layer {
+            (keys[i], keys[j]) = (keys[i].max(keys[j]), keys[i].min(keys[j]));
+        }
+    }
+    keys.map(|key| (key & 7) as usize)
+}
+
 /// The portable node visit: [`lane_intervals`] and a sort of the entered lanes' keys.
 #[derive(Clone, Copy)]
 pub(crate) struct PortableKernel;
@@ -264,18 +282,7 @@ pub(crate) fn order_lanes(
         );
         return two_lanes(node, (a, near[a]), (b, near[b]), stack);
     }
-    let mut keys = [NOT_ENTERED; WIDTH];
-    for (k, key) in keys.iter_mut().enumerate() {
-        if mask & (1 << k) != 0 {
-            *key = order_key(near[k], k);
-        }
-    }
-    for layer in NETWORK {
-        for &(i, j) in layer {
-            (keys[i], keys[j]) = (keys[i].max(keys[j]), keys[i].min(keys[j]));
-        }
-    }
-    let lane = keys.map(|key| (key & 7) as usize);
+    let lane = sorted_lanes(mask, near);
     let entered = mask.count_ones() as usize;
     stack.push_lanes(
         lane.map(|k| node.child[k]),

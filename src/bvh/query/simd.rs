@@ -283,17 +283,7 @@ pub(in crate::bvh) mod x86 {
                 );
                 return ray_walk::two_lanes(node, (a, near[a]), (b, near[b]), stack);
             }
-            let bits = _mm256_castps_si256(near);
-            let flip = _mm256_srli_epi32::<1>(_mm256_srai_epi32::<31>(bits));
-            let key = _mm256_or_si256(
-                _mm256_and_si256(_mm256_xor_si256(bits, flip), _mm256_set1_epi32(!7)),
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-            );
-            let key = _mm256_blendv_epi8(
-                _mm256_set1_epi32(NOT_ENTERED),
-                key,
-                _mm256_castps_si256(entered),
-            );
+            let key = order_keys(near, entered);
             // The nearest, by a minimum over the entered keys (the not-entered ones raised to
             // the largest key), for the walk's next step; the rest, sorted, for the stack.
             let lanes = _mm256_set1_epi32(7);
@@ -316,6 +306,30 @@ pub(in crate::bvh) mod x86 {
             );
             let entry = bytemuck::cast::<__m256, [f32; WIDTH]>(near)[nearest];
             Entered::One(Waiting::lane(node, nearest, entry))
+        }
+    }
+
+    /// [`ray_walk::order_key`] of each lane's `t`, [`NOT_ENTERED`] where `entered` is clear.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    pub(in crate::bvh) unsafe fn order_keys(t: __m256, entered: __m256) -> __m256i {
+        // SAFETY: the caller promises AVX2.
+        #[allow(unsafe_code)]
+        unsafe {
+            let bits = _mm256_castps_si256(t);
+            let flip = _mm256_srli_epi32::<1>(_mm256_srai_epi32::<31>(bits));
+            let key = _mm256_or_si256(
+                _mm256_and_si256(_mm256_xor_si256(bits, flip), _mm256_set1_epi32(!7)),
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+            );
+            _mm256_blendv_epi8(
+                _mm256_set1_epi32(NOT_ENTERED),
+                key,
+                _mm256_castps_si256(entered),
+            )
         }
     }
 

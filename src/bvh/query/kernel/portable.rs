@@ -2,22 +2,23 @@
 //! answers as the x86 walk's exact level, from the portable parts the old walk runs off x86
 //! (WebAssembly, ARM, an x86 without AVX2 and FMA, or `MESHRAY_SIMD=portable`).
 //!
-//! A node's eight boxes take the old walk's 8-lane slab test ([`slab_axis`], [`entered`]:
+//! A node's eight boxes take the old walk's 8-lane slab test ([`lane_slabs`], [`entered`]:
 //! `(bound − o)·(1/d)`, a `NaN` plane keeping the bound, the exit widened by
 //! [`EXIT_SLACK`](crate::bvh::wide::EXIT_SLACK)), which never culls a box holding a hit; the
 //! entered children are pushed farthest first in the node's order for the ray's octant (or,
-//! at a node flagged [`SORT`], by the same key as the x86 walk's); a leaf lane's packet
-//! takes the old walk's leaf test ([`LeafTest`]: the watertight edge functions four at a
-//! time, then the scalar test's end), so every hit is the scalar test's, and ties go to
-//! the lowest triangle through [`keep_closer`]. The stack is two arrays on the call's
-//! stack: nothing is allocated.
+//! at a node flagged [`SORT`], by the x86 walk's keys and the old walk's network); a leaf
+//! lane's packet takes the old walk's leaf test ([`LeafTest`]: the watertight edge
+//! functions four at a time, then the scalar test's end), so every hit is the scalar
+//! test's, and ties go to the lowest triangle through [`keep_closer`]. The stack is two
+//! arrays on the call's stack: nothing is allocated.
 
 use super::{CAPACITY, Found, KEY_POINT, Tree};
 use crate::aabb::RaySlabs;
 use crate::bvh::leaf::{LANES, LeafTest};
 use crate::bvh::ray_node::{LEAF, SORT};
+use crate::bvh::ray_walk::sorted_lanes;
 use crate::bvh::traverse::keep_closer;
-use crate::bvh::wide::{BoxLanes, WIDTH, WideRay, entered, slab_axis, widened};
+use crate::bvh::wide::{WIDTH, WideRay, entered, lane_slabs, widened};
 use crate::{Culling, QueryOptions, Ray};
 use std::mem::MaybeUninit;
 
@@ -38,11 +39,7 @@ pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> 
             watertight: true,
         },
     );
-    let octant = slabs
-        .negative
-        .iter()
-        .enumerate()
-        .fold(0u32, |bits, (a, &n)| bits | (u32::from(n) << a));
+    let octant = slabs.octant();
     let t_min = ray.t_min();
     let mut t_max = ray.t_max();
     let mut best: Option<Found> = None;
@@ -55,23 +52,7 @@ pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> 
     'walk: loop {
         if word & LEAF == 0 {
             let node = &nodes[word as usize];
-            let mut near = BoxLanes::splat(t_min);
-            let mut far = BoxLanes::splat(t_max);
-            for a in 0..3 {
-                let (lo, hi) = if slabs.negative[a] {
-                    (node.max[a], node.min[a])
-                } else {
-                    (node.min[a], node.max[a])
-                };
-                (near, far) = slab_axis(
-                    near,
-                    far,
-                    BoxLanes::from(lo),
-                    BoxLanes::from(hi),
-                    slabs.origin[a],
-                    slabs.inv_direction[a],
-                );
-            }
+            let (near, far) = lane_slabs(&node.min, &node.max, &slabs, t_min, t_max);
             let mask = entered(near, far);
             if mask != 0 {
                 let count = mask.count_ones() as usize;
@@ -95,18 +76,31 @@ pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> 
                     // Lane order: no distances, nothing culled at the pop.
                     (0..WIDTH).for_each(push);
                 } else if node.order[0] & SORT != 0 {
+                    // As the x86 walk orders them: two by one compare of their keys (the
+                    // lower lane first on a tie), more by the old walk's keys and network.
                     let far = far.to_array();
-                    let key = |k: usize| near[k] + KEY_POINT * (far[k] - near[k]);
-                    let mut lanes = [0usize; WIDTH];
-                    for (slot, k) in lanes.iter_mut().zip(set_bits(mask)) {
-                        *slot = k;
+                    let keys: [f32; WIDTH] =
+                        std::array::from_fn(|k| near[k] + KEY_POINT * (far[k] - near[k]));
+                    if count == 2 {
+                        let rest = mask & (mask - 1);
+                        let (a, b) = (
+                            mask.trailing_zeros() as usize,
+                            rest.trailing_zeros() as usize,
+                        );
+                        if keys[b] < keys[a] {
+                            [a, b].into_iter().for_each(push);
+                        } else {
+                            [b, a].into_iter().for_each(push);
+                        }
+                    } else {
+                        sorted_lanes(mask, &keys)[..count]
+                            .iter()
+                            .copied()
+                            .for_each(push);
                     }
-                    // Farthest key first (`total_cmp`: a NaN key sorts, never panics).
-                    lanes[..count].sort_unstable_by(|&i, &j| key(j).total_cmp(&key(i)));
-                    lanes[..count].iter().copied().for_each(push);
                 } else {
                     for w in node.order {
-                        push(((w >> (3 * octant)) & 7) as usize);
+                        push(((w >> (3 * u32::from(octant))) & 7) as usize);
                     }
                 }
                 top -= 1;
@@ -149,15 +143,4 @@ pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> 
         }
     }
     best
-}
-
-/// The set bits of `mask`, lowest first.
-fn set_bits(mut mask: u32) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (mask != 0).then(|| {
-            let k = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            k
-        })
-    })
 }
