@@ -181,10 +181,18 @@ fn foreign_and_future_files_are_refused_by_name() {
     let reason = postcard_reason(&foreign);
     assert!(reason.contains("its format is \"Meshray-bvh\""), "{reason}");
     let mut future = bytes.clone();
-    future[12] = 4;
+    future[12] = 5;
     let reason = postcard_reason(&future);
     assert!(
-        reason.contains("format version 4") && reason.contains("reads version 3"),
+        reason.contains("format version 5") && reason.contains("reads version 4"),
+        "{reason}"
+    );
+    // Trees saved before every leaf lane was one packet (version 3) are refused by version.
+    let mut old = bytes.clone();
+    old[12] = 3;
+    let reason = postcard_reason(&old);
+    assert!(
+        reason.contains("format version 3") && reason.contains("build the tree again"),
         "{reason}"
     );
     assert!(postcard::from_bytes::<Bvh>(b"not a bvh at all").is_err());
@@ -193,7 +201,7 @@ fn foreign_and_future_files_are_refused_by_name() {
     // JSON and CBOR keep the words in their own errors, and read no further than the version.
     let json = serde_json::to_string(&bvh).unwrap();
     assert!(
-        json.starts_with(r#"{"format":"meshray-bvh","version":3,"body":{"#),
+        json.starts_with(r#"{"format":"meshray-bvh","version":4,"body":{"#),
         "{}",
         &json[..60]
     );
@@ -203,7 +211,7 @@ fn foreign_and_future_files_are_refused_by_name() {
             "its format is \"other-tree\"",
         ),
         (
-            json.replacen(r#""version":3"#, r#""version":1"#, 1),
+            json.replacen(r#""version":4"#, r#""version":1"#, 1),
             "format version 1",
         ),
         (
@@ -211,7 +219,7 @@ fn foreign_and_future_files_are_refused_by_name() {
             "format version 7",
         ),
         (
-            r#"{"body":7,"format":"meshray-bvh","version":3}"#.to_string(),
+            r#"{"body":7,"format":"meshray-bvh","version":4}"#.to_string(),
             "expected struct Body",
         ),
     ] {

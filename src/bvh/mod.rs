@@ -21,10 +21,7 @@ mod upkeep;
 // `walk_ray`, `lanes_near`): the one way in from above.
 pub(crate) use build::tree;
 use build::{lbvh, reinsert};
-#[cfg(feature = "kernel-lab")]
-pub(crate) use layout::ray_node;
-pub(crate) use layout::{leaf, wide};
-#[cfg(feature = "kernel-lab")]
+pub(crate) use layout::{leaf, ray_node, wide};
 pub(crate) use query::kernel;
 #[cfg(feature = "kernel-lab")]
 pub use query::lab;
@@ -70,7 +67,7 @@ pub enum BuildQuality {
 /// use meshray::{BuildOptions, BuildQuality};
 ///
 /// let options = BuildOptions { bins: 32, ..Default::default() };
-/// assert_eq!((options.max_leaf_size, options.quality), (8, BuildQuality::Default));
+/// assert_eq!((options.max_leaf_size, options.quality), (4, BuildQuality::Default));
 /// let per_frame = BuildOptions { quality: BuildQuality::Fast, ..Default::default() };
 /// # let _ = per_frame;
 /// ```
@@ -82,8 +79,12 @@ pub struct BuildOptions {
     /// Bins per axis for the SAH sweep (clamped to 2..=256). More bins find better planes
     /// and cost build time.
     pub bins: usize,
-    /// The most triangles a leaf may hold; the SAH decides below this (clamped to
-    /// 1..=65536).
+    /// The most triangles a leaf of the binary tree may hold; the SAH decides below this
+    /// (clamped to 1..=65536). The tree the queries walk holds one packet of four
+    /// triangles per leaf lane, so a larger leaf becomes several lanes (or a node of its
+    /// own). 4 by default: one packet, which the ray walk tests inside its loop; 8 ran
+    /// 0.7–0.95× as fast on most of the benchmarks' meshes and ray sets
+    /// (docs/benchmarks.md, "The new walk, issue 38 (fourth session)").
     pub max_leaf_size: usize,
     /// The SAH's cost of visiting a node, relative to [`intersection_cost`](Self::intersection_cost).
     pub traversal_cost: f32,
@@ -97,7 +98,7 @@ impl Default for BuildOptions {
         BuildOptions {
             quality: BuildQuality::Default,
             bins: 16,
-            max_leaf_size: 8,
+            max_leaf_size: 4,
             traversal_cost: 1.0,
             intersection_cost: 1.0,
         }
@@ -175,8 +176,11 @@ impl Node {
 #[derive(Clone, Debug)]
 pub struct Bvh {
     mesh: Mesh,
-    /// The 8-wide tree, root first.
+    /// The 8-wide tree, root first, each leaf lane one packet.
     nodes: Vec<WideNode>,
+    /// Its deepest leaf lane's depth (the root's lanes at 1): whether the single-ray
+    /// walk's fixed stack holds it ([`kernel::DEPTH_LIMIT`]).
+    depth: usize,
     /// The leaves' triangles in packets of four; a leaf owns whole packets, its last one
     /// padded with empty lanes.
     leaf_packets: Vec<TrianglePacket>,
@@ -279,18 +283,24 @@ impl Bvh {
                 (binary, order, None)
             }
         };
-        let mut nodes = wide::collapse(&binary, options.traversal_cost, options.intersection_cost);
+        let mut collapsed =
+            wide::collapse(&binary, options.traversal_cost, options.intersection_cost);
         drop(binary);
         let (leaf_packets, triangle_index) = match &sorted {
-            Some(sorted) => leaf::pack(&mut nodes, &order, |slot| sorted[slot]),
-            None => leaf::pack(&mut nodes, &order, |slot| {
+            Some(sorted) => leaf::pack(&mut collapsed, &order, |slot| sorted[slot]),
+            None => leaf::pack(&mut collapsed, &order, |slot| {
                 mesh.triangle(order[slot] as usize)
             }),
         };
         drop((order, sorted));
+        let (nodes, depth) = ray_node::ray_tree(&collapsed, leaf::LANES as u32, &|first, count| {
+            leaf::packets_box(&leaf_packets, first, count)
+        });
+        drop(collapsed);
         let mut bvh = Bvh {
             mesh,
             nodes,
+            depth,
             leaf_packets,
             triangle_index,
             options: *options,

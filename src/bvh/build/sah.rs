@@ -28,8 +28,14 @@ use wide::f32x4;
 /// bounds the depth by `MEDIAN_DEPTH + 32` for any `u32` number of primitives.
 pub(crate) const MEDIAN_DEPTH: u32 = 28;
 
-/// The deepest a tree can be; the traversal stack holds this many entries inline.
+/// The deepest a binary tree can be.
 pub(crate) const MAX_DEPTH: usize = MEDIAN_DEPTH as usize + 33;
+
+/// The deepest a wide tree can be; the walks' stacks hold this many levels' entries. Its
+/// levels are no more than the binary tree's, and a leaf too big for its node's free lanes
+/// becomes nodes of its own: at most five levels for a leaf of 2^16 triangles (2^14 packets),
+/// and such leaves never sit deep (below the median depth every split halves).
+pub(crate) const MAX_WIDE_DEPTH: usize = MAX_DEPTH + 6;
 
 struct Task {
     node: usize,

@@ -9,12 +9,13 @@
 //! them means ([`CheckedLeaves`]).
 //!
 //! The layout these rely on ([`WideNode`]): a node's used lanes come first; a lane is a
-//! leaf when its count is non-zero (its child word then names the leaf's first entry),
-//! else it names an interior child, which comes after its parent in the array — so one
-//! sweep from the back sees every child before its parent.
+//! leaf lane naming its first entry and count ([`Child::Leaf`]), or an interior child,
+//! which comes after its parent in the array — so one sweep from the back sees every child
+//! before its parent.
 
-use crate::bvh::build::MAX_DEPTH;
-use crate::bvh::wide::{NO_CHILD, WIDTH, WideNode, collapse};
+use crate::bvh::build::MAX_WIDE_DEPTH;
+use crate::bvh::ray_node::{orders_are_permutations, ray_tree};
+use crate::bvh::wide::{Child, WIDTH, WideNode, collapse};
 use crate::{Aabb, BuildOptions};
 
 /// What a tree's leaves hold, as far as its boxes go.
@@ -33,10 +34,11 @@ pub(crate) trait CheckedLeaves: Leaves {
 
 /// Checks the invariants every wide tree keeps, whatever its leaves hold: there is a root;
 /// every node is reached once from it, no deeper than the walks' stacks allow; a node uses
-/// two to eight lanes (the root one or more), packed first, its unused lanes empty; an
-/// interior child comes after its parent in the array and lies inside the parent's lane
-/// box; a leaf lane holds 1 to `max_leaf` entries, its box is exactly their box, and
-/// `leaves` accepts them ([`CheckedLeaves::check_leaf`]). The first broken one's reason.
+/// two to eight lanes (the root one or more), packed first, its unused lanes empty, each
+/// octant's order a permutation of its lanes (which the ray walk trusts); an interior child comes after its parent in the array and lies inside the
+/// parent's lane box; a leaf lane holds 1 to `max_leaf` entries, its box is exactly their
+/// box, and `leaves` accepts them ([`CheckedLeaves::check_leaf`]). The first broken one's
+/// reason.
 pub(crate) fn check_shape(
     nodes: &[WideNode],
     leaves: &mut impl CheckedLeaves,
@@ -50,9 +52,9 @@ pub(crate) fn check_shape(
     let mut waiting = vec![(0usize, 0usize)];
     while let Some((i, depth)) = waiting.pop() {
         let node = &nodes[i];
-        if depth >= MAX_DEPTH {
+        if depth >= MAX_WIDE_DEPTH {
             return Err(format!(
-                "node {i} at depth {depth}, deeper than {MAX_DEPTH}"
+                "node {i} at depth {depth}, deeper than {MAX_WIDE_DEPTH}"
             ));
         }
         let used = node.lanes().count();
@@ -63,13 +65,22 @@ pub(crate) fn check_shape(
             ));
         }
         for k in used..WIDTH {
-            if node.lane_bounds(k) != Aabb::EMPTY || node.count[k] != 0 {
+            if node.lane_bounds(k) != Aabb::EMPTY || node.count(k) != 0 {
                 return Err(format!("node {i} lane {k} is unused but not empty"));
             }
         }
+        if !orders_are_permutations(node) {
+            return Err(format!(
+                "node {i}'s order words are not permutations of its lanes"
+            ));
+        }
         for k in 0..used {
             let bounds = node.lane_bounds(k);
-            let (child, count) = (node.child[k], node.count[k]);
+            let (child, count) = match node.lane(k) {
+                Child::Leaf { first, count } => (first, count),
+                Child::Node(child) if node.count(k) == 0 => (child, 0),
+                _ => return Err(format!("node {i} lane {k} is interior but counts entries")),
+            };
             if count > 0 {
                 if count as usize > max_leaf {
                     return Err(format!(
@@ -108,15 +119,22 @@ pub(crate) fn check_shape(
     }
 }
 
-/// A wide tree over `boxes`, one entry per leaf lane at most `options.max_leaf_size`: the
-/// nodes (root first) and the entries' order (`order[k]` is the index into `boxes` of the
-/// `k`-th entry in leaf order; a leaf lane names `first..first + count` of it).
+/// A wide tree over `boxes`, one entry per leaf lane: the nodes (root first) and the
+/// entries' order (`order[k]` is the index into `boxes` of the `k`-th entry in leaf order; a
+/// leaf lane names entry `first` of it). The binary tree's leaves hold at most
+/// `options.max_leaf_size` entries, each its own lane.
 pub(crate) fn build_over_boxes(
     boxes: &[Aabb],
     options: &BuildOptions,
 ) -> (Vec<WideNode>, Vec<u32>) {
     let (binary, order) = crate::bvh::build::build(boxes, options, &|_| {});
-    let nodes = collapse(&binary, options.traversal_cost, options.intersection_cost);
+    let collapsed = collapse(&binary, options.traversal_cost, options.intersection_cost);
+    let entries_box = |first: u32, count: u32| {
+        order[first as usize..(first + count) as usize]
+            .iter()
+            .fold(Aabb::EMPTY, |b, &i| b.union(&boxes[i as usize]))
+    };
+    let (nodes, _) = ray_tree(&collapsed, 1, &entries_box);
     (nodes, order)
 }
 
@@ -125,14 +143,10 @@ pub(crate) fn build_over_boxes(
 pub(crate) fn refit_node(nodes: &mut [WideNode], i: usize, leaves: &impl Leaves) -> f64 {
     let before = lanes_cost(&nodes[i]);
     for k in 0..WIDTH {
-        let (child, count) = (nodes[i].child[k], nodes[i].count[k]);
-        if child == NO_CHILD {
-            continue;
-        }
-        let bounds = if count > 0 {
-            leaves.leaf_box(child, count)
-        } else {
-            nodes[child as usize].bounds()
+        let bounds = match nodes[i].lane(k) {
+            Child::Empty => continue,
+            Child::Leaf { first, count } => leaves.leaf_box(first, count),
+            Child::Node(child) => nodes[child as usize].bounds(),
         };
         nodes[i].set_lane_bounds(k, &bounds);
     }
@@ -191,11 +205,12 @@ impl Links {
         let (mut parent, mut holder) = (vec![NO_PARENT; nodes.len()], vec![NO_PARENT; entries]);
         for (i, node) in nodes.iter().enumerate() {
             for k in node.lanes() {
-                let (child, count) = (node.child[k], node.count[k]);
-                if count == 0 {
-                    parent[child as usize] = i as u32;
-                } else {
-                    holder[child as usize..(child + count) as usize].fill(i as u32);
+                match node.lane(k) {
+                    Child::Node(child) => parent[child as usize] = i as u32,
+                    Child::Leaf { first, count } => {
+                        holder[first as usize..(first + count) as usize].fill(i as u32)
+                    }
+                    Child::Empty => {}
                 }
             }
         }
@@ -266,13 +281,15 @@ mod tests {
     fn the_shape_check_catches_broken_trees() {
         let (nodes, mut leaves) = row();
         check_shape(&nodes, &mut leaves, 1).unwrap();
-        let interior = (0..WIDTH).find(|&k| nodes[0].count[k] == 0).unwrap();
+        let interior = (0..WIDTH)
+            .find(|&k| matches!(nodes[0].lane(k), Child::Node(_)))
+            .unwrap();
         let leaf = (1..nodes.len())
             .flat_map(|i| (0..WIDTH).map(move |k| (i, k)))
-            .find(|&(i, k)| nodes[i].count[k] > 0)
+            .find(|&(i, k)| nodes[i].count(k) > 0)
             .unwrap();
         type Damage = Box<dyn Fn(&mut Vec<WideNode>)>;
-        let damage: [(&str, Damage); 6] = [
+        let damage: [(&str, Damage); 7] = [
             ("a cycle", Box::new(move |n| n[0].child[interior] = 0)),
             (
                 "a loose box",
@@ -284,15 +301,27 @@ mod tests {
             ),
             (
                 "a hole in the lanes",
-                Box::new(|n| n[1].child[0] = NO_CHILD),
+                Box::new(|n| n[1].child[0] = crate::bvh::wide::NO_CHILD),
             ),
             (
                 "entries out of range",
-                Box::new(move |n| n[leaf.0].child[leaf.1] = 1000),
+                Box::new(move |n| n[leaf.0].child[leaf.1] = crate::bvh::wide::LEAF | 1000),
             ),
             (
                 "a leaf too big",
-                Box::new(move |n| n[leaf.0].count[leaf.1] = 2),
+                Box::new(move |n| {
+                    let bounds = n[leaf.0].lane_corners(leaf.1);
+                    let first = n[leaf.0].target(leaf.1);
+                    n[leaf.0].set_lane(
+                        leaf.1,
+                        [bounds.0, bounds.1],
+                        Child::Leaf { first, count: 2 },
+                    )
+                }),
+            ),
+            (
+                "orders that are not permutations",
+                Box::new(|n| n[0].order[1] = n[0].order[0]),
             ),
         ];
         for (what, damage) in damage {

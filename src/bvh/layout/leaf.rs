@@ -11,10 +11,10 @@
 //!
 //! [`plane_t`]: crate::triangle::plane_t
 
-use crate::bvh::wide::{WIDTH, WideNode};
+use crate::bvh::wide::{Collapsed, WIDTH};
 use crate::triangle::{LeafTriangle, TriangleHit, accept};
 use crate::watertight::WatertightRay;
-use crate::{Culling, QueryOptions, Ray};
+use crate::{Aabb, Culling, QueryOptions, Ray};
 use nalgebra::Point3;
 use wide::f32x4;
 
@@ -191,13 +191,13 @@ impl TrianglePacket {
     }
 }
 
-/// Packs the leaves of `nodes` (a leaf lane's `child..child + count` are slots of `order`;
+/// Packs the leaves of the collapsed `nodes` (a leaf lane's `child..child + count` are slots of `order`;
 /// `corners(slot)` gives the corners of the triangle in that slot) into whole packets, pointing
 /// each leaf lane at its first packet; returns the packets and the slot-to-triangle map
 /// (`u32::MAX` for padding). Runs of nodes are packed on rayon's threads and joined in order,
 /// so the result is the same on any number of threads.
 pub(crate) fn pack(
-    nodes: &mut [WideNode],
+    nodes: &mut [Collapsed],
     order: &[u32],
     corners: impl Fn(usize) -> [Point3<f32>; 3] + Sync,
 ) -> (Vec<TrianglePacket>, Vec<u32>) {
@@ -247,8 +247,49 @@ pub(crate) fn pack(
     (leaf_packets, triangle_index)
 }
 
+/// The box of `count` triangles in packets from `first` (a leaf lane's, or a run of packets'):
+/// straight from the packets' lanes, four at a time per axis; a run's last packet may end in
+/// empty (NaN) lanes, which are replaced by the min's and max's identities.
+pub(crate) fn packets_box(packets: &[TrianglePacket], first: u32, count: u32) -> Aabb {
+    let (mut lo, mut hi) = (
+        [f32x4::splat(f32::INFINITY); 3],
+        [f32x4::splat(f32::NEG_INFINITY); 3],
+    );
+    let n = (count as usize).div_ceil(LANES);
+    for (k, packet) in packets[first as usize..][..n].iter().enumerate() {
+        let used = USED[(count as usize - k * LANES).min(LANES)];
+        for axis in 0..3 {
+            let [a, b, c] = [&packet.a, &packet.b, &packet.c].map(|p| f32x4::from(p[axis]));
+            let small = used.bitselect(a.fast_min(b).fast_min(c), lo[axis]);
+            let big = used.bitselect(a.fast_max(b).fast_max(c), hi[axis]);
+            lo[axis] = lo[axis].fast_min(small);
+            hi[axis] = hi[axis].fast_max(big);
+        }
+    }
+    let across = |v: f32x4, f: fn(f32, f32) -> f32| {
+        let [x, y, z, w] = v.to_array();
+        f(f(x, y), f(z, w))
+    };
+    Aabb {
+        min: Point3::from(lo.map(|v| across(v, f32::min))),
+        max: Point3::from(hi.map(|v| across(v, f32::max))),
+    }
+}
+
+/// Per count of used lanes (0 to 4), the mask of those lanes (all bits set).
+const USED: [f32x4; LANES + 1] = {
+    let on = f32::from_bits(u32::MAX);
+    [
+        f32x4::new([0.0; 4]),
+        f32x4::new([on, 0.0, 0.0, 0.0]),
+        f32x4::new([on, on, 0.0, 0.0]),
+        f32x4::new([on, on, on, 0.0]),
+        f32x4::new([on; 4]),
+    ]
+};
+
 /// The lanes of `node` that are leaves (found first, so `node` may change meanwhile).
-fn leaf_lanes(node: &WideNode) -> impl Iterator<Item = usize> + use<> {
+fn leaf_lanes(node: &Collapsed) -> impl Iterator<Item = usize> + use<> {
     let leaves = node
         .lanes()
         .fold(0u32, |m, k| m | u32::from(node.count[k] > 0) << k);

@@ -2,6 +2,5 @@
 //! (`leaf`). The lowest folder: the builders fill these, the walks read them.
 
 pub(crate) mod leaf;
-#[cfg(feature = "kernel-lab")]
 pub(crate) mod ray_node;
 pub(crate) mod wide;

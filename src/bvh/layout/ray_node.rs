@@ -1,209 +1,200 @@
-//! The tree the new ray walk reads (issue 38): 8-wide nodes whose every leaf lane is one
-//! packet of up to four triangles under that packet's own box, with the children's order
-//! for each of the eight ray octants chosen when the tree is made.
+//! How the tree the queries walk is made from the collapsed tree: every leaf lane one
+//! packet of up to four triangles (a mesh's tree) or one instance (a scene's top level)
+//! under its own box, and the children's order for each of the eight ray octants chosen
+//! when the tree is made (issue 38, `docs/how-it-works/ray-kernel.md` §8).
 //!
 //! The layout follows the design of the fastest CPU walkers (tinybvh's `BVH8_CPU`; the
 //! per-octant order of Fuetterling et al., "Accelerated single ray tracing for wide vector
-//! units", HPG 2017), written here from their descriptions:
-//! - a node is six rows of eight floats (the children's boxes, struct of arrays), eight child
-//!   words and eight order words: 256 bytes, four cache lines;
-//! - a child word is either an interior node's index, or [`LEAF`] and a packet's index;
-//! - `order[i]` holds, for each octant `q` at bits `3q..3q + 2`, the lane that comes `i`-th
-//!   when the children are listed farthest first for rays of that octant (the direction's
-//!   sign bits), so the walk reads one octant's permutation with one shift and pushes the
-//!   entered children in that order with no sort;
-//! - an unused lane has the inverted box (`+inf..−inf`), which no valid ray enters.
-//!
-//! It is made from the wide tree of a built [`Bvh`](crate::Bvh), sharing its packets: a leaf
-//! lane of `k` packets becomes `k` lanes where the node has room, else a node of its own
-//! (nodes of nodes for a leaf of more than eight packets).
+//! units", HPG 2017), written here from their descriptions: the order words of a
+//! [`WideNode`] list, for each octant, the lanes farthest first, so the walk pushes the
+//! entered children in that order with no sort. A collapsed leaf of `k` lanes' worth of
+//! entries becomes `k` lanes where the node has room, else a node of its own (nodes of
+//! nodes for a leaf of more than eight lanes' worth).
 
-// Off x86-64 the walk has no kernel yet (its portable twin comes when it replaces the old
-// walk), so its helpers go unused there.
-#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
+use crate::Aabb;
+use crate::bvh::wide::{COUNT_SHIFT, Child, Collapsed, SORT, WIDTH, WideNode};
 
-use crate::bvh::leaf::{LANES, TrianglePacket};
-use crate::bvh::wide::{NO_CHILD, WIDTH, WideNode};
-
-/// Marks a child word as a leaf packet (the low bits its index).
-pub(crate) const LEAF: u32 = 1 << 31;
-
-/// One node of the ray tree. 256 bytes, aligned to a cache line.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, align(64))]
-pub(crate) struct RayNode {
-    pub min: [[f32; WIDTH]; 3],
-    pub max: [[f32; WIDTH]; 3],
-    pub child: [u32; WIDTH],
-    pub order: [u32; WIDTH],
-}
-
-const _: () = assert!(std::mem::size_of::<RayNode>() == 256);
-
-impl RayNode {
-    const EMPTY: RayNode = RayNode {
-        min: [[f32::INFINITY; WIDTH]; 3],
-        max: [[f32::NEG_INFINITY; WIDTH]; 3],
-        child: [0; WIDTH],
-        order: [0; WIDTH],
-    };
-}
-
-/// A child of a ray node as the conversion places it.
+/// A child of a node as the conversion places it.
 #[derive(Clone, Copy)]
 enum Lane {
-    /// Wide node `index` of the source tree.
+    /// Collapsed node `index`, with its box.
     Node(usize, [[f32; 3]; 2]),
-    /// One packet.
-    Packet(u32, [[f32; 3]; 2]),
-    /// Packets `first..first + count`, as a node of their own.
-    Packets(u32, u32),
+    /// One lane's entries: `count` from `first`, and their box where the collapsed tree
+    /// had it (a leaf of one lane).
+    Entries(u32, u32, Option<[[f32; 3]; 2]>),
+    /// A run of `count` entries from `first`, more than one lane holds: a node of its own.
+    Run(u32, u32),
 }
 
-/// Makes the ray tree (root at 0) of a wide tree `nodes` (root at 0) whose leaf lanes name
-/// runs of `packets`; the packets are shared, not copied. Also returns the depth of the
-/// deepest leaf (the root's lanes are at depth 1).
-pub(crate) fn ray_nodes(nodes: &[WideNode], packets: &[TrianglePacket]) -> (Vec<RayNode>, usize) {
-    let mut out = vec![RayNode::EMPTY];
+/// A node's lanes as the conversion places them (never more than [`WIDTH`]).
+type Lanes = smallvec::SmallVec<[Lane; WIDTH]>;
+
+/// Makes the tree the queries walk (root at 0) from the collapsed tree `nodes` (root at 0),
+/// whose leaf lanes name runs of entries: each run is cut into lanes of at most `per_lane`
+/// entries, lane `j` of a run from `first` naming `first + j` (a mesh's runs start at a
+/// packet and count triangles, four to a packet; a scene's name one instance each), and
+/// `entries_box(first, count)` gives the box of a lane's or a run's entries. Also returns
+/// the depth of the deepest leaf lane (the root's lanes are at depth 1).
+pub(crate) fn ray_tree(
+    nodes: &[Collapsed],
+    per_lane: u32,
+    entries_box: &dyn Fn(u32, u32) -> Aabb,
+) -> (Vec<WideNode>, usize) {
+    let mut out = vec![WideNode::EMPTY];
     if nodes.is_empty() {
         return (out, 0);
     }
-    // (source node, or packets, as ray node `at`, at depth `depth`)
+    let corners = |b: Aabb| -> [[f32; 3]; 2] { [b.min.coords.into(), b.max.coords.into()] };
+    // (source node, or a run, as node `at`, at depth `depth`)
     let mut tasks = vec![(Lane::Node(0, [[0.0; 3]; 2]), 0usize, 1usize)];
     let mut deepest = 0;
     while let Some((source, at, depth)) = tasks.pop() {
         let lanes = match source {
-            Lane::Node(w, _) => lanes_of(&nodes[w], packets),
-            Lane::Packets(first, count) => packet_lanes(first, count, packets),
-            Lane::Packet(..) => unreachable!("a packet is never a task"),
+            Lane::Node(c, _) => lanes_of(&nodes[c], per_lane),
+            Lane::Run(first, count) => run_lanes(first, count, per_lane),
+            Lane::Entries(..) => unreachable!("a lane's entries are never a task"),
         };
         deepest = deepest.max(depth);
-        let mut node = RayNode::EMPTY;
+        let mut node = WideNode::EMPTY;
         for (k, lane) in lanes.into_iter().enumerate() {
-            let (word, bounds) = match lane {
-                Lane::Packet(p, b) => (LEAF | p, b),
-                Lane::Node(_, b) => {
-                    out.push(RayNode::EMPTY);
+            match lane {
+                Lane::Entries(first, count, bounds) => node.set_lane(
+                    k,
+                    bounds.unwrap_or_else(|| corners(entries_box(first, count))),
+                    Child::Leaf { first, count },
+                ),
+                Lane::Node(_, bounds) => {
+                    out.push(WideNode::EMPTY);
                     tasks.push((lane, out.len() - 1, depth + 1));
-                    (out.len() as u32 - 1, b)
+                    node.set_lane(k, bounds, Child::Node(out.len() as u32 - 1));
                 }
-                Lane::Packets(first, count) => {
-                    out.push(RayNode::EMPTY);
+                Lane::Run(first, count) => {
+                    out.push(WideNode::EMPTY);
                     tasks.push((lane, out.len() - 1, depth + 1));
-                    (out.len() as u32 - 1, packets_bounds(first, count, packets))
+                    let bounds = corners(entries_box(first, count));
+                    node.set_lane(k, bounds, Child::Node(out.len() as u32 - 1));
                 }
-            };
-            for (a, (lo, hi)) in bounds[0].into_iter().zip(bounds[1]).enumerate() {
-                node.min[a][k] = lo;
-                node.max[a][k] = hi;
             }
-            node.child[k] = word;
         }
-        node.order = octant_orders(&node);
+        set_orders(&mut node);
         out[at] = node;
     }
     (out, deepest)
 }
 
-/// The lanes of wide node `node`: its interior lanes as they are, each leaf lane's packets as
-/// lanes of their own while they fit (leaves in lane order), a leaf that does not fit as one
-/// lane of packets.
-fn lanes_of(node: &WideNode, packets: &[TrianglePacket]) -> Vec<Lane> {
-    let used: Vec<usize> = (0..WIDTH).filter(|&k| node.child[k] != NO_CHILD).collect();
-    let mut room = WIDTH - used.len();
-    let mut lanes = Vec::with_capacity(WIDTH);
-    for k in used {
-        let (min, max) = node.lane_corners(k);
-        if node.count[k] == 0 {
-            lanes.push(Lane::Node(node.child[k] as usize, [min, max]));
+/// The lanes of collapsed node `node`: its interior lanes as they are, each leaf lane's
+/// entries in lanes of their own while they fit (leaves in lane order), a leaf that does not
+/// fit as one run.
+fn lanes_of(node: &Collapsed, per_lane: u32) -> Lanes {
+    let mut room = WIDTH - node.lanes().count();
+    let mut lanes = Lanes::new();
+    for k in node.lanes() {
+        let (first, count) = (node.child[k], node.count[k]);
+        if count == 0 {
+            lanes.push(Lane::Node(first as usize, node.lane_corners(k)));
             continue;
         }
-        let (first, count) = (node.child[k], node.count[k].div_ceil(LANES as u32));
-        if count == 1 {
-            lanes.push(Lane::Packet(first, packet_bounds(&packets[first as usize])));
-        } else if (count - 1) as usize <= room {
-            room -= (count - 1) as usize;
-            for p in first..first + count {
-                lanes.push(Lane::Packet(p, packet_bounds(&packets[p as usize])));
-            }
+        let cut = count.div_ceil(per_lane);
+        if cut == 1 {
+            lanes.push(Lane::Entries(first, count, Some(node.lane_corners(k))));
+        } else if (cut - 1) as usize <= room {
+            room -= (cut - 1) as usize;
+            lanes.extend(chunks(first, count, per_lane, 1).map(|(f, n)| Lane::Entries(f, n, None)));
         } else {
-            lanes.push(Lane::Packets(first, count));
+            lanes.push(Lane::Run(first, count));
         }
     }
     lanes
 }
 
-/// The lanes of a node over packets `first..first + count` (more than one): each packet a
-/// lane when they fit, else up to eight runs of them, as even as can be.
-fn packet_lanes(first: u32, count: u32, packets: &[TrianglePacket]) -> Vec<Lane> {
-    if count as usize <= WIDTH {
-        return (first..first + count)
-            .map(|p| Lane::Packet(p, packet_bounds(&packets[p as usize])))
+/// The lanes of a node over a run of `count` entries from `first` (more than one lane's
+/// worth): a lane each when they fit, else up to eight runs of them, as even as can be.
+fn run_lanes(first: u32, count: u32, per_lane: u32) -> Lanes {
+    let cut = count.div_ceil(per_lane);
+    if cut as usize <= WIDTH {
+        return chunks(first, count, per_lane, 1)
+            .map(|(f, n)| Lane::Entries(f, n, None))
             .collect();
     }
-    let per = count.div_ceil(WIDTH as u32);
-    (0..count.div_ceil(per))
-        .map(|i| {
-            let start = first + i * per;
-            let n = per.min(first + count - start);
-            if n == 1 {
-                Lane::Packet(start, packet_bounds(&packets[start as usize]))
+    let lanes_per_run = cut.div_ceil(WIDTH as u32);
+    chunks(first, count, per_lane, lanes_per_run)
+        .map(|(f, n)| {
+            if n <= per_lane {
+                Lane::Entries(f, n, None)
             } else {
-                Lane::Packets(start, n)
+                Lane::Run(f, n)
             }
         })
         .collect()
 }
 
-/// The box around a packet's used lanes.
-fn packet_bounds(packet: &TrianglePacket) -> [[f32; 3]; 2] {
-    let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
-    for lane in (0..LANES).filter(|&l| !packet.lane_is_empty(l)) {
-        let t = packet.get(lane);
-        for p in [t.a, t.b, t.c] {
-            for a in 0..3 {
-                b[0][a] = b[0][a].min(p[a]);
-                b[1][a] = b[1][a].max(p[a]);
-            }
-        }
-    }
-    b
+/// A run of `count` entries from `first` cut into pieces of `lanes` lanes of `per_lane`
+/// entries (the last piece what is left): each piece's first word and entry count.
+fn chunks(first: u32, count: u32, per_lane: u32, lanes: u32) -> impl Iterator<Item = (u32, u32)> {
+    let piece = per_lane * lanes;
+    (0..count.div_ceil(piece)).map(move |i| (first + i * lanes, piece.min(count - i * piece)))
 }
 
-/// The box around packets `first..first + count`.
-fn packets_bounds(first: u32, count: u32, packets: &[TrianglePacket]) -> [[f32; 3]; 2] {
-    (first..first + count).fold([[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]], |acc, p| {
-        let b = packet_bounds(&packets[p as usize]);
-        [
-            [0, 1, 2].map(|a| acc[0][a].min(b[0][a])),
-            [0, 1, 2].map(|a| acc[1][a].max(b[1][a])),
-        ]
+/// Writes `node`'s order words from its boxes (see [`WideNode`]), keeping its lanes' counts:
+/// for each octant `q` (bit `a` set when the direction is negative on axis `a`), the lanes
+/// sorted farthest first by their boxes' centres projected on the octant's diagonal, unused
+/// lanes first of all (they are never entered); and [`SORT`] where the walk orders the
+/// children by distance instead.
+pub(crate) fn set_orders(node: &mut WideNode) {
+    let counts = node.counts();
+    let order = octant_orders(node);
+    for (k, count) in counts.into_iter().enumerate() {
+        node.order[k] = order[k] | count << COUNT_SHIFT;
+    }
+}
+
+/// Whether every octant's order in `node`'s order words names each lane once, as the walk
+/// trusts (a refit keeps the orders made from the boxes it started from: still
+/// permutations, perhaps no longer the best).
+pub(crate) fn orders_are_permutations(node: &WideNode) -> bool {
+    (0..8).all(|q| {
+        let seen = node
+            .order
+            .iter()
+            .fold(0u32, |seen, w| seen | 1 << ((w >> (3 * q)) & 7));
+        seen == 0xff
     })
 }
 
-/// The order words of `node`: for each octant `q` (bit `a` set when the direction is
-/// negative on axis `a`), the lanes sorted farthest first by their boxes' centres projected
-/// on the octant's diagonal, unused lanes first of all (they are never entered); and
-/// [`SORT`] where the walk orders the children by distance instead.
-fn octant_orders(node: &RayNode) -> [u32; WIDTH] {
+/// The octant-order bits of `node`'s order words (with [`SORT`]), counts left out.
+fn octant_orders(node: &WideNode) -> [u32; WIDTH] {
     let mut order = [0u32; WIDTH];
-    for q in 0..8u32 {
-        let key = |k: usize| {
-            if node.min[0][k] > node.max[0][k] {
-                return f32::INFINITY;
-            }
-            (0..3)
-                .map(|a| {
-                    let centre = 0.5 * node.min[a][k] + 0.5 * node.max[a][k];
-                    if q & (1 << a) != 0 { -centre } else { centre }
-                })
-                .sum()
-        };
-        let mut lanes: [usize; WIDTH] = std::array::from_fn(|k| k);
-        // Farthest (largest projection along the direction) first.
-        lanes.sort_by(|&i, &j| key(j).total_cmp(&key(i)));
-        for (i, &k) in lanes.iter().enumerate() {
+    let used: smallvec::SmallVec<[usize; WIDTH]> = (0..WIDTH)
+        .filter(|&k| node.min[0][k] <= node.max[0][k])
+        .collect();
+    let unused = WIDTH - used.len();
+    // The used lanes come after the unused ones (never entered, so listed first).
+    for (i, k) in (0..WIDTH).filter(|k| !used.contains(k)).enumerate() {
+        for q in 0..8 {
             order[i] |= (k as u32) << (3 * q);
+        }
+    }
+    let centre = |a: usize, k: usize| 0.5 * node.min[a][k] + 0.5 * node.max[a][k];
+    // Octant `7 − q` projects on the opposite diagonal: its order is octant `q`'s reversed.
+    for q in 0..4u32 {
+        let sign = |a: usize| if q & (1 << a) != 0 { -1.0 } else { 1.0 };
+        let key =
+            |k: usize| sign(0) * centre(0, k) + sign(1) * centre(1, k) + sign(2) * centre(2, k);
+        let keys: smallvec::SmallVec<[f32; WIDTH]> = used.iter().map(|&k| key(k)).collect();
+        // Farthest (largest projection along the direction) first; equal keys in lane
+        // order (an insertion sort, stable).
+        let mut lanes: smallvec::SmallVec<[usize; WIDTH]> = (0..used.len()).collect();
+        for i in 1..lanes.len() {
+            let mut j = i;
+            while j > 0 && keys[lanes[j - 1]] < keys[lanes[j]] {
+                lanes.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        for (i, &l) in lanes.iter().enumerate() {
+            let k = used[l] as u32;
+            order[unused + i] |= k << (3 * q);
+            order[WIDTH - 1 - i] |= k << (3 * (7 - q));
         }
     }
     if sorts_at_run_time(node) {
@@ -211,11 +202,6 @@ fn octant_orders(node: &RayNode) -> [u32; WIDTH] {
     }
     order
 }
-
-/// Set in `order[0]` where no static order suits the node: the walk sorts its entered
-/// children by their distances along the ray instead (the bits the octants' lanes use end at
-/// bit 23).
-pub(crate) const SORT: u32 = 1 << 24;
 
 /// How far two children's boxes may overlap along an axis, as a share of the shorter of
 /// their two extents there, and still count as apart on it.
@@ -232,12 +218,10 @@ const APART: f32 = 0.6;
 
 /// Whether `node`'s children are better ordered at run time ([`SORT`]): some two of them
 /// overlap by more than [`APART`] on every axis.
-fn sorts_at_run_time(node: &RayNode) -> bool {
-    let used: Vec<usize> = (0..WIDTH)
-        .filter(|&k| node.min[0][k] <= node.max[0][k])
-        .collect();
-    used.iter().enumerate().any(|(i, &a)| {
-        used[i + 1..].iter().any(|&b| {
+fn sorts_at_run_time(node: &WideNode) -> bool {
+    let used = |k: usize| node.min[0][k] <= node.max[0][k];
+    (0..WIDTH).filter(|&a| used(a)).any(|a| {
+        (a + 1..WIDTH).filter(|&b| used(b)).any(|b| {
             (0..3).all(|x| {
                 let overlap =
                     node.max[x][a].min(node.max[x][b]) - node.min[x][a].max(node.min[x][b]);
@@ -249,7 +233,8 @@ fn sorts_at_run_time(node: &RayNode) -> bool {
 }
 
 /// For each 8-bit mask, the positions of its set bits, lowest first (the rest 0): the
-/// table that compacts a node's entered lanes into one store.
+/// table that compacts a node's entered lanes into one store (the x86 walk's).
+#[cfg(target_arch = "x86_64")]
 pub(crate) static COMPACT: [[u8; WIDTH]; 256] = {
     let mut table = [[0u8; WIDTH]; 256];
     let mut m = 0;
@@ -272,6 +257,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(target_arch = "x86_64")]
     fn the_table_lists_set_bits() {
         assert_eq!(COMPACT[0b1010_0110][..4], [1, 2, 5, 7]);
         assert_eq!(COMPACT[0xff], [0, 1, 2, 3, 4, 5, 6, 7]);
@@ -279,7 +265,7 @@ mod tests {
 
     #[test]
     fn orders_are_permutations_and_nearest_last() {
-        let mut node = RayNode::EMPTY;
+        let mut node = WideNode::EMPTY;
         for k in 0..5 {
             let x = k as f32;
             for a in 0..3 {
@@ -305,8 +291,8 @@ mod tests {
 
     #[test]
     fn nodes_sort_where_children_overlap_on_every_axis() {
-        let mut node = RayNode::EMPTY;
-        let place = |node: &mut RayNode, k: usize, lo: [f32; 3], hi: [f32; 3]| {
+        let mut node = WideNode::EMPTY;
+        let place = |node: &mut WideNode, k: usize, lo: [f32; 3], hi: [f32; 3]| {
             for a in 0..3 {
                 node.min[a][k] = lo[a];
                 node.max[a][k] = hi[a];
@@ -335,66 +321,62 @@ mod tests {
 
 #[cfg(test)]
 mod tree_tests {
-    use super::*;
+    use crate::bvh::leaf::LANES;
+    use crate::bvh::wide::{Child, WIDTH};
     use crate::{BuildOptions, Bvh, Mesh};
 
-    /// Every packet of the BVH is reached exactly once, each lane's box holds its packet's
-    /// triangles (or its nodes' boxes), and every node's orders are permutations: for leaves
-    /// of one to many packets (`max_leaf_size` 1, 8 and 64).
+    /// Every packet of the BVH is one leaf lane, reached exactly once, with its triangle
+    /// count and a box holding its triangles inside its parents' boxes, and every node's
+    /// orders are permutations: for binary leaves of one to many packets (`max_leaf_size`
+    /// 1, 4, 8 and 64: lanes spread over a node's free lanes, or nodes of their own).
     #[test]
     fn every_packet_once_inside_its_box() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
-        for max_leaf_size in [1, 8, 64] {
+        for max_leaf_size in [1, 4, 8, 64] {
             let options = BuildOptions {
                 max_leaf_size,
                 ..Default::default()
             };
             let bvh = Bvh::build_with(Mesh::load(path).unwrap(), &options);
-            let (nodes, depth) = ray_nodes(&bvh.nodes, &bvh.leaf_packets);
-            assert!(depth >= 1);
+            bvh.validate().unwrap();
+            let nodes = &bvh.nodes;
             let mut seen = vec![0u32; bvh.leaf_packets.len()];
             let mut visits = 0;
             let mut stack = vec![(0usize, [[f32::NEG_INFINITY; 3], [f32::INFINITY; 3]])];
             while let Some((n, outer)) = stack.pop() {
                 visits += 1;
                 let node = &nodes[n];
-                for q in 0..8 {
-                    let mut lanes: Vec<u32> =
-                        node.order.iter().map(|w| (w >> (3 * q)) & 7).collect();
-                    lanes.sort();
-                    assert_eq!(lanes, (0..8).collect::<Vec<_>>());
-                }
+                assert!(super::orders_are_permutations(node));
                 for k in 0..WIDTH {
-                    let b = [
-                        [0, 1, 2].map(|a| node.min[a][k]),
-                        [0, 1, 2].map(|a| node.max[a][k]),
-                    ];
-                    if b[0][0] > b[1][0] {
-                        continue;
-                    }
+                    let (lo, hi) = node.lane_corners(k);
                     for a in 0..3 {
-                        assert!(outer[0][a] <= b[0][a] && b[1][a] <= outer[1][a]);
+                        assert!(node.lane(k) == Child::Empty || outer[0][a] <= lo[a]);
+                        assert!(node.lane(k) == Child::Empty || hi[a] <= outer[1][a]);
                     }
-                    let word = node.child[k];
-                    if word & LEAF != 0 {
-                        let p = (word & !LEAF) as usize;
-                        seen[p] += 1;
-                        let packet = &bvh.leaf_packets[p];
-                        for lane in (0..LANES).filter(|&l| !packet.lane_is_empty(l)) {
-                            let t = packet.get(lane);
-                            for c in [t.a, t.b, t.c] {
-                                for a in 0..3 {
-                                    assert!(b[0][a] <= c[a] && c[a] <= b[1][a]);
+                    match node.lane(k) {
+                        Child::Empty => assert!(lo[0] > hi[0]),
+                        Child::Node(c) => stack.push((c as usize, [lo, hi])),
+                        Child::Leaf { first, count } => {
+                            seen[first as usize] += 1;
+                            let slots = &bvh.triangle_index[first as usize * LANES..][..LANES];
+                            let used = slots.iter().filter(|&&t| t != u32::MAX).count();
+                            assert_eq!(count as usize, used);
+                            let packet = &bvh.leaf_packets[first as usize];
+                            for lane in 0..used {
+                                let t = packet.get(lane);
+                                for c in [t.a, t.b, t.c] {
+                                    for a in 0..3 {
+                                        assert!(lo[a] <= c[a] && c[a] <= hi[a]);
+                                    }
                                 }
                             }
                         }
-                    } else {
-                        stack.push((word as usize, b));
                     }
                 }
             }
             assert_eq!(visits, nodes.len(), "every node reached once");
             assert!(seen.iter().all(|&s| s == 1), "every packet once");
+            assert!(bvh.depth >= 1 && bvh.depth == bvh.stats().depth);
         }
     }
 }

@@ -27,20 +27,52 @@ pub(crate) const WIDTH: usize = 8;
 /// SIMD lanes for one node's boxes.
 pub(crate) type BoxLanes = ::wide::f32x8;
 
-/// The `child` of an unused lane.
+/// The child word of an unused lane.
 pub(crate) const NO_CHILD: u32 = u32::MAX;
 
-/// `WIDTH` children's boxes side by side, and what each child is: a leaf of `count[k] > 0`
-/// triangles in packets from `child[k]`, an interior node `child[k]` (`count[k] == 0`), or
-/// nothing (`child[k] == NO_CHILD`, with an inverted box that every valid ray misses).
-/// 256 bytes: four cache lines, aligned.
+/// Marks a child word as a leaf lane; the low bits name its first entry (a packet of a
+/// mesh's tree, a leaf slot of the scene's top-level tree).
+pub(crate) const LEAF: u32 = 1 << 31;
+
+/// Set in `order[0]` where no static order suits the node: the ray walk sorts its entered
+/// children by their distances along the ray instead (the octants' lanes use bits 0 to 23).
+pub(crate) const SORT: u32 = 1 << 24;
+
+/// Where a leaf lane's entry count sits in its order word (bits 25 to 31).
+pub(crate) const COUNT_SHIFT: u32 = 25;
+
+/// The most entries one leaf lane may name (the seven bits of its count).
+pub(crate) const MAX_LANE_ENTRIES: u32 = u32::MAX >> COUNT_SHIFT;
+
+/// What one lane of a [`WideNode`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Child {
+    /// Unused: an inverted box, which every valid ray misses.
+    Empty,
+    /// The interior node at this index (always after its parent).
+    Node(u32),
+    /// A leaf lane: `count` entries (1 to [`MAX_LANE_ENTRIES`]) from `first`.
+    Leaf { first: u32, count: u32 },
+}
+
+/// One node of the tree the queries walk: `WIDTH` children's boxes side by side (struct of
+/// arrays, so one SIMD pass tests them all), each child's word (an interior node's index,
+/// or [`LEAF`] and the lane's first entry, or [`NO_CHILD`]) and eight order words.
+///
+/// The order words serve the single-ray walk (issue 38, `docs/how-it-works/ray-kernel.md`
+/// §8): for each octant `q` of ray directions, bits `3q..3q + 2` of `order[i]` name the
+/// lane that comes `i`-th when the children are listed farthest first for rays of that
+/// octant, so the walk reads one octant's permutation with one shift; [`SORT`] in `order[0]`
+/// marks a node whose children it sorts at run time instead; and bits 25 to 31 of `order[k]`
+/// hold lane `k`'s entry count (0 for an interior or unused lane). 256 bytes: four cache
+/// lines, aligned.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(64))]
 pub(crate) struct WideNode {
     pub min: [[f32; WIDTH]; 3],
     pub max: [[f32; WIDTH]; 3],
     pub child: [u32; WIDTH],
-    pub count: [u32; WIDTH],
+    pub order: [u32; WIDTH],
 }
 
 const _: () = assert!(std::mem::size_of::<WideNode>() == 32 * WIDTH);
@@ -50,16 +82,61 @@ impl WideNode {
         min: [[f32::INFINITY; WIDTH]; 3],
         max: [[f32::NEG_INFINITY; WIDTH]; 3],
         child: [NO_CHILD; WIDTH],
-        count: [0; WIDTH],
+        order: [0; WIDTH],
     };
 
-    fn set_lane(&mut self, k: usize, node: &Node, child: u32, count: u32) {
-        for a in 0..3 {
-            self.min[a][k] = node.min[a];
-            self.max[a][k] = node.max[a];
+    /// What lane `k` is.
+    #[inline(always)]
+    pub fn lane(&self, k: usize) -> Child {
+        let word = self.child[k];
+        if word == NO_CHILD {
+            Child::Empty
+        } else if word & LEAF != 0 {
+            Child::Leaf {
+                first: word & !LEAF,
+                count: self.count(k),
+            }
+        } else {
+            Child::Node(word)
         }
-        self.child[k] = child;
-        self.count[k] = count;
+    }
+
+    /// Lane `k`'s entry count: 0 for an interior or unused lane.
+    #[inline(always)]
+    pub fn count(&self, k: usize) -> u32 {
+        self.order[k] >> COUNT_SHIFT
+    }
+
+    /// Every lane's entry count.
+    #[inline(always)]
+    pub fn counts(&self) -> [u32; WIDTH] {
+        self.order.map(|w| w >> COUNT_SHIFT)
+    }
+
+    /// Lane `k`'s child word without the [`LEAF`] mark: the interior node's index or the
+    /// leaf's first entry.
+    #[inline(always)]
+    pub fn target(&self, k: usize) -> u32 {
+        self.child[k] & !LEAF
+    }
+
+    /// Makes lane `k` the child `child` with box `bounds` (the node's order words are made
+    /// afterwards, [`set_orders`](crate::bvh::ray_node::set_orders)).
+    pub fn set_lane(&mut self, k: usize, [lo, hi]: [[f32; 3]; 2], child: Child) {
+        for (a, (lo, hi)) in lo.into_iter().zip(hi).enumerate() {
+            self.min[a][k] = lo;
+            self.max[a][k] = hi;
+        }
+        let (word, count) = match child {
+            Child::Empty => (NO_CHILD, 0),
+            Child::Node(index) => (index, 0),
+            Child::Leaf { first, count } => {
+                debug_assert!((1..=MAX_LANE_ENTRIES).contains(&count) && first & LEAF == 0);
+                (LEAF | first, count)
+            }
+        };
+        self.child[k] = word;
+        self.order[k] = (self.order[k] & !(MAX_LANE_ENTRIES << COUNT_SHIFT)) | count << COUNT_SHIFT;
     }
 
     /// Sets lane `k`'s box.
@@ -96,6 +173,49 @@ impl WideNode {
     }
 }
 
+/// A node of the collapsed tree, before its leaves are laid out in lanes: a lane is a leaf
+/// of `count[k] > 0` entries from `child[k]`, an interior node `child[k]` (`count[k] == 0`),
+/// or nothing (`child[k] == NO_CHILD`). The builders' step between the binary tree and the
+/// [`WideNode`]s ([`ray_tree`](crate::bvh::ray_node::ray_tree)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Collapsed {
+    pub min: [[f32; WIDTH]; 3],
+    pub max: [[f32; WIDTH]; 3],
+    pub child: [u32; WIDTH],
+    pub count: [u32; WIDTH],
+}
+
+impl Collapsed {
+    const EMPTY: Collapsed = Collapsed {
+        min: [[f32::INFINITY; WIDTH]; 3],
+        max: [[f32::NEG_INFINITY; WIDTH]; 3],
+        child: [NO_CHILD; WIDTH],
+        count: [0; WIDTH],
+    };
+
+    fn set_lane(&mut self, k: usize, node: &Node, child: u32, count: u32) {
+        for a in 0..3 {
+            self.min[a][k] = node.min[a];
+            self.max[a][k] = node.max[a];
+        }
+        self.child[k] = child;
+        self.count[k] = count;
+    }
+
+    /// Lane `k`'s box as its two corners.
+    pub fn lane_corners(&self, k: usize) -> [[f32; 3]; 2] {
+        [
+            [0, 1, 2].map(|a| self.min[a][k]),
+            [0, 1, 2].map(|a| self.max[a][k]),
+        ]
+    }
+
+    /// The used lanes.
+    pub fn lanes(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..WIDTH).filter(|&k| self.child[k] != NO_CHILD)
+    }
+}
+
 /// Collapses a binary tree (root at 0, children side by side) into wide nodes, root at 0,
 /// choosing which binary nodes become wide nodes by the surface area heuristic: the
 /// dynamic programme of Ylitie, Karras and Laine (2017, "Efficient incoherent ray traversal
@@ -107,10 +227,10 @@ pub(crate) fn collapse(
     binary: &[Node],
     traversal_cost: f32,
     intersection_cost: f32,
-) -> Vec<WideNode> {
+) -> Vec<Collapsed> {
     if binary[0].is_leaf() {
         // Only for a root that is a leaf: one lane.
-        let mut wide = vec![WideNode::EMPTY];
+        let mut wide = vec![Collapsed::EMPTY];
         wide[0].set_lane(0, &binary[0], binary[0].first, binary[0].count);
         return wide;
     }
@@ -121,7 +241,7 @@ pub(crate) fn collapse(
     // joins the builder's for the leaves' packets instead of holding the nodes.
     let mut wide = Vec::with_capacity(wide_count(binary, &split));
     drop(cost);
-    wide.push(WideNode::EMPTY);
+    wide.push(Collapsed::EMPTY);
     // (binary node, wide node that takes its lanes)
     let mut tasks = vec![(0usize, 0usize)];
     let mut lanes = Vec::with_capacity(WIDTH);
@@ -133,7 +253,7 @@ pub(crate) fn collapse(
                 wide[w].set_lane(k, node, node.first, node.count);
             } else {
                 let index = wide.len();
-                wide.push(WideNode::EMPTY);
+                wide.push(Collapsed::EMPTY);
                 wide[w].set_lane(k, node, index as u32, 0);
                 tasks.push((n, index));
             }

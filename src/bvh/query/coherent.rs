@@ -187,7 +187,7 @@ impl Visitor for PacketVisitor<'_> {
             let k = lanes.trailing_zeros() as usize;
             lanes &= lanes - 1;
             keys[k].entry = near[k];
-            if node.count[k] > 0 {
+            if node.count(k) > 0 {
                 keys[k].rays = self.rays_entering(node, k);
                 if keys[k].rays == 0 {
                     mask &= !(1 << k);

@@ -3,8 +3,7 @@
 //! Behind the `kernel-lab` feature; it goes when the new walk replaces the old one.
 
 use crate::bvh::kernel::{self, DEPTH_LIMIT, Tree, level};
-use crate::bvh::ray_node::{RayNode, ray_nodes};
-use crate::{Bvh, CompactHit, Culling, Ray, RayQuery};
+use crate::{Bvh, CompactHit, Culling, QueryOptions, Ray, RayQuery};
 
 /// Which of the new walk's guarantees a cast pays for (issue 38's step 2 adds them in this
 /// order, each with its measured price).
@@ -43,7 +42,6 @@ pub enum Level {
 /// ```
 pub struct RayTree<'a> {
     bvh: &'a Bvh,
-    nodes: Vec<RayNode>,
 }
 
 impl<'a> RayTree<'a> {
@@ -51,13 +49,12 @@ impl<'a> RayTree<'a> {
     /// the CPU lacks AVX2 and FMA (or `MESHRAY_SIMD=portable`), every level casts with the
     /// portable twin, which answers as the exact level does.
     pub fn new(bvh: &'a Bvh) -> Option<RayTree<'a>> {
-        let (nodes, depth) = ray_nodes(&bvh.nodes, &bvh.leaf_packets);
-        (depth <= DEPTH_LIMIT).then_some(RayTree { bvh, nodes })
+        (bvh.depth <= DEPTH_LIMIT).then_some(RayTree { bvh })
     }
 
     /// Bytes of the walk's structure: its nodes, the packets and the slot map.
     pub fn bytes(&self) -> usize {
-        size_of_val(self.nodes.as_slice())
+        size_of_val(self.bvh.nodes.as_slice())
             + size_of_val(self.bvh.leaf_packets.as_slice())
             + size_of_val(self.bvh.triangle_index.as_slice())
     }
@@ -88,19 +85,23 @@ impl<'a> RayTree<'a> {
             return None;
         }
         let tree = Tree {
-            nodes: &self.nodes,
+            nodes: &self.bvh.nodes,
             packets: &self.bvh.leaf_packets,
             index: &self.bvh.triangle_index,
+        };
+        let options = &QueryOptions {
+            culling,
+            watertight: true,
         };
         macro_rules! levels {
             ($any:literal) => {
                 match lvl {
-                    Level::Floor => kernel::cast::<{ level::FLOOR }, $any>(tree, ray, culling),
+                    Level::Floor => kernel::cast::<{ level::FLOOR }, $any>(tree, ray, options),
                     Level::Watertight => {
-                        kernel::cast::<{ level::WATERTIGHT }, $any>(tree, ray, culling)
+                        kernel::cast::<{ level::WATERTIGHT }, $any>(tree, ray, options)
                     }
-                    Level::Slabs => kernel::cast::<{ level::SLABS }, $any>(tree, ray, culling),
-                    Level::Exact => kernel::cast::<{ level::EXACT }, $any>(tree, ray, culling),
+                    Level::Slabs => kernel::cast::<{ level::SLABS }, $any>(tree, ray, options),
+                    Level::Exact => kernel::cast::<{ level::EXACT }, $any>(tree, ray, options),
                 }
             };
         }

@@ -6,7 +6,6 @@
 pub(crate) mod batch;
 pub(crate) mod coherent;
 pub(crate) mod inside;
-#[cfg(feature = "kernel-lab")]
 pub(crate) mod kernel;
 #[cfg(feature = "kernel-lab")]
 pub mod lab;

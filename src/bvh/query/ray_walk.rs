@@ -26,13 +26,14 @@
 //! way, so both kernels visit the same nodes in the same order (tested below), and even
 //! any-hit answers, which depend on the order, agree.
 
-use crate::bvh::build::MAX_DEPTH;
+use crate::bvh::build::MAX_WIDE_DEPTH;
 use crate::bvh::traverse::Tally;
-use crate::bvh::wide::{WIDTH, WideNode, WideRay, lane_intervals, widened};
+use crate::bvh::wide::{LEAF, WIDTH, WideNode, WideRay, lane_intervals, widened};
 use std::mem::MaybeUninit;
 
-/// A child waiting to be visited: an interior node (`count == 0`) or a leaf of `count`
-/// triangles from packet `child`, and the distance at which the ray enters its box.
+/// A child waiting to be visited: an interior node (`count == 0`) or a leaf lane of `count`
+/// triangles in the packet its child word names (with the [`LEAF`] mark), and the distance
+/// at which the ray enters its box.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Waiting {
     pub child: u32,
@@ -46,7 +47,7 @@ impl Waiting {
     pub(crate) fn lane(node: &WideNode, k: usize, entry: f32) -> Waiting {
         Waiting {
             child: node.child[k],
-            count: node.count[k],
+            count: node.count(k),
             entry,
         }
     }
@@ -56,7 +57,7 @@ impl Waiting {
 /// and takes one), at most once per level of the deepest tree (the wide tree is no deeper
 /// than the binary one, and `validate` refuses a deeper one), and a push writes all
 /// `WIDTH` lanes past the top.
-const CAPACITY: usize = (WIDTH - 1) * MAX_DEPTH + 1 + WIDTH;
+const CAPACITY: usize = (WIDTH - 1) * MAX_WIDE_DEPTH + 1 + WIDTH;
 
 /// The walk's stack: the children's words and entry distances in three arrays
 /// ([`RaySlots`]), so a node's ordered lanes go on in one vector store each, and the length.
@@ -286,7 +287,7 @@ pub(crate) fn order_lanes(
     let entered = mask.count_ones() as usize;
     stack.push_lanes(
         lane.map(|k| node.child[k]),
-        lane.map(|k| node.count[k]),
+        lane.map(|k| node.count(k)),
         lane.map(|k| near[k]),
         entered - 1,
     );
@@ -350,7 +351,7 @@ pub(crate) fn walk<K, T, L>(
     loop {
         if current.count > 0 {
             tally.triangles(current.count);
-            let (first, count) = (current.child as usize, current.count as usize);
+            let (first, count) = ((current.child & !LEAF) as usize, current.count as usize);
             if kernel.leaf(&mut leaf, first, count, &mut t_max) {
                 return;
             }

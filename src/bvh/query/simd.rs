@@ -300,7 +300,7 @@ pub(in crate::bvh) mod x86 {
             };
             stack.push_lanes(
                 words(node.child),
-                words(node.count),
+                words(node.counts()),
                 bytemuck::cast::<__m256, [f32; WIDTH]>(_mm256_permutevar8x32_ps(near, lane)),
                 mask.count_ones() as usize - 1,
             );

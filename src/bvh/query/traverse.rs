@@ -1,13 +1,16 @@
 //! Ray queries: closest hit, any hit, all hits.
 //!
-//! All of them (and the hit count) run the single-ray walk ([`ray_walk`](crate::bvh::ray_walk)):
-//! enter the children whose box the ray enters before `t_max`, nearest entry first, and drop
-//! a waiting child whose entry lies beyond the current `t_max` (which the closest-hit query
-//! shrinks to the best hit so far). What differs is the leaf: keep the closest hit, stop at
-//! the first, or collect every one. Closest and any hit allocate nothing.
+//! Closest and any hit run the ray walk of [`kernel`](crate::bvh::kernel) (each node's
+//! children in the order made for the ray's octant, the leaf test inside the walk). All
+//! hits, the hit count and the measured cost run the older single-ray walk
+//! ([`ray_walk`](crate::bvh::ray_walk)), whose leaf is a call: enter the children whose
+//! box the ray enters before `t_max`, nearest entry first, and drop a waiting child whose
+//! entry lies beyond the current `t_max`; what differs is the leaf: keep the closest hit,
+//! or collect every one. Closest and any hit allocate nothing.
 
 use crate::bvh::Bvh;
 use crate::bvh::batch::RayQuery;
+use crate::bvh::kernel::{self, DEPTH_LIMIT, Tree, level};
 use crate::bvh::leaf::LeafTest;
 use crate::bvh::simd::{Avx2, NodeTest, Portable};
 use crate::bvh::wide::WideNode;
@@ -123,11 +126,14 @@ pub struct QueryCost {
 
 /// Where the walk reports its work; `()` ignores it, so plain queries pay nothing.
 pub(crate) trait Tally {
+    /// Whether it counts anything (only the older walk reports its work).
+    const COUNTS: bool;
     fn boxes(&mut self, n: u32);
     fn triangles(&mut self, n: u32);
 }
 
 impl Tally for () {
+    const COUNTS: bool = false;
     #[inline(always)]
     fn boxes(&mut self, _: u32) {}
     #[inline(always)]
@@ -135,6 +141,7 @@ impl Tally for () {
 }
 
 impl Tally for QueryCost {
+    const COUNTS: bool = true;
     fn boxes(&mut self, n: u32) {
         self.boxes += n;
     }
@@ -290,14 +297,17 @@ impl Bvh {
 
     /// The closest hit's leaf slot and triangle answer.
     #[inline(always)]
-    fn closest_slot(
+    fn closest_slot<T: Tally>(
         &self,
         ray: &Ray,
         options: &QueryOptions,
-        tally: &mut impl Tally,
+        tally: &mut T,
     ) -> Option<(u32, TriangleHit)> {
         if !ray.is_valid() {
             return None;
+        }
+        if !T::COUNTS && self.depth <= DEPTH_LIMIT {
+            return kernel::cast::<{ level::EXACT }, false>(self.ray_tree(), ray, options);
         }
         let test = LeafTest::new(ray, options);
         let mut best: Option<(u32, TriangleHit)> = None;
@@ -323,6 +333,9 @@ impl Bvh {
         if !ray.is_valid() {
             return None;
         }
+        if self.depth <= DEPTH_LIMIT {
+            return kernel::cast::<{ level::EXACT }, true>(self.ray_tree(), ray, options);
+        }
         let test = LeafTest::new(ray, options);
         let mut found = None;
         // Nearest child first, as the closest hit: with the sorting network the order costs
@@ -340,6 +353,16 @@ impl Bvh {
             },
         );
         found
+    }
+
+    /// The tree as the ray walk reads it.
+    #[inline(always)]
+    fn ray_tree(&self) -> Tree<'_> {
+        Tree {
+            nodes: &self.nodes,
+            packets: &self.leaf_packets,
+            index: &self.triangle_index,
+        }
     }
 
     pub(in crate::bvh) fn ray_hit(&self, (slot, h): (u32, TriangleHit)) -> CompactHit {

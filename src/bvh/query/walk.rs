@@ -13,7 +13,7 @@
 //!
 //! [`Bvh::validate`]: crate::Bvh::validate
 
-use crate::bvh::build::MAX_DEPTH;
+use crate::bvh::build::MAX_WIDE_DEPTH;
 use crate::bvh::wide::{WIDTH, WideNode};
 use smallvec::SmallVec;
 
@@ -28,7 +28,7 @@ struct Entry<K> {
 
 /// Stack entries: at most `WIDTH − 1` children wait per level of the deepest tree (the wide
 /// tree is no deeper than the binary one), so the stack never outgrows its inline space.
-const STACK: usize = (WIDTH - 1) * MAX_DEPTH + 1;
+const STACK: usize = (WIDTH - 1) * MAX_WIDE_DEPTH + 1;
 
 /// What a query does at the nodes and leaves the walk reaches.
 pub(crate) trait Visitor {
@@ -71,8 +71,8 @@ pub(crate) fn walk<V: Visitor>(nodes: &[WideNode], visitor: &mut V) {
             let node = &nodes[current.child as usize];
             let (mask, keys) = visitor.node(current.child, node);
             let entry = |k: usize| Entry {
-                child: node.child[k],
-                count: node.count[k],
+                child: node.target(k),
+                count: node.count(k),
                 key: keys[k],
             };
             let first = mask.trailing_zeros() as usize;

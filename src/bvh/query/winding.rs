@@ -180,10 +180,10 @@ impl Bvh {
         let node = &self.nodes[index as usize];
         let mut lanes: [Option<(Moments, f64)>; WIDTH] = [None; WIDTH];
         for k in node.lanes() {
-            let (moments, radius) = if node.count[k] > 0 {
+            let (moments, radius) = if node.count(k) > 0 {
                 self.leaf_moments(node, k)
             } else {
-                self.node_moments(node.child[k], out)
+                self.node_moments(node.target(k), out)
             };
             out[index as usize][k] = FarField::new(&moments, radius);
             lanes[k] = Some((moments, radius));
@@ -207,8 +207,8 @@ impl Bvh {
 
     /// The moments and radius of leaf lane `k` of `node`, from its triangles.
     fn leaf_moments(&self, node: &WideNode, k: usize) -> (Moments, f64) {
-        let first = node.child[k] as usize * LANES;
-        let triangles = (first..first + node.count[k] as usize)
+        let first = node.target(k) as usize * LANES;
+        let triangles = (first..first + node.count(k) as usize)
             .map(|slot| self.leaf_packets[slot / LANES].get(slot % LANES));
         let centre = centre_of(
             triangles.clone().map(|t| {

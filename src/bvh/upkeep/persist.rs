@@ -13,7 +13,8 @@
 //! round trip through `f64` is not exact in every reader); binary formats get the floats.
 
 use crate::bvh::leaf::{LANES, TrianglePacket};
-use crate::bvh::wide::{NO_CHILD, WIDTH, WideNode};
+use crate::bvh::ray_node::set_orders;
+use crate::bvh::wide::{Child, LEAF, NO_CHILD, WIDTH, WideNode};
 use crate::bvh::{BuildOptions, BuildQuality, Bvh};
 use crate::mesh::{CornerAttribute, PerTriangle};
 use crate::{Error, Mesh, Result};
@@ -27,8 +28,9 @@ use std::fmt;
 const FORMAT: &str = "meshray-bvh";
 /// Bumped whenever the record's meaning changes; older or newer files are refused by
 /// version, before their body is read. Version 1 (before 0.2) stored boxes and leaf
-/// triangles, with NaN padding that JSON could not carry.
-const VERSION: u32 = 3;
+/// triangles, with NaN padding that JSON could not carry; version 3 (before issue 38 made
+/// every leaf lane one packet) stored leaves of up to `max_leaf_size` triangles.
+const VERSION: u32 = 4;
 
 /// A built [`Bvh`] in the form it is saved in: the format's name, its version and the
 /// record. `Bvh` itself is `Serialize` and `Deserialize` through this type; use it directly
@@ -88,8 +90,8 @@ struct Body {
     max_leaf_size: u64,
     /// The traversal and the intersection cost.
     costs: Floats,
-    /// Per node, its `WIDTH` children and then their `WIDTH` triangle counts (see
-    /// [`WideNode`]).
+    /// Per node, its `WIDTH` child words (a leaf lane's with [`LEAF`]) and then their `WIDTH`
+    /// triangle counts (see [`WideNode`]); the order words are recomputed from the boxes.
     nodes: Vec<u32>,
     /// Per leaf slot, the mesh's triangle number (`u32::MAX` for padding).
     triangle_index: Vec<u32>,
@@ -212,7 +214,7 @@ impl From<&Bvh> for SavedBvh {
             nodes: bvh
                 .nodes
                 .iter()
-                .flat_map(|n| n.child.into_iter().chain(n.count))
+                .flat_map(|n| n.child.into_iter().chain(n.counts()))
                 .collect(),
             triangle_index: bvh.triangle_index.clone(),
             checksum: 0,
@@ -300,6 +302,7 @@ impl TryFrom<SavedBvh> for Bvh {
         let mut bvh = Bvh {
             mesh,
             nodes,
+            depth: 0,
             leaf_packets: vec![TrianglePacket::EMPTY; triangle_index.len() / LANES],
             triangle_index,
             options,
@@ -309,7 +312,9 @@ impl TryFrom<SavedBvh> for Bvh {
             spare_positions: Vec::new(),
         };
         bvh.refill_leaves_and_boxes();
+        bvh.nodes.iter_mut().for_each(set_orders);
         bvh.validate()?;
+        bvh.depth = bvh.sweep().depth;
         bvh.built_cost = bvh.sah_cost() as f32;
         Ok(bvh)
     }
@@ -389,25 +394,31 @@ fn nodes_of(
     let mut nodes = Vec::with_capacity(count);
     for (i, entry) in flat.chunks_exact(2 * WIDTH).enumerate() {
         let mut node = WideNode::EMPTY;
-        node.child.copy_from_slice(&entry[..WIDTH]);
-        node.count.copy_from_slice(&entry[WIDTH..]);
+        let empty = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
         for k in 0..WIDTH {
-            let (child, n) = (node.child[k] as usize, node.count[k] as usize);
-            let fits = if node.child[k] == NO_CHILD {
-                true
-            } else if n > 0 {
-                child
-                    .checked_mul(LANES)
-                    .and_then(|first| first.checked_add(n))
-                    .is_some_and(|end| end <= slots)
+            let (word, n) = (entry[k], entry[WIDTH + k]);
+            let child = (word & !LEAF) as usize;
+            let lane = if word == NO_CHILD {
+                (n == 0).then_some(Child::Empty)
+            } else if word & LEAF != 0 {
+                let fits = (1..=LANES as u32).contains(&n)
+                    && child
+                        .checked_mul(LANES)
+                        .and_then(|first| first.checked_add(n as usize))
+                        .is_some_and(|end| end <= slots);
+                fits.then_some(Child::Leaf {
+                    first: child as u32,
+                    count: n,
+                })
             } else {
-                child > i && child < count
+                (n == 0 && child > i && child < count).then_some(Child::Node(child as u32))
             };
-            if !fits {
+            let Some(lane) = lane else {
                 return Err(format!(
                     "node {i} lane {k} names child {child} with {n} triangles, outside the tree"
                 ));
-            }
+            };
+            node.set_lane(k, empty, lane);
         }
         nodes.push(node);
     }

@@ -1,12 +1,11 @@
 //! Refitting: the vertices moved, the triangles did not; update the boxes, keep the tree.
 
 use crate::bvh::Bvh;
-use crate::bvh::leaf::{LANES, TrianglePacket};
+use crate::bvh::leaf::{LANES, TrianglePacket, packets_box};
 use crate::bvh::tree::{self, Leaves};
 use crate::triangle::LeafTriangle;
 use crate::{Aabb, Error, Mesh, Pose, Result, Rig};
 use nalgebra::Point3;
-use wide::f32x4;
 
 /// The mesh tree's leaf entries as the tree upkeep sees them: a leaf lane names `count`
 /// triangles from the packet `first`.
@@ -14,45 +13,9 @@ struct Packets<'a>(&'a [TrianglePacket]);
 
 impl Leaves for Packets<'_> {
     fn leaf_box(&self, first: u32, count: u32) -> Aabb {
-        // Straight from the packets' lanes, four at a time per axis; a leaf's last packet may
-        // end in empty (NaN) lanes, which are replaced by the min's and max's identities.
-        let (mut lo, mut hi) = (
-            [f32x4::splat(f32::INFINITY); 3],
-            [f32x4::splat(f32::NEG_INFINITY); 3],
-        );
-        let packets = (count as usize).div_ceil(LANES);
-        for (k, packet) in self.0[first as usize..][..packets].iter().enumerate() {
-            let used = USED[(count as usize - k * LANES).min(LANES)];
-            for axis in 0..3 {
-                let [a, b, c] = [&packet.a, &packet.b, &packet.c].map(|p| f32x4::from(p[axis]));
-                let small = used.bitselect(a.fast_min(b).fast_min(c), lo[axis]);
-                let big = used.bitselect(a.fast_max(b).fast_max(c), hi[axis]);
-                lo[axis] = lo[axis].fast_min(small);
-                hi[axis] = hi[axis].fast_max(big);
-            }
-        }
-        let across = |v: f32x4, f: fn(f32, f32) -> f32| {
-            let [x, y, z, w] = v.to_array();
-            f(f(x, y), f(z, w))
-        };
-        Aabb {
-            min: Point3::from(lo.map(|v| across(v, f32::min))),
-            max: Point3::from(hi.map(|v| across(v, f32::max))),
-        }
+        packets_box(self.0, first, count)
     }
 }
-
-/// Per count of used lanes (0 to 4), the mask of those lanes (all bits set).
-const USED: [f32x4; LANES + 1] = {
-    let on = f32::from_bits(u32::MAX);
-    [
-        f32x4::new([0.0; 4]),
-        f32x4::new([on, 0.0, 0.0, 0.0]),
-        f32x4::new([on, on, 0.0, 0.0]),
-        f32x4::new([on, on, on, 0.0]),
-        f32x4::new([on; 4]),
-    ]
-};
 
 impl Bvh {
     /// Moves the mesh's vertices to `positions` (one per vertex of

@@ -28,11 +28,11 @@ pub struct Stats {
     /// Nodes of the 8-wide tree the queries walk (each holds up to eight children: nodes or
     /// leaves).
     pub nodes: usize,
-    /// Leaves.
+    /// Leaf lanes: each a packet of one to four triangles under a box of its own.
     pub leaves: usize,
     /// Levels of wide nodes from the root to the deepest leaf.
     pub depth: usize,
-    /// The most triangles in one leaf.
+    /// The most triangles in one leaf lane (at most four).
     pub max_leaf_size: usize,
     /// The tree's SAH cost: the expected cost of a ray through the root box,
     /// `Σ_nodes C_trav·A(n)/A(root) + Σ_leaves C_isect·N·A(n)/A(root)` over the wide tree (one
@@ -93,7 +93,7 @@ impl Bvh {
     /// ```
     /// let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let stats = meshray::Bvh::build(mesh).stats();
-    /// assert!(stats.nodes < stats.leaves && stats.max_leaf_size <= 8);
+    /// assert!(stats.nodes < stats.leaves && stats.max_leaf_size <= 4);
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn stats(&self) -> Stats {
@@ -153,8 +153,8 @@ impl Bvh {
             .map(|node| {
                 let leaves: f64 = node
                     .lanes()
-                    .filter(|&k| node.count[k] > 0)
-                    .map(|k| f64::from(node.count[k]) * relative(node.lane_bounds(k)))
+                    .filter(|&k| node.count(k) > 0)
+                    .map(|k| f64::from(node.count(k)) * relative(node.lane_bounds(k)))
                     .sum();
                 traversal * relative(node.bounds()) + intersection * leaves
             })
@@ -162,7 +162,7 @@ impl Bvh {
     }
 
     /// One sweep over the nodes: leaves, depth and the largest leaf.
-    fn sweep(&self) -> StatsVisitor {
+    pub(in crate::bvh) fn sweep(&self) -> StatsVisitor {
         let mut sweep = StatsVisitor {
             depth_of: vec![0; self.nodes.len()],
             leaves: 0,
@@ -175,11 +175,12 @@ impl Bvh {
 }
 
 /// The statistics sweep: every node once, in any order; leaves are counted at their parent.
-struct StatsVisitor {
+pub(in crate::bvh) struct StatsVisitor {
     /// Each node's depth (the root's is 0), set when its parent is visited.
     depth_of: Vec<usize>,
     leaves: usize,
-    depth: usize,
+    /// The deepest leaf lane's depth (the root's lanes at 1).
+    pub depth: usize,
     max_leaf: usize,
 }
 
@@ -191,13 +192,13 @@ impl Visitor for StatsVisitor {
         let d = self.depth_of[index as usize];
         let mut interior = 0;
         for k in node.lanes() {
-            let count = node.count[k];
+            let count = node.count(k);
             if count > 0 {
                 self.leaves += 1;
                 self.depth = self.depth.max(d + 1);
                 self.max_leaf = self.max_leaf.max(count as usize);
             } else {
-                self.depth_of[node.child[k] as usize] = d + 1;
+                self.depth_of[node.target(k) as usize] = d + 1;
                 interior |= 1 << k;
             }
         }

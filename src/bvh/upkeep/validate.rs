@@ -42,10 +42,8 @@ impl Bvh {
         if nodes.is_empty() || nodes.len() > n {
             return fail(format!("{} nodes for {n} triangles", nodes.len()));
         }
-        let max_leaf = self
-            .options
-            .max_leaf_size
-            .clamp(1, crate::bvh::MAX_LEAF_SIZE);
+        // Every leaf lane is one packet.
+        let max_leaf = self.options.max_leaf_size.clamp(1, LANES);
         let mut leaves = MeshLeaves {
             bvh: self,
             seen_packet: vec![false; packets.len()],
@@ -131,7 +129,7 @@ impl CheckedLeaves for MeshLeaves<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::bvh::wide::WIDTH;
+    use crate::bvh::wide::{Child, WIDTH};
     use crate::{Bvh, Mesh};
     use nalgebra::Point3;
 
@@ -173,11 +171,13 @@ mod tests {
         b.triangle_index[last] = b.triangle_index[0]; // a triangle twice
         assert!(b.validate().is_err());
         let mut b = good.clone();
-        let interior = (0..WIDTH).find(|&k| b.nodes[0].count[k] == 0).unwrap();
+        let interior = (0..WIDTH)
+            .find(|&k| matches!(b.nodes[0].lane(k), Child::Node(_)))
+            .unwrap();
         b.nodes[0].child[interior] = 0; // a cycle
         assert!(b.validate().is_err());
         let mut b = good.clone();
-        b.nodes[0].count[3] = 1; // a leaf in no lane's place
+        b.nodes[0].order[interior] |= 1 << 25; // an interior lane counting triangles
         assert!(b.validate().is_err());
         let mut b = good.clone();
         b.nodes[1].child[1] = crate::bvh::wide::NO_CHILD; // a hole in the lanes

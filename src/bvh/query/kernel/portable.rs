@@ -15,30 +15,28 @@
 use super::{CAPACITY, Found, KEY_POINT, Tree};
 use crate::aabb::RaySlabs;
 use crate::bvh::leaf::{LANES, LeafTest};
-use crate::bvh::ray_node::{LEAF, SORT};
 use crate::bvh::ray_walk::sorted_lanes;
 use crate::bvh::traverse::keep_closer;
-use crate::bvh::wide::{WIDTH, WideRay, entered, lane_slabs, widened};
-use crate::{Culling, QueryOptions, Ray};
+use crate::bvh::wide::{LEAF, SORT, WIDTH, WideRay, entered, lane_slabs, widened};
+use crate::{QueryOptions, Ray};
 use std::mem::MaybeUninit;
 
 /// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` (valid)
-/// with `culling`: what the x86 walk's exact level answers (the closest hit bit for bit; any
-/// hit, a hit of the scalar test).
-pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
+/// with `options`: what the x86 walk's exact level answers (the closest hit bit for bit; any
+/// hit, a hit of the scalar test), or with Cramer's rule (`watertight: false`) what the
+/// scalar Cramer test answers.
+pub(crate) fn cast<const ANY: bool>(
+    tree: Tree,
+    ray: &Ray,
+    options: &QueryOptions,
+) -> Option<Found> {
     let Tree {
         nodes,
         packets,
         index,
     } = tree;
     let slabs = WideRay::new(&RaySlabs::new(ray));
-    let leaf = LeafTest::new(
-        ray,
-        &QueryOptions {
-            culling,
-            watertight: true,
-        },
-    );
+    let leaf = LeafTest::new(ray, options);
     let octant = slabs.octant();
     let t_min = ray.t_min();
     let mut t_max = ray.t_max();
@@ -72,10 +70,11 @@ pub(crate) fn cast<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> 
                     entries[top].write(near[k]);
                     top += ((mask >> k) & 1) as usize;
                 };
-                if ANY {
+                let sorts = node.order[0] & SORT != 0;
+                if ANY && !sorts {
                     // Lane order: no distances, nothing culled at the pop.
                     (0..WIDTH).for_each(push);
-                } else if node.order[0] & SORT != 0 {
+                } else if sorts {
                     // As the x86 walk orders them: two by one compare of their keys (the
                     // lower lane first on a tie), more by the old walk's keys and network.
                     let far = far.to_array();
