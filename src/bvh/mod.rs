@@ -6,9 +6,11 @@
 //!
 //! The builders make a binary tree: one flat array of 32-byte [`Node`]s, the root first and
 //! the two children of a node side by side. The queries walk that tree collapsed into 8-wide
-//! nodes ([`wide`]), which test eight boxes at a time. Triangles are copied into leaf order,
-//! corner by corner, in packets of four that one SIMD pass tests ([`TrianglePacket`]), with a
-//! `u32` map back to the mesh's triangle number that is read only when a hit is reported.
+//! nodes ([`wide`]), which test eight boxes at a time and list, for each octant of ray
+//! directions, their children farthest first ([`ray_node`]). Triangles are copied into leaf
+//! order, corner by corner, in packets of four that one SIMD pass tests
+//! ([`TrianglePacket`]), each packet a leaf lane of its own, with a `u32` map back to the
+//! mesh's triangle number that is read only when a hit is reported.
 
 mod build;
 mod layout;
@@ -73,8 +75,8 @@ pub enum BuildQuality {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BuildOptions {
-    /// Which builder runs; the options below are the SAH builder's (`Fast` uses only
-    /// `max_leaf_size`, capped at two packets of four, and the costs for the wide nodes).
+    /// Which builder runs; the options below are the SAH builder's (`Fast` makes leaves of
+    /// up to two packets of four, and uses only the costs, for the wide nodes).
     pub quality: BuildQuality,
     /// Bins per axis for the SAH sweep (clamped to 2..=256). More bins find better planes
     /// and cost build time.
@@ -270,7 +272,10 @@ impl Bvh {
         // which a browser tab's memory keeps.
         let (binary, order, sorted) = match options.quality {
             BuildQuality::Fast => {
-                let (binary, order, sorted) = lbvh::build(&mesh, options.max_leaf_size, &report);
+                // Two packets, whatever `max_leaf_size` asks: its splits at Morton bits leave
+                // leaves part-full, and smaller ones built slower trees no faster to cast into
+                // and over 60 bytes per triangle (the layout spreads a leaf over lanes).
+                let (binary, order, sorted) = lbvh::build(&mesh, 2 * leaf::LANES, &report);
                 (binary, order, Some(sorted))
             }
             BuildQuality::Default | BuildQuality::High => {
@@ -293,10 +298,9 @@ impl Bvh {
             }),
         };
         drop((order, sorted));
-        let (nodes, depth) = ray_node::ray_tree(&collapsed, leaf::LANES as u32, &|first, count| {
+        let (nodes, depth) = ray_node::ray_tree(collapsed, leaf::LANES as u32, &|first, count| {
             leaf::packets_box(&leaf_packets, first, count)
         });
-        drop(collapsed);
         let mut bvh = Bvh {
             mesh,
             nodes,

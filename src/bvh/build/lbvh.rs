@@ -40,7 +40,7 @@ pub(crate) fn build(
     radix_sort(&mut codes, &mut order);
 
     let n = corners.len();
-    let mut nodes = Vec::with_capacity(crate::bvh::build::node_capacity(n));
+    let mut nodes = Vec::with_capacity(crate::bvh::build::node_capacity(n, leaf_size));
     nodes.push(Node::EMPTY);
     // (node, begin, end, depth)
     let mut tasks = vec![(0usize, 0usize, n, 0u32)];

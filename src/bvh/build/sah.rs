@@ -208,7 +208,7 @@ pub(crate) fn build_triangles(
     // The nodes' array is reserved before the items', right below them, so that once both
     // are freed they make one hole, which takes the leaves' packets: in a browser tab, whose
     // memory never shrinks, the build's peak is what it keeps.
-    let nodes = Vec::with_capacity(node_capacity(mesh.triangle_count()));
+    let nodes = Vec::with_capacity(node_capacity(mesh.triangle_count(), options.max_leaf_size));
     let items = par::map_indexed(mesh.triangle_count(), |i| {
         Item::new(&Aabb::from_points(&mesh.triangle(i)), i as u32)
     });
@@ -319,7 +319,7 @@ fn build_serial(
     let n = items.len();
     let mut scratch = Scratch::new(options);
     nodes.clear();
-    nodes.reserve(node_capacity(n));
+    nodes.reserve(node_capacity(n, options.max_leaf_size));
     nodes.push(Node::EMPTY);
     let mut tasks = vec![Task {
         node: 0,
@@ -378,12 +378,23 @@ fn build_serial(
     nodes
 }
 
-/// The nodes to reserve for a tree over `n` primitives: a binary tree of single-primitive
-/// leaves has 2n − 1, but the SAH's leaves hold two to four triangles, so trees of real
-/// meshes have 0.36n to 0.39n nodes. Reserving the most would take 64 bytes per triangle
-/// of memory a build in a browser tab never gets back; a rare larger tree grows the array.
-pub(crate) fn node_capacity(n: usize) -> usize {
-    (n / 2).max(1)
+/// The nodes to reserve for a tree over `n` primitives whose leaves hold at most
+/// `max_leaf`: a binary tree of single-primitive leaves has 2n − 1, but the SAH's leaves
+/// are nearly full, so trees of real meshes have 0.36n to 0.39n nodes with leaves of up to
+/// eight and 0.52n to 0.55n with leaves of up to four (the default; the five benchmark
+/// meshes). Reserving the most would take 64 bytes per triangle of memory a build in a
+/// browser tab never gets back; a larger tree grows the array. For leaves of four, n/2
+/// still: reserving 9n/16 raised a WebAssembly module's peak (js/test/core.test.mjs's
+/// sphere: 144 against 112 bytes per triangle), where the array's hole takes the leaves
+/// later.
+pub(crate) fn node_capacity(n: usize, max_leaf: usize) -> usize {
+    match max_leaf {
+        0 | 1 => 2 * n,
+        2 => n + n / 4,
+        3 => n * 13 / 16,
+        _ => n / 2,
+    }
+    .max(1)
 }
 
 /// Below this many primitives a subtree is built on one thread: handing it to another
@@ -410,10 +421,22 @@ impl Part {
             Part::Built(nodes) => nodes,
             #[cfg(feature = "parallel")]
             joined => {
-                let mut out = vec![Node::EMPTY];
+                // Reserved whole: grown by doubling, the array would hold up to twice the
+                // tree at the build's peak.
+                let mut out = Vec::with_capacity(1 + joined.placed());
+                out.push(Node::EMPTY);
                 joined.place(0, &mut out);
                 out
             }
+        }
+    }
+
+    /// The nodes [`place`](Part::place) adds beyond the slot of this part's root.
+    #[cfg(feature = "parallel")]
+    fn placed(&self) -> usize {
+        match self {
+            Part::Built(nodes) => nodes.len() - 1,
+            Part::Joined(_, left, right) => 2 + left.placed() + right.placed(),
         }
     }
 

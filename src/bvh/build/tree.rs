@@ -134,7 +134,7 @@ pub(crate) fn build_over_boxes(
             .iter()
             .fold(Aabb::EMPTY, |b, &i| b.union(&boxes[i as usize]))
     };
-    let (nodes, _) = ray_tree(&collapsed, 1, &entries_box);
+    let (nodes, _) = ray_tree(collapsed, 1, &entries_box);
     (nodes, order)
 }
 

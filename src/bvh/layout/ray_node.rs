@@ -35,15 +35,27 @@ type Lanes = smallvec::SmallVec<[Lane; WIDTH]>;
 /// packet and count triangles, four to a packet; a scene's name one instance each), and
 /// `entries_box(first, count)` gives the box of a lane's or a run's entries. Also returns
 /// the depth of the deepest leaf lane (the root's lanes are at depth 1).
+///
+/// Where every leaf fits one lane (the default trees), each node becomes its own ray node
+/// in the collapsed tree's memory, so a build never holds both trees: a WebAssembly page,
+/// whose memory never shrinks, keeps a build's peak. Otherwise the new nodes are counted
+/// first and allocated once.
 pub(crate) fn ray_tree(
-    nodes: &[Collapsed],
+    nodes: Vec<Collapsed>,
     per_lane: u32,
     entries_box: &dyn Fn(u32, u32) -> Aabb,
 ) -> (Vec<WideNode>, usize) {
-    let mut out = vec![WideNode::EMPTY];
     if nodes.is_empty() {
-        return (out, 0);
+        return (vec![WideNode::EMPTY], 0);
     }
+    if nodes
+        .iter()
+        .all(|n| n.lanes().all(|k| n.count[k] <= per_lane))
+    {
+        return in_place(nodes);
+    }
+    let mut out = Vec::with_capacity(node_count(&nodes, per_lane));
+    out.push(WideNode::EMPTY);
     let corners = |b: Aabb| -> [[f32; 3]; 2] { [b.min.coords.into(), b.max.coords.into()] };
     // (source node, or a run, as node `at`, at depth `depth`)
     let mut tasks = vec![(Lane::Node(0, [[0.0; 3]; 2]), 0usize, 1usize)];
@@ -80,6 +92,70 @@ pub(crate) fn ray_tree(
         out[at] = node;
     }
     (out, deepest)
+}
+
+/// [`ray_tree`] where every leaf lane fits one lane: node for node, in place (the two node
+/// types have one size and alignment, so `collect` reuses the allocation).
+fn in_place(nodes: Vec<Collapsed>) -> (Vec<WideNode>, usize) {
+    // Children come after their parent: one pass gives every node's depth.
+    let mut depth = vec![1u32; nodes.len()];
+    let mut deepest = 0;
+    for (i, node) in nodes.iter().enumerate() {
+        for k in node.lanes() {
+            if node.count[k] == 0 {
+                depth[node.child[k] as usize] = depth[i] + 1;
+            } else {
+                deepest = deepest.max(depth[i] as usize);
+            }
+        }
+    }
+    let out = nodes
+        .into_iter()
+        .map(|c| {
+            let mut node = WideNode::EMPTY;
+            for k in c.lanes() {
+                let (child, count) = (c.child[k], c.count[k]);
+                let lane = if count == 0 {
+                    Child::Node(child)
+                } else {
+                    Child::Leaf {
+                        first: child,
+                        count,
+                    }
+                };
+                node.set_lane(k, c.lane_corners(k), lane);
+            }
+            set_orders(&mut node);
+            node
+        })
+        .collect();
+    (out, deepest)
+}
+
+/// How many nodes [`ray_tree`] makes of `nodes`: one each, and the nodes of the runs too
+/// long for their node's free lanes.
+fn node_count(nodes: &[Collapsed], per_lane: u32) -> usize {
+    fn run_nodes(first: u32, count: u32, per_lane: u32) -> usize {
+        1 + run_lanes(first, count, per_lane)
+            .into_iter()
+            .map(|lane| match lane {
+                Lane::Run(f, n) => run_nodes(f, n, per_lane),
+                _ => 0,
+            })
+            .sum::<usize>()
+    }
+    nodes
+        .iter()
+        .map(|node| {
+            1 + lanes_of(node, per_lane)
+                .into_iter()
+                .map(|lane| match lane {
+                    Lane::Run(f, n) => run_nodes(f, n, per_lane),
+                    _ => 0,
+                })
+                .sum::<usize>()
+        })
+        .sum()
 }
 
 /// The lanes of collapsed node `node`: its interior lanes as they are, each leaf lane's
@@ -164,37 +240,41 @@ pub(crate) fn orders_are_permutations(node: &WideNode) -> bool {
 /// The octant-order bits of `node`'s order words (with [`SORT`]), counts left out.
 fn octant_orders(node: &WideNode) -> [u32; WIDTH] {
     let mut order = [0u32; WIDTH];
-    let used: smallvec::SmallVec<[usize; WIDTH]> = (0..WIDTH)
-        .filter(|&k| node.min[0][k] <= node.max[0][k])
-        .collect();
-    let unused = WIDTH - used.len();
-    // The used lanes come after the unused ones (never entered, so listed first).
-    for (i, k) in (0..WIDTH).filter(|k| !used.contains(k)).enumerate() {
-        for q in 0..8 {
-            order[i] |= (k as u32) << (3 * q);
-        }
-    }
-    let centre = |a: usize, k: usize| 0.5 * node.min[a][k] + 0.5 * node.max[a][k];
-    // Octant `7 − q` projects on the opposite diagonal: its order is octant `q`'s reversed.
+    let used: [bool; WIDTH] = std::array::from_fn(|k| node.min[0][k] <= node.max[0][k]);
+    let unused = used.iter().filter(|u| !**u).count();
+    let centre: [[f32; WIDTH]; 3] = std::array::from_fn(|a| {
+        std::array::from_fn(|k| 0.5 * node.min[a][k] + 0.5 * node.max[a][k])
+    });
+    // Octant `7 − q` projects on the opposite diagonal: its order is octant `q`'s with the
+    // used lanes reversed (the unused ones, never entered, first in both).
     for q in 0..4u32 {
         let sign = |a: usize| if q & (1 << a) != 0 { -1.0 } else { 1.0 };
-        let key =
-            |k: usize| sign(0) * centre(0, k) + sign(1) * centre(1, k) + sign(2) * centre(2, k);
-        let keys: smallvec::SmallVec<[f32; WIDTH]> = used.iter().map(|&k| key(k)).collect();
+        let (sx, sy, sz) = (sign(0), sign(1), sign(2));
+        let key: [f32; WIDTH] = std::array::from_fn(|k| {
+            if used[k] {
+                sx * centre[0][k] + sy * centre[1][k] + sz * centre[2][k]
+            } else {
+                f32::INFINITY
+            }
+        });
         // Farthest (largest projection along the direction) first; equal keys in lane
-        // order (an insertion sort, stable).
-        let mut lanes: smallvec::SmallVec<[usize; WIDTH]> = (0..used.len()).collect();
-        for i in 1..lanes.len() {
+        // order (an insertion sort, stable), so the unused lanes (+inf) come first.
+        let mut lanes = [0usize, 1, 2, 3, 4, 5, 6, 7];
+        for i in 1..WIDTH {
             let mut j = i;
-            while j > 0 && keys[lanes[j - 1]] < keys[lanes[j]] {
+            while j > 0 && key[lanes[j - 1]] < key[lanes[j]] {
                 lanes.swap(j - 1, j);
                 j -= 1;
             }
         }
-        for (i, &l) in lanes.iter().enumerate() {
-            let k = used[l] as u32;
-            order[unused + i] |= k << (3 * q);
-            order[WIDTH - 1 - i] |= k << (3 * (7 - q));
+        for (i, &k) in lanes.iter().enumerate() {
+            order[i] |= (k as u32) << (3 * q);
+            let opposite = if i < unused {
+                k
+            } else {
+                lanes[WIDTH - 1 - (i - unused)]
+            };
+            order[i] |= (opposite as u32) << (3 * (7 - q));
         }
     }
     if sorts_at_run_time(node) {

@@ -1,4 +1,5 @@
-//! The 8-wide tree the queries walk, collapsed from the binary SAH tree.
+//! The 8-wide tree the queries walk ([`WideNode`]), collapsed from the binary SAH tree
+//! ([`collapse`]) and laid out lane by lane by [`ray_tree`](crate::bvh::ray_node::ray_tree).
 //!
 //! A binary tree tests two boxes per step and spends most of a query on the step's
 //! bookkeeping; a wide node tests all its children's boxes in one pass over struct-of-arrays
@@ -178,12 +179,18 @@ impl WideNode {
 /// or nothing (`child[k] == NO_CHILD`). The builders' step between the binary tree and the
 /// [`WideNode`]s ([`ray_tree`](crate::bvh::ray_node::ray_tree)).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(64))]
 pub(crate) struct Collapsed {
     pub min: [[f32; WIDTH]; 3],
     pub max: [[f32; WIDTH]; 3],
     pub child: [u32; WIDTH],
     pub count: [u32; WIDTH],
 }
+
+const _: () = assert!(
+    std::mem::size_of::<Collapsed>() == std::mem::size_of::<WideNode>()
+        && std::mem::align_of::<Collapsed>() == std::mem::align_of::<WideNode>()
+);
 
 impl Collapsed {
     const EMPTY: Collapsed = Collapsed {
@@ -234,7 +241,9 @@ pub(crate) fn collapse(
         wide[0].set_lane(0, &binary[0], binary[0].first, binary[0].count);
         return wide;
     }
-    let mut cost = vec![[0.0f64; WIDTH]; binary.len()];
+    // Kept in `f32` (summed in `f64`): the array is the collapse's largest, 32 bytes per
+    // binary node, at the build's peak (in a browser tab, what the page keeps).
+    let mut cost = vec![[0.0f32; WIDTH]; binary.len()];
     let split = collapse_splits(binary, &mut cost, traversal_cost, intersection_cost);
     // Exactly the nodes it makes (256 bytes each), reserved while the costs still take
     // their place: in a browser tab, whose memory never shrinks, the costs' hole then
@@ -276,7 +285,7 @@ struct Split {
 /// computed into `cost` (one entry per binary node).
 fn collapse_splits(
     binary: &[Node],
-    cost: &mut [[f64; WIDTH]],
+    cost: &mut [[f32; WIDTH]],
     traversal_cost: f32,
     intersection_cost: f32,
 ) -> Vec<Split> {
@@ -292,8 +301,20 @@ fn collapse_splits(
         let node = &binary[n];
         let area = f64::from(node.bounds().half_area());
         if node.is_leaf() {
-            let packets = f64::from(node.count.div_ceil(crate::bvh::leaf::LANES as u32));
-            cost[n] = [area * f64::from(intersection_cost) * packets; WIDTH];
+            // Each packet of a leaf takes a lane of its own in the tree the queries walk
+            // (`ray_node::ray_tree`): a leaf of `p` packets given fewer than `p` lanes
+            // becomes a node of its own (a node visit more), and one of more than `WIDTH`
+            // packets always does.
+            let p = node.count.div_ceil(crate::bvh::leaf::LANES as u32) as usize;
+            let tested = area * f64::from(intersection_cost) * p as f64;
+            let own_node = area * f64::from(traversal_cost) + tested;
+            cost[n] = std::array::from_fn(|k| {
+                if p == 1 || (p <= WIDTH && k + 1 >= p) {
+                    tested as f32
+                } else {
+                    own_node as f32
+                }
+            });
             continue;
         }
         let (l, r) = (node.first as usize, node.first as usize + 1);
@@ -303,17 +324,17 @@ fn collapse_splits(
         let mut shared = [(f64::INFINITY, u8::MAX); WIDTH];
         for (k, slot) in shared.iter_mut().enumerate().skip(1) {
             for a in 0..k {
-                let c = cost[l][a] + cost[r][k - 1 - a];
+                let c = f64::from(cost[l][a]) + f64::from(cost[r][k - 1 - a]);
                 if c < slot.0 {
                     *slot = (c, a as u8);
                 }
             }
         }
-        cost[n][0] = area * f64::from(traversal_cost) + shared[WIDTH - 1].0;
+        cost[n][0] = (area * f64::from(traversal_cost) + shared[WIDTH - 1].0) as f32;
         split[n].open = shared[WIDTH - 1].1;
         for k in 1..WIDTH {
-            if shared[k].0 < cost[n][k - 1] {
-                cost[n][k] = shared[k].0;
+            if shared[k].0 < f64::from(cost[n][k - 1]) {
+                cost[n][k] = shared[k].0 as f32;
                 split[n].shared[k] = shared[k].1;
             } else {
                 cost[n][k] = cost[n][k - 1];
@@ -469,7 +490,7 @@ pub(crate) fn lane_intervals(
 
 /// The entries and exits (not yet widened) of eight boxes given as rows of corners (`min`,
 /// `max`: x, y, z), clamped to `t_min..t_max`: [`lane_intervals`]' pass, which the ray
-/// tree's portable walk runs on its own nodes' rows.
+/// walk's portable twin runs too.
 #[inline(always)]
 pub(crate) fn lane_slabs(
     min: &[[f32; WIDTH]; 3],

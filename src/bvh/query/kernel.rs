@@ -1,7 +1,8 @@
 //! The new single-ray walk (issue 38), built up from the fastest known design rather than
 //! tuned down from the old one: first a floor that matches tinybvh's instruction count, then
-//! each of meshray's guarantees added at a measured price. It walks the ray tree of
-//! [`ray_node`](crate::bvh::ray_node).
+//! each of meshray's guarantees added at a measured price. It walks the `Bvh`'s tree
+//! ([`WideNode`], laid out by [`ray_node`](crate::bvh::ray_node)); its exact level is what
+//! `Bvh::closest_hit`, `any_hit` and `cast_ray` run.
 //!
 //! One walk per ray octant (the direction's sign bits, a const parameter), compiled for
 //! AVX2 and FMA and again for AVX-512, with the leaf test inside it, so the ray's vectors
@@ -117,8 +118,9 @@ pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
     if options.watertight && crate::bvh::simd::Avx2::detect().is_some() {
         let culling = options.culling;
         // SAFETY: the CPU has AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`detect`); the tree is
-        // a ray tree made by `ray_nodes` (child words in range, no deeper than
-        // `DEPTH_LIMIT`) over these packets and their map, as `RayTree` guarantees.
+        // a `Bvh`'s, made by `ray_tree` or loaded and validated (child words in range) over
+        // these packets and their map, and no deeper than `DEPTH_LIMIT` (its callers check
+        // the `Bvh`'s depth first).
         #[allow(unsafe_code)]
         unsafe {
             let n = ray.negative();
@@ -301,7 +303,8 @@ mod x86 {
     ///
     /// # Safety
     /// The CPU must have AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2; `tree` must be a ray tree
-    /// made by `ray_nodes` over its packets and map, no deeper than `DEPTH_LIMIT`.
+    /// made by `ray_tree` (or loaded and validated) over its packets and map, no deeper
+    /// than `DEPTH_LIMIT`.
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn walk<const Q: u8, const K: usize, const LEVEL: u8, const ANY: bool>(
@@ -371,7 +374,7 @@ mod x86 {
         let mut top = 0usize;
         let mut word = 0u32;
         // SAFETY (the whole body): the caller promises the instructions; child words index
-        // `nodes` and `packets` (made so by `ray_nodes`), slots index `index`;
+        // `nodes` and `packets` (made so by `ray_tree`), slots index `index`;
         // `top + 8 <= CAPACITY` at every push, since a node of depth `k` (the root 0) is
         // visited with at most `7k` entries below the top and the tree is no deeper than
         // `DEPTH_LIMIT`; the entries read are below `top`, all written.
@@ -707,7 +710,7 @@ mod x86 {
     #[allow(unsafe_code)]
     unsafe fn row(r: &[f32; 8]) -> __m256 {
         // SAFETY: inlined into the walk, which enables AVX; `r` is 32-byte aligned (a
-        // `RayNode` row).
+        // `WideNode` row).
         unsafe { _mm256_load_ps(r.as_ptr()) }
     }
 

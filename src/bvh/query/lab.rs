@@ -22,7 +22,8 @@ pub enum Level {
     Exact,
 }
 
-/// The new walk's tree over a built [`Bvh`]: its own nodes, the BVH's packets.
+/// The new walk over a built [`Bvh`]'s tree, at a chosen level (the exact level is what
+/// [`Bvh::cast_ray`] runs).
 ///
 /// ```
 /// use meshray::lab::{Level, RayTree};

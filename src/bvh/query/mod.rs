@@ -1,5 +1,7 @@
-//! Walking the tree: the single-ray walk of the mesh queries (`ray_walk`, with its vector
-//! kernels in `simd`), the ray queries built on it (`traverse`), eight camera rays at once
+//! Walking the tree: the ray walk of the closest and any hit (`kernel`), the older
+//! single-ray walk of all hits, the hit count and the scene's top level (`ray_walk`, with
+//! its vector kernels in `simd`), the ray queries built on them (`traverse`), the new walk's
+//! levels of guarantees for the benchmarks (`lab`), eight camera rays at once
 //! (`coherent`) and the batch query (`batch`); the generic ordered walk (`walk`) behind the
 //! nearest point (`nearest`) and the selections (`selection`).
 
