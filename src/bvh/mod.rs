@@ -84,9 +84,9 @@ pub struct BuildOptions {
     /// The most triangles a leaf of the binary tree may hold; the SAH decides below this
     /// (clamped to 1..=65536). The tree the queries walk holds one packet of four
     /// triangles per leaf lane, so a larger leaf becomes several lanes (or a node of its
-    /// own). 4 by default: one packet, which the ray walk tests inside its loop; 8 ran
-    /// 0.7–0.95× as fast on most of the benchmarks' meshes and ray sets
-    /// (docs/benchmarks.md, "The new walk, issue 38 (fourth session)").
+    /// own). 4 by default: one packet, which the ray walk tests inside its loop; leaves of
+    /// 8 cast closest hits slower on 8 of the 9 cells measured (docs/benchmarks.md, "The new
+    /// walk, issue 38 (fourth session)").
     pub max_leaf_size: usize,
     /// The SAH's cost of visiting a node, relative to [`intersection_cost`](Self::intersection_cost).
     pub traversal_cost: f32,

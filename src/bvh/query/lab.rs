@@ -2,7 +2,7 @@
 //! [`RayTree`] made from a built [`Bvh`], cast into at a chosen [`Level`] of guarantees.
 //! Behind the `kernel-lab` feature; it goes when the new walk replaces the old one.
 
-use crate::bvh::kernel::{self, DEPTH_LIMIT, Tree, level};
+use crate::bvh::kernel::{self, DEPTH_LIMIT, level};
 use crate::{Bvh, CompactHit, Culling, QueryOptions, Ray, RayQuery};
 
 /// Which of the new walk's guarantees a cast pays for (issue 38's step 2 adds them in this
@@ -85,11 +85,7 @@ impl<'a> RayTree<'a> {
         if !ray.is_valid() {
             return None;
         }
-        let tree = Tree {
-            nodes: &self.bvh.nodes,
-            packets: &self.bvh.leaf_packets,
-            index: &self.bvh.triangle_index,
-        };
+        let tree = self.bvh.ray_tree();
         let options = &QueryOptions {
             culling,
             watertight: true,

@@ -357,7 +357,7 @@ impl Bvh {
 
     /// The tree as the ray walk reads it.
     #[inline(always)]
-    fn ray_tree(&self) -> Tree<'_> {
+    pub(in crate::bvh) fn ray_tree(&self) -> Tree<'_> {
         Tree {
             nodes: &self.nodes,
             packets: &self.leaf_packets,
