@@ -19,15 +19,15 @@ mod query;
 mod upkeep;
 
 // The folders' modules by their short names, for the modules of the tree and for the scene,
-// which builds its top-level tree with `build::tree` and walks it with `query` (`walk`,
-// `walk_ray`, `lanes_near`): the one way in from above.
+// which builds its top-level tree with `build::tree` and walks it with `query` (`kernel`,
+// `walk`, `lanes_near`): the one way in from above.
 pub(crate) use build::tree;
 use build::{lbvh, reinsert};
 pub(crate) use layout::{leaf, ray_node, wide};
 pub(crate) use query::kernel;
 #[cfg(feature = "kernel-lab")]
 pub use query::lab;
-pub(crate) use query::{batch, coherent, inside, nearest, ray_walk, simd, traverse, walk, winding};
+pub(crate) use query::{batch, coherent, inside, nearest, simd, traverse, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;
 use upkeep::stats;

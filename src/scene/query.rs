@@ -2,8 +2,8 @@
 //! top-level trees and queries the instances it reaches in their own object space.
 
 use super::{Instance, InstanceId, Scene, SceneHit, SceneOptions};
+use crate::bvh::kernel;
 use crate::bvh::nearest::lanes_near;
-use crate::bvh::traverse::walk_ray;
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
 use crate::closest_point::distance_query;
@@ -90,7 +90,7 @@ impl Scene {
         options: &SceneOptions<'_>,
     ) -> Option<(InstanceId, Ray, CompactHit)> {
         let mut best: Option<(InstanceId, Ray, CompactHit)> = None;
-        self.walk(ray, options, |id, instance, t_max| {
+        self.walk(ray, options, true, |id, instance, t_max| {
             let local = object_ray(instance, ray, *t_max)?;
             let hit = instance.bvh.closest_triangle(&local, &options.query)?;
             // Of instances hit at the same `t`, the lowest number wins, in any walk order.
@@ -114,7 +114,7 @@ impl Scene {
         options: &SceneOptions<'_>,
     ) -> Option<(InstanceId, Ray, CompactHit)> {
         let mut found = None;
-        self.walk(ray, options, |id, instance, t_max| {
+        self.walk(ray, options, false, |id, instance, t_max| {
             let local = object_ray(instance, ray, *t_max)?;
             let hit = instance.bvh.any_triangle(&local, &options.query)?;
             found = Some((id, local, hit));
@@ -207,7 +207,7 @@ impl Scene {
     ) {
         hits.clear();
         let t_end = ray.t_max();
-        self.walk(ray, options, |id, instance, _| {
+        self.walk(ray, options, false, |id, instance, _| {
             let local = object_ray(instance, ray, t_end)?;
             instance
                 .bvh
@@ -244,7 +244,7 @@ impl Scene {
     pub fn count_hits(&self, ray: &Ray, options: &SceneOptions<'_>) -> usize {
         let mut count = 0;
         let t_end = ray.t_max();
-        self.walk(ray, options, |_, instance, _| {
+        self.walk(ray, options, false, |_, instance, _| {
             let local = object_ray(instance, ray, t_end)?;
             count += instance.bvh.count_hits(&local, &options.query);
             Some(false)
@@ -252,13 +252,15 @@ impl Scene {
         count
     }
 
-    /// Walks the top-level trees near box first, with the mesh's ray kernel
-    /// ([`walk_ray`]); `visit(id, instance, t_max)` queries an instance the options let the
-    /// query see (lowering `t_max` for closest hit) and returns `Some(true)` to stop.
+    /// Walks the top-level trees with the mesh's ray walk ([`kernel::visit`]): nearest box
+    /// first, dropping the boxes beyond `t_max`, when `nearest` (a closest hit), else in the
+    /// nodes' lane order; `visit(id, instance, t_max)` queries an instance the options let
+    /// the query see (lowering `t_max` for closest hit) and returns `Some(true)` to stop.
     fn walk(
         &self,
         ray: &Ray,
         options: &SceneOptions<'_>,
+        nearest: bool,
         mut visit: impl FnMut(InstanceId, &Instance, &mut f32) -> Option<bool>,
     ) {
         if !ray.is_valid() {
@@ -267,24 +269,27 @@ impl Scene {
         let mut t_max = ray.t_max();
         for tree in self.top().trees() {
             let mut stopped = false;
-            walk_ray(
-                ray,
-                (ray.t_min(), t_max),
-                &tree.nodes,
-                &mut (),
-                |first, count, t| {
-                    let ids = &tree.order[first..first + count];
-                    for (id, instance) in options.seen_in(&self.slots, ids) {
-                        let stop = visit(id, instance, t) == Some(true);
-                        t_max = *t;
-                        if stop {
-                            stopped = true;
-                            return true;
-                        }
+            let start = t_max;
+            // One walk per tree and order, whatever the query (an instance's query is a walk
+            // of its own, so the call through `dyn` is a small part of it).
+            let mut leaf = |entry: u32, t: &mut f32| {
+                let ids = std::slice::from_ref(&tree.order[entry as usize]);
+                for (id, instance) in options.seen_in(&self.slots, ids) {
+                    let stop = visit(id, instance, t) == Some(true);
+                    t_max = *t;
+                    if stop {
+                        stopped = true;
+                        return true;
                     }
-                    false
-                },
-            );
+                }
+                false
+            };
+            let leaf: &mut dyn FnMut(u32, &mut f32) -> bool = &mut leaf;
+            if nearest {
+                kernel::visit::<false, _>(&tree.nodes, tree.depth, ray, start, leaf);
+            } else {
+                kernel::visit::<true, _>(&tree.nodes, tree.depth, ray, start, leaf);
+            }
             if stopped {
                 return;
             }

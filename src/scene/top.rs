@@ -39,6 +39,8 @@ pub(super) const REMOVED: u32 = u32::MAX;
 pub(super) struct Tree {
     pub nodes: Vec<WideNode>,
     pub order: Vec<u32>,
+    /// The depth of the deepest leaf lane (which stack the walk takes); refits keep it.
+    pub depth: usize,
     links: Links,
     /// The tree's cost ([`tree::cost`]): now, and just after the build.
     cost: f64,
@@ -119,12 +121,13 @@ impl Tree {
             max_leaf_size: 1,
             ..Default::default()
         };
-        let (nodes, order) = tree::build_over_boxes(&boxes, &options);
+        let (nodes, order, depth) = tree::build_over_boxes(&boxes, &options);
         let links = Links::new(&nodes, order.len());
         let cost = tree::cost(&nodes);
         Tree {
             nodes,
             order: order.iter().map(|&i| ids[i as usize]).collect(),
+            depth,
             links,
             cost,
             built_cost: cost,

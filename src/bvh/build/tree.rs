@@ -126,7 +126,7 @@ pub(crate) fn check_shape(
 pub(crate) fn build_over_boxes(
     boxes: &[Aabb],
     options: &BuildOptions,
-) -> (Vec<WideNode>, Vec<u32>) {
+) -> (Vec<WideNode>, Vec<u32>, usize) {
     let (binary, order) = crate::bvh::build::build(boxes, options, &|_| {});
     let collapsed = collapse(&binary, options.traversal_cost, options.intersection_cost);
     let entries_box = |first: u32, count: u32| {
@@ -134,8 +134,8 @@ pub(crate) fn build_over_boxes(
             .iter()
             .fold(Aabb::EMPTY, |b, &i| b.union(&boxes[i as usize]))
     };
-    let (nodes, _) = ray_tree(collapsed, 1, &entries_box);
-    (nodes, order)
+    let (nodes, depth) = ray_tree(collapsed, 1, &entries_box);
+    (nodes, order, depth)
 }
 
 /// Recomputes node `i`'s lane boxes from its children (already up to date) and its leaves;
@@ -269,7 +269,7 @@ mod tests {
             max_leaf_size: 1,
             ..Default::default()
         };
-        let (nodes, order) = build_over_boxes(&boxes, &options);
+        let (nodes, order, _) = build_over_boxes(&boxes, &options);
         (
             nodes,
             Boxes(order.iter().map(|&i| boxes[i as usize]).collect()),

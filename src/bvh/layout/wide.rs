@@ -473,24 +473,9 @@ fn lower_portable(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
     t.simd_lt(bound).bitselect(t, bound)
 }
 
-/// The slab test of a ray against all of a wide node's boxes at once: a bit per lane whose box
-/// the ray enters before it leaves (after widening the exit), and the entry distances. The
-/// same operations in the same order as [`slab_interval`](crate::aabb::slab_interval), lane
-/// by lane, so every box gets the same answer.
-#[inline(always)]
-pub(crate) fn lane_intervals(
-    node: &WideNode,
-    ray: &WideRay,
-    t_min: f32,
-    t_max: f32,
-) -> (u32, [f32; WIDTH]) {
-    let (near, far) = lane_slabs(&node.min, &node.max, ray, t_min, t_max);
-    (entered(near, far), near.to_array())
-}
-
 /// The entries and exits (not yet widened) of eight boxes given as rows of corners (`min`,
-/// `max`: x, y, z), clamped to `t_min..t_max`: [`lane_intervals`]' pass, which the ray
-/// walk's portable twin runs too.
+/// `max`: x, y, z), clamped to `t_min..t_max`: the
+/// node visit of the ray walk's portable twin.
 #[inline(always)]
 pub(crate) fn lane_slabs(
     min: &[[f32; WIDTH]; 3],

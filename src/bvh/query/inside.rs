@@ -21,7 +21,6 @@
 
 use crate::boundary::Boundary;
 use crate::bvh::leaf::{LANES, LeafTest};
-use crate::bvh::traverse::walk_ray;
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
 use crate::bvh::{Bvh, par};
@@ -142,13 +141,11 @@ impl Bvh {
         let (mut count, mut unsure) = (0i32, false);
         let t_max = ray.t_max();
         let direction = ray.direction();
-        walk_ray(
+        self.visit_packets(
             ray,
-            (ray.t_min(), t_max),
-            &self.nodes,
-            &mut (),
-            |first, n, end| {
-                test.run(&self.leaf_packets, first, n, end, |slot, hit| {
+            #[inline(always)]
+            |packet, end| {
+                test.run(&self.leaf_packets, packet, LANES, end, |slot, hit| {
                     let w = 1.0 - hit.u - hit.v;
                     let tri = self.leaf_packets[slot as usize / LANES].get(slot as usize % LANES);
                     let facing = tri.normal().dot(&direction);

@@ -44,12 +44,14 @@
 // Off x86-64 only the portable twin runs, so the levels' helpers go unused there.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
+mod network;
 mod portable;
 
+use crate::bvh::build::MAX_WIDE_DEPTH;
 use crate::bvh::leaf::{LANES, TrianglePacket};
 #[cfg(target_arch = "x86_64")]
 use crate::bvh::ray_node::COMPACT;
-use crate::bvh::traverse::keep_closer;
+use crate::bvh::traverse::{Tally, keep_closer};
 use crate::bvh::wide::WideNode;
 #[cfg(target_arch = "x86_64")]
 use crate::bvh::wide::{LEAF, SORT};
@@ -73,6 +75,9 @@ pub(crate) mod level {
     pub const SLABS: u8 = 2;
     /// Every guarantee: the answers of the scalar test.
     pub const EXACT: u8 = 3;
+    /// The exact level's slabs, and the leaf the caller's: each entered leaf lane handed to
+    /// a visit ([`visit`](super::visit)), for every hit, the count and a scene's top level.
+    pub const VISIT: u8 = 4;
 }
 
 /// Where a child's key lies in the ray's span through its box at a node that sorts
@@ -88,32 +93,46 @@ pub(crate) const DEPTH_LIMIT: usize = 40;
 
 /// Stack entries: a node visit adds at most seven (it writes eight above the top and takes
 /// one), once per level.
-const CAPACITY: usize = 7 * DEPTH_LIMIT + 8;
+const CAPACITY: usize = capacity(DEPTH_LIMIT);
 
-/// A hit the walk found: the packet slot (`packet · 4 + lane`) and the triangle answer, as
-/// the old walk's queries carry it (so `Bvh::ray_hit` makes it a `CompactHit`).
+/// The stack of the portable twin for a tree deeper than [`DEPTH_LIMIT`]: as deep as any tree
+/// the builder makes or validation lets through.
+const DEEP_CAPACITY: usize = capacity(MAX_WIDE_DEPTH);
+
+/// The stack entries a walk of a tree whose leaves are no deeper than `depth` needs.
+const fn capacity(depth: usize) -> usize {
+    7 * depth + 8
+}
+
+/// A hit the walk found: the packet slot (`packet · 4 + lane`) and the triangle answer
+/// (`Bvh::ray_hit` makes it a `CompactHit`).
 pub(crate) type Found = (u32, TriangleHit);
 
-/// The tree the walk reads: its nodes, the packets and the slot-to-triangle map.
+/// The tree the walk reads: its nodes, the packets, the slot-to-triangle map, and the depth
+/// of its deepest leaf lane (which stack the walk takes).
 #[derive(Clone, Copy)]
 pub(crate) struct Tree<'a> {
     pub nodes: &'a [WideNode],
     pub packets: &'a [TrianglePacket],
     pub index: &'a [u32],
+    pub depth: usize,
 }
 
 /// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` (valid)
 /// in `tree` at guarantee level `LEVEL` (the options' culling only at [`level::EXACT`]), with
 /// AVX2 and FMA (AVX-512 where the CPU has it); where it lacks them (or
-/// `MESHRAY_SIMD=portable`), or for Cramer's rule (`watertight: false`, which only the
-/// portable twin's leaf test has), the portable twin's answer, which is the exact level's
-/// whatever `LEVEL` asks.
+/// `MESHRAY_SIMD=portable`), for Cramer's rule (`watertight: false`, which only the
+/// portable twin's leaf test has), or for a tree deeper than [`DEPTH_LIMIT`], the portable
+/// twin's answer, which is the exact level's whatever `LEVEL` asks.
 #[inline(always)]
 pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
     tree: Tree,
     ray: &Ray,
     options: &QueryOptions,
 ) -> Option<Found> {
+    if tree.depth > DEPTH_LIMIT {
+        return deep_cast::<ANY>(tree, ray, options);
+    }
     #[cfg(target_arch = "x86_64")]
     if options.watertight && crate::bvh::simd::Avx2::detect().is_some() {
         let culling = options.culling;
@@ -123,6 +142,7 @@ pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
         // the `Bvh`'s depth first).
         #[allow(unsafe_code)]
         unsafe {
+            let t_max = ray.t_max();
             let n = ray.negative();
             let octant = u8::from(n[0]) | u8::from(n[1]) << 1 | u8::from(n[2]) << 2;
             // The watertight test's largest axis, a constant of the walk as the octant is (the
@@ -136,14 +156,30 @@ pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
             macro_rules! octants {
                 ($walk:ident, $k:literal) => {
                     match octant {
-                        0 => x86::$walk::<0, $k, LEVEL, ANY>(tree, ray, culling),
-                        1 => x86::$walk::<1, $k, LEVEL, ANY>(tree, ray, culling),
-                        2 => x86::$walk::<2, $k, LEVEL, ANY>(tree, ray, culling),
-                        3 => x86::$walk::<3, $k, LEVEL, ANY>(tree, ray, culling),
-                        4 => x86::$walk::<4, $k, LEVEL, ANY>(tree, ray, culling),
-                        5 => x86::$walk::<5, $k, LEVEL, ANY>(tree, ray, culling),
-                        6 => x86::$walk::<6, $k, LEVEL, ANY>(tree, ray, culling),
-                        _ => x86::$walk::<7, $k, LEVEL, ANY>(tree, ray, culling),
+                        0 => {
+                            x86::$walk::<0, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
+                        }
+                        1 => {
+                            x86::$walk::<1, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
+                        }
+                        2 => {
+                            x86::$walk::<2, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
+                        }
+                        3 => {
+                            x86::$walk::<3, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
+                        }
+                        4 => {
+                            x86::$walk::<4, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
+                        }
+                        5 => {
+                            x86::$walk::<5, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
+                        }
+                        6 => {
+                            x86::$walk::<6, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
+                        }
+                        _ => {
+                            x86::$walk::<7, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
+                        }
                     }
                 };
             }
@@ -163,7 +199,94 @@ pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
             };
         }
     }
-    portable::cast::<ANY>(tree, ray, options)
+    portable::cast::<ANY, CAPACITY, ()>(tree, ray, options, &mut ())
+}
+
+/// [`cast`] for a tree deeper than [`DEPTH_LIMIT`], out of line: the portable twin with the
+/// deepest stack, which only degenerate meshes need.
+#[inline(never)]
+fn deep_cast<const ANY: bool>(tree: Tree, ray: &Ray, options: &QueryOptions) -> Option<Found> {
+    portable::cast::<ANY, DEEP_CAPACITY, ()>(tree, ray, options, &mut ())
+}
+
+/// The leaf visit of the walks that test their own leaves: never called.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn no_visit(_: u32, _: &mut f32) -> bool {
+    unreachable!("only the visiting level calls its visit")
+}
+
+/// [`cast`] for a query that reports what it tested: the portable twin, which visits the
+/// same nodes in the same order as the x86 walk and gives the same answers, counting the
+/// boxes it tests and the triangles of the packets it reaches into `tally`.
+pub(crate) fn cast_tallied<const ANY: bool, T: Tally>(
+    tree: Tree,
+    ray: &Ray,
+    options: &QueryOptions,
+    tally: &mut T,
+) -> Option<Found> {
+    if tree.depth > DEPTH_LIMIT {
+        portable::cast::<ANY, DEEP_CAPACITY, T>(tree, ray, options, tally)
+    } else {
+        portable::cast::<ANY, CAPACITY, T>(tree, ray, options, tally)
+    }
+}
+
+/// Walks `nodes` (root at 0; none, no walk), whose deepest leaf lane is at `depth`, for
+/// `ray` (valid) over `ray.t_min()..t_max`, calling `visit(entry, t_max)` with each leaf lane
+/// the ray enters — its first entry: a packet of a mesh's tree, or a place in a scene's
+/// instance order — and the current end of the range, which it may lower; `visit` returns
+/// `true` to stop. `ANY == false` walks nearest child first and drops a waiting child whose
+/// entry lies beyond the end (a closest hit); `ANY == true` takes the children in the node's
+/// lane order where it does not sort and drops nothing (any hit, every hit, the count). The
+/// slabs are the exact level's: no box holding a hit up to the end is culled. With AVX2 and
+/// FMA the x86 walk's node visit, else the portable twin's, in the same order.
+#[inline(always)]
+pub(crate) fn visit<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
+    nodes: &[WideNode],
+    depth: usize,
+    ray: &Ray,
+    t_max: f32,
+    visit: V,
+) {
+    if nodes.is_empty() {
+        return;
+    }
+    if depth > DEPTH_LIMIT {
+        return portable::walk::<ANY, DEEP_CAPACITY, (), V>(nodes, ray, t_max, &mut (), visit);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::bvh::simd::Avx2::detect().is_some() {
+        let tree = Tree {
+            nodes,
+            packets: &[],
+            index: &[],
+            depth,
+        };
+        let n = ray.negative();
+        let octant = u8::from(n[0]) | u8::from(n[1]) << 1 | u8::from(n[2]) << 2;
+        const L: u8 = level::VISIT;
+        let culling = Culling::None;
+        // SAFETY: the CPU has AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`detect`); the nodes
+        // are a tree made by `ray_tree` (or loaded, or refitted, and validated): child words
+        // index `nodes`, and its leaves are no deeper than `depth <= DEPTH_LIMIT`. The
+        // visiting level reads no packets and no map.
+        #[allow(unsafe_code)]
+        unsafe {
+            match octant {
+                0 => x86::walk_avx2::<0, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
+                1 => x86::walk_avx2::<1, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
+                2 => x86::walk_avx2::<2, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
+                3 => x86::walk_avx2::<3, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
+                4 => x86::walk_avx2::<4, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
+                5 => x86::walk_avx2::<5, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
+                6 => x86::walk_avx2::<6, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
+                _ => x86::walk_avx2::<7, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
+            };
+        }
+        return;
+    }
+    portable::walk::<ANY, CAPACITY, (), V>(nodes, ray, t_max, &mut (), visit);
 }
 
 /// The watertight level's test of one lane whose edge functions were not all non-zero: the
@@ -196,8 +319,8 @@ const fn gamma(n: f32) -> f32 {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::network::x86 as network;
     use super::*;
-    use crate::bvh::simd::x86 as simd;
     use crate::bvh::wide::{EXIT_SLACK, WIDTH};
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
@@ -267,13 +390,16 @@ mod x86 {
         const K: usize,
         const LEVEL: u8,
         const ANY: bool,
+        V: FnMut(u32, &mut f32) -> bool,
     >(
         tree: Tree,
         ray: &Ray,
+        t_max: f32,
         culling: Culling,
+        visit: V,
     ) -> Option<Found> {
         // SAFETY: as the caller promises.
-        unsafe { walk::<Q, K, LEVEL, ANY>(tree, ray, culling) }
+        unsafe { walk::<Q, K, LEVEL, ANY, V>(tree, ray, t_max, culling, visit) }
     }
 
     /// [`walk`] compiled for AVX-512 (F and VL) as well: the same operations, so the same
@@ -289,33 +415,47 @@ mod x86 {
         const K: usize,
         const LEVEL: u8,
         const ANY: bool,
+        V: FnMut(u32, &mut f32) -> bool,
     >(
         tree: Tree,
         ray: &Ray,
+        t_max: f32,
         culling: Culling,
+        visit: V,
     ) -> Option<Found> {
         // SAFETY: as the caller promises.
-        unsafe { walk::<Q, K, LEVEL, ANY>(tree, ray, culling) }
+        unsafe { walk::<Q, K, LEVEL, ANY, V>(tree, ray, t_max, culling, visit) }
     }
 
-    /// The walk (see the module's notes) for rays of octant `Q`, inlined into the wrappers
-    /// above, which choose the instructions.
+    /// The walk (see the module's notes) for rays of octant `Q` over `ray.t_min()..t_max`,
+    /// inlined into the wrappers above, which choose the instructions. At
+    /// [`level::VISIT`] each entered leaf lane goes to `visit` (as [`super::visit`] says);
+    /// the other levels test their packets themselves and never call it.
     ///
     /// # Safety
     /// The CPU must have AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2; `tree` must be a ray tree
-    /// made by `ray_tree` (or loaded and validated) over its packets and map, no deeper
-    /// than `DEPTH_LIMIT`.
+    /// made by `ray_tree` (or loaded and validated) over its packets and map (the visiting
+    /// level reads neither), no deeper than `DEPTH_LIMIT`.
     #[inline(always)]
     #[allow(unsafe_code)]
-    unsafe fn walk<const Q: u8, const K: usize, const LEVEL: u8, const ANY: bool>(
+    unsafe fn walk<
+        const Q: u8,
+        const K: usize,
+        const LEVEL: u8,
+        const ANY: bool,
+        V: FnMut(u32, &mut f32) -> bool,
+    >(
         tree: Tree,
         ray: &Ray,
+        mut t_max: f32,
         culling: Culling,
+        mut visit: V,
     ) -> Option<Found> {
         let Tree {
             nodes,
             packets,
             index,
+            ..
         } = tree;
         let o = ray.origin();
         let d = ray.direction();
@@ -350,7 +490,6 @@ mod x86 {
                 t
             }
         };
-        let mut t_max = ray.t_max();
         let mut t_lim = limit(t_max);
         // The watertight test's axes: `K` the largest, the others by the octant's sign on it.
         let axes = sheared_axes(K, Q & (1 << K) != 0);
@@ -468,7 +607,8 @@ mod x86 {
                             _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
                         } else if sorts {
                             // Farthest key first; two children by one compare (the lower
-                            // lane first on a tie), more by the old walk's keys and network.
+                            // lane first on a tie), more by the keys and sorting network of
+                            // `network`.
                             // The key unfused, as the portable twin rounds it.
                             let key = _mm256_add_ps(
                                 near,
@@ -491,7 +631,7 @@ mod x86 {
                                 continue;
                             }
                             let lanes = _mm256_and_si256(
-                                simd::sort_descending(simd::order_keys(key, entered)),
+                                network::sort_descending(network::order_keys(key, entered)),
                                 _mm256_set1_epi32(7),
                             );
                             let out = _mm256_permutevar8x32_epi32(child, lanes);
@@ -521,8 +661,17 @@ mod x86 {
                     }
                 } else {
                     let packet = (word & !LEAF) as usize;
-                    let leaf = packets.get_unchecked(packet);
-                    if LEVEL >= level::EXACT {
+                    if LEVEL == level::VISIT {
+                        let before = t_max;
+                        if visit(packet as u32, &mut t_max) {
+                            return None;
+                        }
+                        if t_max != before {
+                            t_lim = limit(t_max);
+                            t_lim8 = _mm256_set1_ps(t_lim);
+                        }
+                    } else if LEVEL == level::EXACT {
+                        let leaf = packets.get_unchecked(packet);
                         let before = t_max;
                         let hit = exact_leaf::<ANY>(
                             leaf,
@@ -542,6 +691,7 @@ mod x86 {
                             t_lim8 = _mm256_set1_ps(t_lim);
                         }
                     } else {
+                        let leaf = packets.get_unchecked(packet);
                         let hits = leaf_f32::<LEVEL>(leaf, &leaf_ray, &axes, _mm_set1_ps(t_max));
                         if hits.mask != 0 {
                             let t = if ANY {
@@ -987,5 +1137,145 @@ mod x86 {
                 v: vs,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bvh::leaf::LeafTest;
+    use crate::test_support::{Rng, p};
+    use crate::{Bvh, Mesh};
+    use nalgebra::{Point3, Vector3};
+
+    /// Two thousand triangles: a grid of small ones (shared edges, coplanar neighbours) and
+    /// a soup of random ones across it.
+    fn mesh(rng: &mut Rng) -> Mesh {
+        let mut points = Vec::new();
+        let mut faces = Vec::new();
+        let n = 24;
+        for i in 0..=n {
+            for j in 0..=n {
+                points.push(p(i as f32, j as f32, ((i * j) % 5) as f32 * 0.1));
+            }
+        }
+        for i in 0..n {
+            for j in 0..n {
+                let a = (i * (n + 1) + j) as u32;
+                let (b, c, d) = (a + 1, a + n as u32 + 1, a + n as u32 + 2);
+                faces.push([a, b, d]);
+                faces.push([a, d, c]);
+            }
+        }
+        for _ in 0..800 {
+            let base = points.len() as u32;
+            let centre = p(
+                rng.range(0.0, 24.0),
+                rng.range(0.0, 24.0),
+                rng.range(-4.0, 4.0),
+            );
+            for _ in 0..3 {
+                let size = rng.range(0.1, 2.0);
+                points.push(
+                    centre
+                        + Vector3::new(
+                            rng.range(-1.0, 1.0),
+                            rng.range(-1.0, 1.0),
+                            rng.range(-1.0, 1.0),
+                        ) * size,
+                );
+            }
+            faces.push([base, base + 1, base + 2]);
+        }
+        Mesh::from_buffers(points, faces).unwrap()
+    }
+
+    fn rays(rng: &mut Rng, n: usize) -> Vec<Ray> {
+        (0..n)
+            .map(|k| {
+                let o = Point3::new(
+                    rng.range(-4.0, 28.0),
+                    rng.range(-4.0, 28.0),
+                    rng.range(-8.0, 8.0),
+                );
+                let mut d = Vector3::new(
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                );
+                match k % 6 {
+                    0 => d.x = 0.0,
+                    1 => d = Vector3::new(-0.0, 0.0, -1.0),
+                    2 => d.y = -0.0,
+                    _ => {}
+                }
+                match k % 5 {
+                    0 => Ray::with_range(o, d, 0.5, 6.0),
+                    _ => Ray::new(o, d),
+                }
+            })
+            .collect()
+    }
+
+    /// The leaf lanes a walk visits, in order, with the range's end at each, the visit
+    /// lowering the end to the packet's closest hit (`ANY == false`) or leaving it.
+    fn visits<const ANY: bool>(bvh: &Bvh, ray: &Ray, portable: bool) -> Vec<(u32, u32)> {
+        let test = LeafTest::new(ray, &QueryOptions::default());
+        let mut seen = Vec::new();
+        let visit = |packet: u32, t_max: &mut f32| {
+            seen.push((packet, t_max.to_bits()));
+            let end = *t_max;
+            test.run(&bvh.leaf_packets, packet as usize, LANES, t_max, |_, h| {
+                Some(if ANY { end } else { h.t })
+            })
+        };
+        if portable {
+            portable::walk::<ANY, CAPACITY, (), _>(&bvh.nodes, ray, ray.t_max(), &mut (), visit);
+        } else {
+            super::visit::<ANY, _>(&bvh.nodes, bvh.depth, ray, ray.t_max(), visit);
+        }
+        seen
+    }
+
+    /// The x86 walk (where the CPU has AVX2 and FMA) visits the same leaf lanes in the same
+    /// order with the same range as the portable twin, in both orders, and casts the same
+    /// answers bit for bit, the closest hit and (from the same order) any hit; the portable
+    /// twin with the deep trees' stack answers alike.
+    #[test]
+    fn the_x86_walk_equals_the_portable_twin() {
+        let mut rng = Rng::new(38);
+        let bvh = Bvh::build(mesh(&mut rng));
+        let tree = bvh.ray_tree();
+        let options = QueryOptions::default();
+        let mut visited = 0;
+        for ray in rays(&mut rng, 4000) {
+            let closest = visits::<false>(&bvh, &ray, true);
+            assert_eq!(closest, visits::<false>(&bvh, &ray, false), "{ray:?}");
+            assert_eq!(
+                visits::<true>(&bvh, &ray, true),
+                visits::<true>(&bvh, &ray, false)
+            );
+            visited += closest.len();
+            let bits =
+                |f: Option<Found>| f.map(|(s, h)| (s, h.t.to_bits(), h.u.to_bits(), h.v.to_bits()));
+            for any in [false, true] {
+                let (x86, twin, deep) = if any {
+                    (
+                        cast::<{ level::EXACT }, true>(tree, &ray, &options),
+                        portable::cast::<true, CAPACITY, ()>(tree, &ray, &options, &mut ()),
+                        deep_cast::<true>(tree, &ray, &options),
+                    )
+                } else {
+                    (
+                        cast::<{ level::EXACT }, false>(tree, &ray, &options),
+                        portable::cast::<false, CAPACITY, ()>(tree, &ray, &options, &mut ()),
+                        deep_cast::<false>(tree, &ray, &options),
+                    )
+                };
+                assert_eq!(bits(x86), bits(twin), "any {any}: {ray:?}");
+                assert_eq!(bits(deep), bits(twin), "any {any}: {ray:?}");
+            }
+        }
+        assert!(visited > 4_000, "{visited} leaf visits");
     }
 }

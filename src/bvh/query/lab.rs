@@ -1,6 +1,8 @@
-//! The new ray walk while it is being built (issue 38), for its benchmarks and tests: a
-//! [`RayTree`] made from a built [`Bvh`], cast into at a chosen [`Level`] of guarantees.
-//! Behind the `kernel-lab` feature; it goes when the new walk replaces the old one.
+//! The ray walk's levels of guarantees (issue 38), for the price table of
+//! `docs/how-it-works/ray-kernel.md` and its tests: a [`RayTree`] made from a built [`Bvh`],
+//! cast into at a chosen [`Level`]. Only the exact level is what the queries run; the
+//! others exist to measure what each guarantee costs (`benches/peers`' `lab` rows). Behind
+//! the `kernel-lab` feature, which no user needs.
 
 use crate::bvh::kernel::{self, DEPTH_LIMIT, level};
 use crate::{Bvh, CompactHit, Culling, QueryOptions, Ray, RayQuery};
@@ -18,7 +20,7 @@ pub enum Level {
     /// level's), to price them.
     Slabs,
     /// Every guarantee: the answers of [`Bvh::cast_ray`] with the default options, bit for
-    /// bit (any hit: a hit of the scalar test, perhaps another than the old walk's).
+    /// bit.
     Exact,
 }
 

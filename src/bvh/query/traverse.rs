@@ -1,19 +1,16 @@
-//! Ray queries: closest hit, any hit, all hits.
+//! Ray queries: closest hit, any hit, all hits, the count.
 //!
-//! Closest and any hit run the ray walk of [`kernel`](crate::bvh::kernel) (each node's
-//! children in the order made for the ray's octant, the leaf test inside the walk). All
-//! hits, the hit count and the measured cost run the older single-ray walk
-//! ([`ray_walk`](crate::bvh::ray_walk)), whose leaf is a call: enter the children whose
-//! box the ray enters before `t_max`, nearest entry first, and drop a waiting child whose
-//! entry lies beyond the current `t_max`; what differs is the leaf: keep the closest hit,
-//! or collect every one. Closest and any hit allocate nothing.
+//! Every one runs the ray walk of [`kernel`](crate::bvh::kernel): each node's children in
+//! the order made for the ray's octant. Closest and any hit test their packets inside the
+//! walk; every hit and the count hand each entered packet to the packet test
+//! ([`LeafTest`]) with the range's end left where it is; the measured cost runs the walk's
+//! portable twin, which visits the same nodes in the same order, counting as it goes. None
+//! of them allocates (every hit, only to grow the caller's list).
 
 use crate::bvh::Bvh;
 use crate::bvh::batch::RayQuery;
-use crate::bvh::kernel::{self, DEPTH_LIMIT, Tree, level};
-use crate::bvh::leaf::LeafTest;
-use crate::bvh::simd::{Avx2, NodeTest, Portable};
-use crate::bvh::wide::WideNode;
+use crate::bvh::kernel::{self, Tree, level};
+use crate::bvh::leaf::{LANES, LeafTest};
 use crate::triangle::{LeafTriangle, TriangleHit};
 use crate::{QueryOptions, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
@@ -126,7 +123,7 @@ pub struct QueryCost {
 
 /// Where the walk reports its work; `()` ignores it, so plain queries pay nothing.
 pub(crate) trait Tally {
-    /// Whether it counts anything (only the older walk reports its work).
+    /// Whether it counts anything (only the portable twin reports its work).
     const COUNTS: bool;
     fn boxes(&mut self, n: u32);
     fn triangles(&mut self, n: u32);
@@ -181,7 +178,10 @@ impl Bvh {
     }
 
     /// [`closest_hit`](Bvh::closest_hit), also reporting what the query cost: the boxes and
-    /// triangles it tested. For cost heatmaps and for judging a tree; the same answer.
+    /// triangles it tested (every triangle of each packet of four it reached). For cost
+    /// heatmaps and for judging a tree; the same answer, from the walk's portable twin,
+    /// which visits the same nodes in the same order as the walk `closest_hit` runs (and so
+    /// runs slower than it).
     ///
     /// ```
     /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
@@ -306,25 +306,10 @@ impl Bvh {
         if !ray.is_valid() {
             return None;
         }
-        if !T::COUNTS && self.depth <= DEPTH_LIMIT {
-            return kernel::cast::<{ level::EXACT }, false>(self.ray_tree(), ray, options);
+        if T::COUNTS {
+            return kernel::cast_tallied::<false, T>(self.ray_tree(), ray, options, tally);
         }
-        let test = LeafTest::new(ray, options);
-        let mut best: Option<(u32, TriangleHit)> = None;
-        // Inlined into the walk's leaf function, which compiles it for the walk's instruction
-        // set (a closure left out of line is compiled for the crate's baseline).
-        self.walk_ray(
-            ray,
-            tally,
-            #[inline(always)]
-            |first, count, t_max| {
-                test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
-                    keep_closer(&self.triangle_index, &mut best, slot, h);
-                    Some(h.t)
-                })
-            },
-        );
-        best
+        kernel::cast::<{ level::EXACT }, false>(self.ray_tree(), ray, options)
     }
 
     /// The first hit the walk meets: its leaf slot and triangle answer.
@@ -333,26 +318,7 @@ impl Bvh {
         if !ray.is_valid() {
             return None;
         }
-        if self.depth <= DEPTH_LIMIT {
-            return kernel::cast::<{ level::EXACT }, true>(self.ray_tree(), ray, options);
-        }
-        let test = LeafTest::new(ray, options);
-        let mut found = None;
-        // Nearest child first, as the closest hit: with the sorting network the order costs
-        // less than the leaves an unordered walk visited before its first hit (callgrind,
-        // issue 24's first step).
-        self.walk_ray(
-            ray,
-            &mut (),
-            #[inline(always)]
-            |first, count, t_max| {
-                test.run(&self.leaf_packets, first, count, t_max, |slot, h| {
-                    found = Some((slot, h));
-                    None
-                })
-            },
-        );
-        found
+        kernel::cast::<{ level::EXACT }, true>(self.ray_tree(), ray, options)
     }
 
     /// The tree as the ray walk reads it.
@@ -362,6 +328,7 @@ impl Bvh {
             nodes: &self.nodes,
             packets: &self.leaf_packets,
             index: &self.triangle_index,
+            depth: self.depth,
         }
     }
 
@@ -462,12 +429,16 @@ impl Bvh {
         }
         let test = LeafTest::new(ray, options);
         let t_max = ray.t_max();
-        self.walk_ray(ray, &mut (), |first, count, range_end| {
-            test.run(&self.leaf_packets, first, count, range_end, |slot, h| {
-                found(self.ray_hit((slot, h)));
-                Some(t_max)
-            })
-        });
+        self.visit_packets(
+            ray,
+            #[inline(always)]
+            |packet, range_end| {
+                test.run(&self.leaf_packets, packet, LANES, range_end, |slot, h| {
+                    found(self.ray_hit((slot, h)));
+                    Some(t_max)
+                })
+            },
+        );
     }
 
     /// How many triangles the ray hits in its range: [`all_hits`](Bvh::all_hits)`.len()`
@@ -494,26 +465,33 @@ impl Bvh {
         let test = LeafTest::new(ray, options);
         let t_max = ray.t_max();
         let mut count = 0;
-        self.walk_ray(ray, &mut (), |first, n, range_end| {
-            test.run(&self.leaf_packets, first, n, range_end, |_, _| {
-                count += 1;
-                Some(t_max)
-            })
-        });
+        self.visit_packets(
+            ray,
+            #[inline(always)]
+            |packet, range_end| {
+                test.run(&self.leaf_packets, packet, LANES, range_end, |_, _| {
+                    count += 1;
+                    Some(t_max)
+                })
+            },
+        );
         count
     }
 
-    /// Walks the tree nearest child first ([`ray_walk`](crate::bvh::ray_walk)), calling `leaf`
-    /// with each reached leaf's first packet, triangle count and the current `t_max` (which
-    /// it may lower); `leaf` returns `true` to stop.
+    /// Walks the tree for `ray` (valid) in its range, children in lane order, nothing
+    /// dropped ([`kernel::visit`]), calling `leaf` with each entered packet and the range's
+    /// end; `leaf` returns `true` to stop. For the queries that want every hit in the
+    /// range: the order is the cheapest, and the end never moves.
     #[inline(always)]
-    fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
-        &self,
-        ray: &Ray,
-        tally: &mut T,
-        leaf: L,
-    ) {
-        walk_ray(ray, (ray.t_min(), ray.t_max()), &self.nodes, tally, leaf);
+    pub(crate) fn visit_packets(&self, ray: &Ray, mut leaf: impl FnMut(usize, &mut f32) -> bool) {
+        kernel::visit::<true, _>(
+            &self.nodes,
+            self.depth,
+            ray,
+            ray.t_max(),
+            #[inline(always)]
+            |packet, t_max| leaf(packet as usize, t_max),
+        );
     }
 
     /// Fills in a hit's details from the mesh.
@@ -576,23 +554,4 @@ fn unit(v: &Vector3<f32>) -> Option<Unit<Vector3<f32>>> {
         return None;
     }
     Some(Unit::new_normalize(v / m))
-}
-
-/// Walks `nodes` (root at 0) for `ray` over `range` (instead of its own) with the fastest
-/// kernel this CPU has ([`ray_walk`](crate::bvh::ray_walk)), nearest child first, calling `leaf` with each
-/// reached leaf lane's child word and count and the current `t_max`, which it may lower;
-/// `leaf` returns `true` to stop. The ray walk of every tree: the mesh's (leaf lanes name
-/// packets of triangles) and the scene's top-level tree (leaf lanes name instances).
-#[inline(always)]
-pub(crate) fn walk_ray<T: Tally, L: FnMut(usize, usize, &mut f32) -> bool>(
-    ray: &Ray,
-    range: (f32, f32),
-    nodes: &[WideNode],
-    tally: &mut T,
-    leaf: L,
-) {
-    match Avx2::detect() {
-        Some(avx2) => avx2.walk_ray(nodes, ray, range, tally, leaf),
-        None => Portable.walk_ray(nodes, ray, range, tally, leaf),
-    }
 }

@@ -1,55 +1,105 @@
-//! The new walk's portable twin: the same tree, the same visiting order and the same
-//! answers as the x86 walk's exact level, from the portable parts the old walk runs off x86
-//! (WebAssembly, ARM, an x86 without AVX2 and FMA, or `MESHRAY_SIMD=portable`).
+//! The walk's portable twin: the same tree, the same visiting order and the same answers as
+//! the x86 walk's exact level, from portable parts (WebAssembly, ARM, an x86 without AVX2
+//! and FMA, or `MESHRAY_SIMD=portable`); also the walk of trees deeper than the x86 walk's
+//! stack, and of queries that report what they tested ([`Tally`]).
 //!
-//! A node's eight boxes take the old walk's 8-lane slab test ([`lane_slabs`], [`entered`]:
+//! A node's eight boxes take the 8-lane slab test ([`lane_slabs`], [`entered`]:
 //! `(bound − o)·(1/d)`, a `NaN` plane keeping the bound, the exit widened by
 //! [`EXIT_SLACK`](crate::bvh::wide::EXIT_SLACK)), which never culls a box holding a hit; the
 //! entered children are pushed farthest first in the node's order for the ray's octant (or,
-//! at a node flagged [`SORT`], by the x86 walk's keys and the old walk's network); a leaf
-//! lane's packet takes the old walk's leaf test ([`LeafTest`]: the watertight edge
-//! functions four at a time, then the scalar test's end), so every hit is the scalar
-//! test's, and ties go to the lowest triangle through [`keep_closer`]. The stack is two
-//! arrays on the call's stack: nothing is allocated.
+//! at a node flagged [`SORT`], by the x86 walk's keys and sorting network); a leaf lane goes
+//! to the caller ([`walk`]), which for a mesh's closest or any hit ([`cast`]) is the packet
+//! test ([`LeafTest`]: the watertight edge functions four at a time, then the scalar test's
+//! end), so every hit is the scalar test's, and ties go to the lowest triangle through
+//! [`keep_closer`]. The stack is two arrays on the call's stack: nothing is allocated.
 
-use super::{CAPACITY, Found, KEY_POINT, Tree};
+use super::network::sorted_lanes;
+use super::{Found, KEY_POINT, Tree};
 use crate::aabb::RaySlabs;
 use crate::bvh::leaf::{LANES, LeafTest};
-use crate::bvh::ray_walk::sorted_lanes;
-use crate::bvh::traverse::keep_closer;
-use crate::bvh::wide::{LEAF, SORT, WIDTH, WideRay, entered, lane_slabs, widened};
+use crate::bvh::traverse::{Tally, keep_closer};
+use crate::bvh::wide::{LEAF, SORT, WIDTH, WideNode, WideRay, entered, lane_slabs, widened};
 use crate::{QueryOptions, Ray};
 use std::mem::MaybeUninit;
 
 /// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` (valid)
 /// with `options`: what the x86 walk's exact level answers (the closest hit bit for bit; any
 /// hit, a hit of the scalar test), or with Cramer's rule (`watertight: false`) what the
-/// scalar Cramer test answers.
-pub(crate) fn cast<const ANY: bool>(
+/// scalar Cramer test answers. `CAP` stack entries must hold the tree
+/// ([`capacity`](super::capacity)).
+// Out of line on x86-64, where it is the fallback (no AVX2, Cramer's rule, a deep tree), so
+// the query that picks between the walks keeps the x86 walk's set-up lean; inlined
+// elsewhere, where it is the walk.
+#[cfg_attr(target_arch = "x86_64", inline(never))]
+#[cfg_attr(not(target_arch = "x86_64"), inline(always))]
+pub(crate) fn cast<const ANY: bool, const CAP: usize, T: Tally>(
     tree: Tree,
     ray: &Ray,
     options: &QueryOptions,
+    tally: &mut T,
 ) -> Option<Found> {
     let Tree {
         nodes,
         packets,
         index,
+        ..
     } = tree;
-    let slabs = WideRay::new(&RaySlabs::new(ray));
     let leaf = LeafTest::new(ray, options);
+    let mut best: Option<Found> = None;
+    let mut triangles = 0;
+    walk::<ANY, CAP, T, _>(nodes, ray, ray.t_max(), tally, |packet, t_max| {
+        if T::COUNTS {
+            let slots = &index[packet as usize * LANES..][..LANES];
+            triangles += slots.iter().filter(|&&i| i != u32::MAX).count() as u32;
+        }
+        leaf.run(packets, packet as usize, LANES, t_max, |slot, hit| {
+            if ANY {
+                best = Some((slot, hit));
+                return None;
+            }
+            keep_closer(index, &mut best, slot, hit);
+            Some(hit.t)
+        })
+    });
+    tally.triangles(triangles);
+    best
+}
+
+/// Walks `nodes` (root at 0; none, no walk) for `ray` (valid) over `t_min..t_max`,
+/// calling `visit(entry, t_max)` with each leaf lane the ray enters (its first entry: a
+/// packet, or an index into a scene's instance order) and the current end of the range,
+/// which it may lower; `visit` returns `true` to stop. `ANY == false`: nearest child first,
+/// and a waiting child dropped once its entry lies beyond the end; `ANY == true`: the
+/// children in lane order where the node does not sort, nothing dropped. The stack holds
+/// `CAP` entries: [`capacity`](super::capacity) of the tree's depth or more.
+#[inline(always)]
+pub(crate) fn walk<const ANY: bool, const CAP: usize, T: Tally, V>(
+    nodes: &[WideNode],
+    ray: &Ray,
+    mut t_max: f32,
+    tally: &mut T,
+    mut visit: V,
+) where
+    V: FnMut(u32, &mut f32) -> bool,
+{
+    if nodes.is_empty() {
+        return;
+    }
+    let slabs = WideRay::new(&RaySlabs::new(ray));
     let octant = slabs.octant();
     let t_min = ray.t_min();
-    let mut t_max = ray.t_max();
-    let mut best: Option<Found> = None;
     // Left unwritten until pushed: zeroing them cost a sixth of a query's instructions
     // (callgrind, the bunny's primary rays).
-    let mut words = [MaybeUninit::<u32>::uninit(); CAPACITY];
-    let mut entries = [MaybeUninit::<f32>::uninit(); CAPACITY];
+    let mut words = [MaybeUninit::<u32>::uninit(); CAP];
+    let mut entries = [MaybeUninit::<f32>::uninit(); CAP];
     let mut top = 0usize;
     let mut word = 0u32;
     'walk: loop {
         if word & LEAF == 0 {
             let node = &nodes[word as usize];
+            if T::COUNTS {
+                tally.boxes(node.lanes().count() as u32);
+            }
             let (near, far) = lane_slabs(&node.min, &node.max, &slabs, t_min, t_max);
             let mask = entered(near, far);
             if mask != 0 {
@@ -63,8 +113,7 @@ pub(crate) fn cast<const ANY: bool>(
                 // back off; without a branch per lane (whether a lane was entered is what a
                 // CPU cannot predict): every lane is written, the top advanced by the
                 // entered ones. A node of depth `d` is visited with at most `7d` entries
-                // waiting and the ray tree is no deeper than `DEPTH_LIMIT` (`RayTree::new`),
-                // so the eight written fit.
+                // waiting, so the eight written fit in `capacity(depth)`.
                 let mut push = |k: usize| {
                     words[top].write(node.child[k]);
                     entries[top].write(near[k]);
@@ -76,7 +125,7 @@ pub(crate) fn cast<const ANY: bool>(
                     (0..WIDTH).for_each(push);
                 } else if sorts {
                     // As the x86 walk orders them: two by one compare of their keys (the
-                    // lower lane first on a tie), more by the old walk's keys and network.
+                    // lower lane first on a tie), more by the sorting network.
                     let far = far.to_array();
                     let keys: [f32; WIDTH] =
                         std::array::from_fn(|k| near[k] + KEY_POINT * (far[k] - near[k]));
@@ -111,17 +160,8 @@ pub(crate) fn cast<const ANY: bool>(
                 continue;
             }
         } else {
-            let packet = (word & !LEAF) as usize;
-            let stopped = leaf.run(packets, packet, LANES, &mut t_max, |slot, hit| {
-                if ANY {
-                    best = Some((slot, hit));
-                    return None;
-                }
-                keep_closer(index, &mut best, slot, hit);
-                Some(hit.t)
-            });
-            if stopped {
-                return best;
+            if visit(word & !LEAF, &mut t_max) {
+                return;
             }
         }
         // The next waiting child that can still matter.
@@ -141,5 +181,4 @@ pub(crate) fn cast<const ANY: bool>(
             }
         }
     }
-    best
 }
