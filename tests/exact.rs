@@ -271,7 +271,7 @@ fn check_mesh_with(name: &str, mesh: Mesh, build: &BuildOptions) {
             tally.rays
         );
         failures.extend(tally.failures);
-        failures.extend(check_packets(&bvh, name, set, rays));
+        failures.extend(check_batch(&bvh, name, set, rays));
     }
     println!(
         "{name}: {} triangles, {:?}, {:.1} s",
@@ -287,20 +287,17 @@ fn check_mesh_with(name: &str, mesh: Mesh, build: &BuildOptions) {
     );
 }
 
-/// The batch query, whose groups of eight camera-like rays walk together, answers what one
-/// ray at a time answers (checked against the f64 oracle above) for every ray, under each
-/// option. The rays go in sorted by their direction's signs (stable), and each group of eight
-/// then takes its first ray's origin (a pinhole camera's rays) or, in the second half, its
-/// first ray's direction (an orthographic camera's): the random and surface sets so make
-/// packets whose directions or origins lie far apart, which stress the packet's interval
-/// bounds.
-/// Per axis, whether the ray's direction has its sign bit set (`-0.0` too): the octant the
-/// packet walk groups rays by.
+/// Per axis, whether the ray's direction has its sign bit set (`-0.0` too).
 fn signs(ray: &Ray) -> [bool; 3] {
     ray.direction().map(|c| c.is_sign_negative()).into()
 }
 
-fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> {
+/// The batch query answers what one ray at a time answers (checked against the f64 oracle
+/// above) for every ray, under each option, with rays ordered as a camera gives them: sorted
+/// by their direction's signs (stable), each group of eight then taking its first ray's
+/// origin (a pinhole camera's rays) or, in the second half, its first ray's direction (an
+/// orthographic camera's).
+fn check_batch(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> {
     let mut rays = rays.to_vec();
     rays.sort_by_key(signs);
     let half = rays.len() / 16 * 8;
@@ -315,19 +312,6 @@ fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> 
         }
     }
     let rays = &rays[..];
-    // Groups that walk as packets: eight valid rays, one sign per axis, no zero component.
-    let packets = rays
-        .chunks_exact(8)
-        .filter(|g| {
-            g.iter().all(|r| {
-                r.is_valid() && signs(r) == signs(&g[0]) && r.direction().iter().all(|&c| c != 0.0)
-            })
-        })
-        .count();
-    assert!(
-        packets * 8 * 2 > rays.len(),
-        "{name} {set}: only {packets} packets"
-    );
     let mut failures = Vec::new();
     let mut hits = Vec::new();
     let cases = [
@@ -351,7 +335,7 @@ fn check_packets(bvh: &Bvh, name: &str, set: &str, rays: &[Ray]) -> Vec<String> 
                 ));
             }
         }
-        // Any hit, walked as packets too: a hit exactly when the closest hit exists, and a
+        // Any hit: a hit exactly when the closest hit exists, and a
         // real one (the triangle's own test, to the bit, within the ray's range).
         let mut any = Vec::new();
         bvh.cast_rays(rays, RayQuery::Any, &options, &mut any);

@@ -27,7 +27,7 @@ pub(crate) use layout::{leaf, ray_node, wide};
 pub(crate) use query::kernel;
 #[cfg(feature = "kernel-lab")]
 pub use query::lab;
-pub(crate) use query::{batch, coherent, inside, nearest, simd, traverse, walk, winding};
+pub(crate) use query::{batch, inside, nearest, simd, traverse, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;
 use upkeep::stats;

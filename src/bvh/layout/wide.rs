@@ -500,8 +500,7 @@ pub(crate) fn lane_slabs(
 
 /// One axis of the slab test, lane by lane: `near` raised to the entry `(lo − o)·inv` and
 /// `far` lowered to the exit `(hi − o)·inv` (`lo`, `hi` the planes the ray meets first and
-/// last). The single-ray walk (boxes in lanes) and the packet walk's own test of each ray
-/// (rays in lanes) both go through here, so they round alike.
+/// last), as [`slab_interval`](crate::aabb::slab_interval) rounds it.
 #[inline(always)]
 pub(crate) fn slab_axis(
     near: BoxLanes,

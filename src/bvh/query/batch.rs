@@ -1,15 +1,16 @@
 //! The batch query: a slice of rays in, one answer per ray out, on all cores. The command,
 //! the Python and the JavaScript packages all cast through it, so the choices below (how rays
-//! are shared among threads, which groups walk as packets) are made once.
+//! are shared among threads) are made once. Every ray walks on its own: eight camera rays
+//! walking together as a packet cost more instructions than eight of the single-ray walk
+//! (callgrind, camera rays on the bunny, Crytek Sponza and the conference room), so the
+//! packet walk went with the old walk.
 
 use crate::QueryOptions;
 use crate::Ray;
-use crate::bvh::coherent::PACKET;
 use crate::bvh::{Bvh, CompactHit};
 
 /// Rays per task: big enough that scheduling costs nothing next to the walks, small enough
-/// that two threads share a batch of a few thousand rays evenly. A multiple of [`PACKET`], so
-/// that the packets of a camera's rows stay whole.
+/// that two threads share a batch of a few thousand rays evenly.
 #[cfg(feature = "parallel")]
 const RAYS_PER_TASK: usize = 256;
 
@@ -33,11 +34,8 @@ impl Bvh {
     ///
     /// With the default `parallel` feature the rays are shared among the threads of the
     /// current rayon pool (the global one, or the one the caller `install`s; one thread
-    /// casts them in order). For the closest hit, each group of eight consecutive rays that
-    /// share their origin (a pinhole camera's) or their direction (an orthographic camera's
-    /// or a scanner's) and the signs of their direction walks the tree together, sharing the
-    /// node tests, so give a camera's rays in rows of tiles: eight neighbouring pixels of a
-    /// row at a time. Other rays walk one by one; the answers are the same either way.
+    /// casts them in order), in runs of consecutive rays, so neighbouring rays of a camera
+    /// walk the same nodes while they are in cache.
     ///
     /// ```
     /// use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery};
@@ -100,26 +98,10 @@ impl Bvh {
                 }
             }
             RayQuery::Closest => {
-                for (group, out) in rays.chunks(PACKET).zip(out.chunks_mut(PACKET)) {
-                    if !(camera_like(group) && self.closest_packet(group, options, out)) {
-                        for (slot, ray) in out.iter_mut().zip(group) {
-                            *slot = self.closest_triangle(ray, options);
-                        }
-                    }
+                for (slot, ray) in out.iter_mut().zip(rays) {
+                    *slot = self.closest_triangle(ray, options);
                 }
             }
         }
     }
-}
-
-/// Whether a group of rays came from one camera: a common origin or a common direction.
-/// Such neighbours visit nearly the same nodes, and a packet shares their node tests;
-/// scattered rays that merely share their direction signs gain nothing from walking
-/// together, so they walk ray by ray.
-fn camera_like(group: &[Ray]) -> bool {
-    let Some(first) = group.first() else {
-        return false;
-    };
-    group.iter().all(|r| r.origin() == first.origin())
-        || group.iter().all(|r| r.direction() == first.direction())
 }

@@ -1,11 +1,10 @@
 //! Walking the tree: the ray walk (`kernel`) of every ray query and of the scene's top
 //! level, the ray queries built on it (`traverse`), the walk's levels of guarantees for the
-//! benchmarks (`lab`), eight camera rays at once (`coherent`) and the batch query (`batch`);
+//! benchmarks (`lab`) and the batch query (`batch`);
 //! the generic ordered walk (`walk`, with its AVX2 copy chosen in `simd`) behind the
 //! nearest point (`nearest`), the selections (`selection`) and inside tests (`inside`).
 
 pub(crate) mod batch;
-pub(crate) mod coherent;
 pub(crate) mod inside;
 pub(crate) mod kernel;
 #[cfg(feature = "kernel-lab")]

@@ -1,5 +1,4 @@
-//! The generic walk over a wide tree: the packet walk of camera rays, the nearest point,
-//! selections, and the statistics and validation sweeps go through it. (A single ray, of a
+//! The generic walk over a wide tree: the nearest point, selections, and the statistics and validation sweeps go through it. (A single ray, of a
 //! mesh or of a scene's top level, has a walk of its own, [`kernel`](crate::bvh::kernel),
 //! written for the vector unit.) What differs between them is a [`Visitor`]: which of a
 //! node's children to enter and in what order, whether a child still waiting on the stack can
