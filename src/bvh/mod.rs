@@ -27,7 +27,9 @@ pub(crate) use layout::{leaf, ray_node, wide};
 pub(crate) use query::kernel;
 #[cfg(feature = "kernel-lab")]
 pub use query::lab;
-pub(crate) use query::{batch, inside, nearest, simd, traverse, walk, winding};
+#[cfg(target_arch = "x86_64")]
+pub(crate) use query::simd;
+pub(crate) use query::{batch, inside, nearest, traverse, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;
 use upkeep::stats;

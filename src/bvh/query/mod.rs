@@ -11,6 +11,7 @@ pub(crate) mod kernel;
 pub mod lab;
 pub(crate) mod nearest;
 pub(crate) mod selection;
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod simd;
 pub(crate) mod traverse;
 pub(crate) mod walk;

@@ -1,4 +1,5 @@
-//! The machine's vector width, chosen at run time.
+//! The machine's vector width, chosen at run time (x86-64 only: elsewhere the ray walk is
+//! its portable twin).
 //!
 //! The crate is compiled for baseline x86-64 (SSE2) unless its user sets `target-cpu`. On a
 //! CPU with AVX2 and FMA (detected once, with `is_x86_feature_detected!`, and proven by an
@@ -17,21 +18,16 @@ impl Avx2 {
     /// not `portable`; looked up once per process.
     #[inline(always)]
     pub fn detect() -> Option<Avx2> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            static USE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-            let usable = *USE.get_or_init(|| {
-                std::env::var_os("MESHRAY_SIMD").is_none_or(|v| v != "portable")
-                    && std::is_x86_feature_detected!("avx2")
-                    && std::is_x86_feature_detected!("fma")
-                    && std::is_x86_feature_detected!("popcnt")
-                    && std::is_x86_feature_detected!("lzcnt")
-                    && std::is_x86_feature_detected!("bmi1")
-                    && std::is_x86_feature_detected!("bmi2")
-            });
-            usable.then_some(Avx2(()))
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        None
+        static USE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let usable = *USE.get_or_init(|| {
+            std::env::var_os("MESHRAY_SIMD").is_none_or(|v| v != "portable")
+                && std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("fma")
+                && std::is_x86_feature_detected!("popcnt")
+                && std::is_x86_feature_detected!("lzcnt")
+                && std::is_x86_feature_detected!("bmi1")
+                && std::is_x86_feature_detected!("bmi2")
+        });
+        usable.then_some(Avx2(()))
     }
 }
