@@ -164,6 +164,7 @@ mod mesh;
 mod picking;
 mod plane2d;
 mod pose;
+pub mod query;
 mod ray;
 mod region;
 mod scene;

@@ -29,7 +29,10 @@ const LAYERS: [(&str, &[&str]); 5] = [
     ),
     ("mesh and file formats", &["mesh", "io", "pose"]),
     ("tree and queries", &["bvh"]),
-    ("scene", &["scene"]),
+    (
+        "scene and the query surface over a mesh and a scene",
+        &["scene", "query"],
+    ),
     ("picking", &["camera", "picking"]),
 ];
 

@@ -378,6 +378,21 @@ impl Scene {
         self.to_world(id, bvh.own_hit_details(local, hit))
     }
 
+    /// The whole answer, in world space, of a compact hit of instance `id` for the world
+    /// `ray` ([`RayCast::hit_details`](crate::query::RayCast::hit_details)); `None` when `id`
+    /// is no live instance or `hit` names no triangle of its mesh.
+    pub(crate) fn compact_hit_details(
+        &self,
+        ray: &Ray,
+        id: InstanceId,
+        hit: &CompactHit,
+    ) -> Option<SceneHit> {
+        let instance = self.get(id).ok()?;
+        let local = object_ray(instance, ray, ray.t_max())?;
+        let whole = instance.bvh.hit_details(&local, hit)?;
+        Some(self.to_world(id, whole))
+    }
+
     /// An object-space hit of instance `id` moved to world space.
     fn to_world(&self, id: InstanceId, mut h: Hit) -> SceneHit {
         let instance = self.get(id).expect("a hit names a live instance");
