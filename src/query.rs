@@ -39,6 +39,7 @@ use crate::Ray;
 use crate::bvh::Bvh;
 pub use crate::bvh::{ClosestPoint, CompactHit, Hit, RayQuery};
 use crate::scene::Scene;
+use crate::scene::in_hit_order;
 pub use crate::scene::{InstanceId, SceneClosestPoint, SceneHit, SceneOptions};
 pub use crate::triangle::{Culling, QueryOptions};
 pub use crate::winding::WindingAccuracy;
@@ -80,7 +81,7 @@ pub trait RayCast {
     ) -> Option<Self::Compact>;
 
     /// Every hit within the ray's range, compact, into `hits` (cleared first), sorted by `t`
-    /// (ties by triangle, then instance).
+    /// (ties by instance, then triangle).
     fn all_triangles(&self, ray: &Ray, options: &Self::Options<'_>, hits: &mut Vec<Self::Compact>);
 
     /// How many triangles the ray hits within its range, without allocating.
@@ -246,13 +247,10 @@ impl RayCast for Scene {
         hits: &mut Vec<SceneCompactHit>,
     ) {
         hits.clear();
-        let mut pairs = Vec::new();
-        Scene::all_triangles(self, ray, options, &mut pairs);
-        hits.extend(
-            pairs
-                .into_iter()
-                .map(|(instance, hit)| SceneCompactHit { instance, hit }),
-        );
+        self.each_hit(ray, options, |instance, hit| {
+            hits.push(SceneCompactHit { instance, hit })
+        });
+        hits.sort_unstable_by(|a, b| in_hit_order((a.instance, &a.hit), (b.instance, &b.hit)));
     }
 
     fn count_hits(&self, ray: &Ray, options: &SceneOptions<'_>) -> usize {

@@ -8,6 +8,7 @@ mod inside;
 #[cfg(feature = "gltf")]
 mod load;
 mod query;
+pub(crate) use query::in_hit_order;
 mod select;
 mod top;
 

@@ -206,18 +206,25 @@ impl Scene {
         hits: &mut Vec<(InstanceId, CompactHit)>,
     ) {
         hits.clear();
+        self.each_hit(ray, options, |id, h| hits.push((id, h)));
+        hits.sort_unstable_by(|(a_id, a), (b_id, b)| in_hit_order((*a_id, a), (*b_id, b)));
+    }
+
+    /// Calls `found` with every hit along the ray in its range, instance by instance, in
+    /// walk order.
+    pub(crate) fn each_hit(
+        &self,
+        ray: &Ray,
+        options: &SceneOptions<'_>,
+        mut found: impl FnMut(InstanceId, CompactHit),
+    ) {
         let t_end = ray.t_max();
         self.walk(ray, options, false, |id, instance, _| {
             let local = object_ray(instance, ray, t_end)?;
             instance
                 .bvh
-                .each_hit(&local, &options.query, |h| hits.push((id, h)));
+                .each_hit(&local, &options.query, |h| found(id, h));
             Some(false)
-        });
-        hits.sort_unstable_by(|(a_id, a), (b_id, b)| {
-            a.t.total_cmp(&b.t)
-                .then(a_id.cmp(b_id))
-                .then(a.triangle.cmp(&b.triangle))
         });
     }
 
@@ -471,6 +478,16 @@ impl Visitor for NearestInstance<'_> {
 
 /// The ray in the instance's object space, its range `[t_min, t_max]` kept (the direction is
 /// transformed, not normalized, so `t` means the same point). `None` when it does not fit f32.
+/// The order of a scene's every hit: by `t`, then instance, then triangle.
+pub(crate) fn in_hit_order(
+    (a_id, a): (InstanceId, &CompactHit),
+    (b_id, b): (InstanceId, &CompactHit),
+) -> std::cmp::Ordering {
+    a.t.total_cmp(&b.t)
+        .then(a_id.cmp(&b_id))
+        .then(a.triangle.cmp(&b.triangle))
+}
+
 fn object_ray(instance: &Instance, ray: &Ray, t_max: f32) -> Option<Ray> {
     let m = &instance.to_object;
     let o = m.transform_point(&ray.origin().cast::<f64>()).cast::<f32>();
