@@ -10,7 +10,7 @@ mod common;
 use common::*;
 use meshray::query::{PointQuery, RayCast, RayQuery, SceneCompactHit, WindingAccuracy};
 use meshray::{Bvh, CompactHit, Culling, Mesh, QueryOptions, Ray, Scene, SceneOptions};
-use nalgebra::{Matrix4, Point3};
+use nalgebra::Matrix4;
 use std::sync::Arc;
 
 fn bits(h: &CompactHit) -> (u32, u32, u32, u32) {
@@ -160,7 +160,6 @@ fn check(name: &str, mesh: Mesh) {
             );
         }
     }
-    let _ = Point3::<f32>::origin();
 }
 
 #[test]
