@@ -7,8 +7,10 @@ JSON output, which needs a nightly toolchain:
     python3 .ci/api_count.py /tmp/docjson/doc/meshray.json
 
 Counts every free function reachable from the crate root (through public modules and
-re-exports) and every public inherent method of the public types; trait implementations
-(Display, From...) are not counted. Prints the total, then one name per line.
+re-exports), every public inherent method of the public types, and each method of the
+crate's own traits once (`query::RayCast::closest_hit`, however many types implement it);
+implementations of traits (Display, From, and the crate's own) are not counted again.
+Prints the total, then one name per line.
 """
 import json
 import sys
@@ -36,6 +38,12 @@ def main(path):
         elif kind == "function":
             functions.append(prefix + name)
         elif kind in ("struct", "enum", "trait"):
+            if kind == "trait":
+                # A trait's methods, once each, however many types implement it.
+                for m in inner.get("items", []):
+                    method = get(m)
+                    if method and "function" in method["inner"]:
+                        functions.append(prefix + name + "::" + method["name"])
             for impl_id in inner.get("impls", []):
                 impl = get(impl_id)
                 if impl is None:

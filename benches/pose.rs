@@ -7,7 +7,8 @@
 mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use meshray::{Bvh, Mesh, Pose, Rig};
+use meshray::pose::{Pose, Rig};
+use meshray::{Bvh, Mesh};
 use nalgebra::{Matrix4, Point3, Vector3};
 use std::hint::black_box;
 
@@ -39,7 +40,7 @@ fn rig(mesh: &Mesh) -> Rig {
 
 /// Frame `f`'s joint matrices for a mesh of `bounds`: each joint turns a little more than
 /// the one below.
-fn joints(bounds: &meshray::Aabb, f: usize) -> [Matrix4<f32>; 4] {
+fn joints(bounds: &meshray::geometry::Aabb, f: usize) -> [Matrix4<f32>; 4] {
     let (lo, hi) = (bounds.min, bounds.max);
     let angle = 0.1 * (f as f32 * 0.3).sin();
     std::array::from_fn(|j| {

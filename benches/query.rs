@@ -5,6 +5,7 @@
 mod common;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use meshray::prelude::*;
 use meshray::{Bvh, QueryOptions};
 use std::hint::black_box;
 

@@ -8,6 +8,7 @@
 mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use meshray::prelude::*;
 use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
 use nalgebra::{Matrix4, Point3, Rotation3, Unit, Vector3};
 use std::hint::black_box;

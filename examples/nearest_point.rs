@@ -7,6 +7,7 @@
 //! cargo run --release --example nearest_point -- MESH.obj
 //! ```
 
+use meshray::prelude::*;
 use meshray::{Bvh, Mesh};
 use nalgebra::{Point3, Vector3};
 
@@ -27,14 +28,14 @@ fn main() -> Result<(), meshray::Error> {
     for p in points {
         // Search the whole mesh (an infinite radius)...
         let snap = bvh
-            .closest_point(p, f32::INFINITY)
+            .closest_point(p, f32::INFINITY, &Default::default())
             .expect("a mesh has a nearest point");
         println!(
             "{p:.3} -> {:.3} on triangle {} at distance {:.4}",
             snap.point, snap.triangle, snap.distance
         );
         // ...or only within a radius, as a snapping cursor would: nothing when it is too far.
-        let near = bvh.closest_point(p, 0.1 * size);
+        let near = bvh.closest_point(p, 0.1 * size, &Default::default());
         println!(
             "  within {:.3}: {}",
             0.1 * size,
@@ -45,7 +46,7 @@ fn main() -> Result<(), meshray::Error> {
     // A point exactly on a vertex snaps to it, at distance 0.
     let corner: Point3<f32> = bvh.mesh().positions()[bvh.mesh().triangles()[0][0] as usize];
     let snap = bvh
-        .closest_point(corner, 1.0)
+        .closest_point(corner, 1.0, &Default::default())
         .expect("a vertex lies on the mesh");
     assert_eq!(snap.distance, 0.0);
     println!("vertex {corner:.3}: distance {}", snap.distance);

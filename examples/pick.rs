@@ -7,6 +7,7 @@
 //! cargo run --release --example pick -- MESH.obj  # any OBJ, STL, PLY or glTF file
 //! ```
 
+use meshray::prelude::*;
 use meshray::{Bvh, Camera, Mesh, QueryOptions};
 use nalgebra::{Isometry3, Perspective3, Point2, Vector2, Vector3};
 

@@ -6,7 +6,7 @@
 //! cargo run --release --example plane2d
 //! ```
 
-use meshray::{Ray2, Rect, ray_segment};
+use meshray::plane::{Ray2, Rect, ray_segment};
 use nalgebra::{Point2, Vector2};
 
 fn main() {

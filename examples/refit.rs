@@ -7,6 +7,7 @@
 //! cargo run --release --example refit -- MESH.obj
 //! ```
 
+use meshray::prelude::*;
 use meshray::{Bvh, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Rotation3, Vector3};
 

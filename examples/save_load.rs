@@ -7,7 +7,9 @@
 //! cargo run --release --example save_load -- MESH.obj
 //! ```
 
-use meshray::{Bvh, Mesh, QueryOptions, Ray, SavedBvh};
+use meshray::prelude::*;
+use meshray::tree::SavedBvh;
+use meshray::{Bvh, Mesh, QueryOptions, Ray};
 use nalgebra::Vector3;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

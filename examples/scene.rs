@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use meshray::prelude::*;
 use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
 use nalgebra::{Matrix4, Vector3};
 

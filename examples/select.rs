@@ -7,7 +7,9 @@
 //! cargo run --release --example select -- MESH.obj
 //! ```
 
-use meshray::{Aabb, Bvh, Camera, Mesh, QueryOptions, Region};
+use meshray::geometry::Aabb;
+use meshray::selection::Region;
+use meshray::{Bvh, Camera, Mesh, QueryOptions};
 use nalgebra::{Isometry3, Perspective3, Point2, Vector2, Vector3};
 
 fn main() -> Result<(), meshray::Error> {
@@ -30,7 +32,8 @@ fn main() -> Result<(), meshray::Error> {
     let through = bvh.triangles_in(&Region::Frustum(camera.frustum(a, b)?));
     // Only what the user sees there: the closest hit of a ray through each pixel's centre
     // (samples = 1; 2 casts a 2×2 grid per pixel and catches thinner triangles).
-    let visible = bvh.visible_triangles(&camera, a, b, 1, &QueryOptions::default())?;
+    let visible =
+        meshray::picking::visible_triangles(&bvh, &camera, a, b, 1, &QueryOptions::default())?;
     println!(
         "{path}: {} triangles under the rectangle, {} of them visible",
         through.len(),

@@ -31,7 +31,8 @@ use nalgebra::{Point3, Vector3};
 ///   [`Aabb::EMPTY`]) never hits.
 ///
 /// ```
-/// use meshray::{Aabb, Ray};
+/// use meshray::Ray;
+/// use meshray::geometry::Aabb;
 /// use nalgebra::{Point3, Vector3};
 ///
 /// let aabb = Aabb::new(Point3::new(-1.0, -1.0, -1.0), Point3::new(1.0, 1.0, 1.0));
@@ -56,7 +57,7 @@ impl Aabb {
     /// The box `[min, max]`.
     ///
     /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// # use meshray::geometry::Aabb; use nalgebra::Point3;
     /// let b = Aabb::new(Point3::new(0.0, 0.0, 0.0), Point3::new(2.0, 1.0, 1.0));
     /// assert_eq!(b.centroid(), Point3::new(1.0, 0.5, 0.5));
     /// assert!(Aabb::new(Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 1.0)).is_empty()); // min > max
@@ -72,7 +73,7 @@ impl Aabb {
     /// it contains nothing and no ray hits it. Also `Aabb::default()`.
     ///
     /// ```
-    /// # use meshray::Aabb;
+    /// # use meshray::geometry::Aabb;
     /// assert!(Aabb::EMPTY.is_empty() && Aabb::default() == Aabb::EMPTY);
     /// ```
     pub const EMPTY: Aabb = Aabb {
@@ -88,7 +89,7 @@ impl Aabb {
     /// Whether `min > max` on some axis.
     ///
     /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// # use meshray::geometry::Aabb; use nalgebra::Point3;
     /// let point = Aabb::new(Point3::new(1.0, 1.0, 1.0), Point3::new(1.0, 1.0, 1.0));
     /// assert!(!point.is_empty()); // closed: a single point is a box
     /// assert!(Aabb::EMPTY.is_empty());
@@ -128,7 +129,7 @@ impl Aabb {
     /// `max - min`.
     ///
     /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// # use meshray::geometry::Aabb; use nalgebra::Point3;
     /// let b = Aabb::new(Point3::new(1.0, 1.0, 1.0), Point3::new(3.0, 2.0, 1.5));
     /// assert_eq!(b.extent(), nalgebra::Vector3::new(2.0, 1.0, 0.5));
     /// ```
@@ -139,7 +140,7 @@ impl Aabb {
     /// The centre.
     ///
     /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// # use meshray::geometry::Aabb; use nalgebra::Point3;
     /// let b = Aabb::new(Point3::new(-1.0, 0.0, 2.0), Point3::new(1.0, 2.0, 4.0));
     /// assert_eq!(b.centroid(), Point3::new(0.0, 1.0, 3.0));
     /// ```
@@ -161,7 +162,7 @@ impl Aabb {
     /// Whether `other` lies inside this box (an empty `other` lies in any box).
     ///
     /// ```
-    /// # use meshray::Aabb; use nalgebra::Point3;
+    /// # use meshray::geometry::Aabb; use nalgebra::Point3;
     /// let big = Aabb::new(Point3::origin(), Point3::new(4.0, 4.0, 4.0));
     /// let small = Aabb::new(Point3::new(1.0, 1.0, 1.0), Point3::new(2.0, 2.0, 4.0));
     /// assert!(big.contains(&small) && !small.contains(&big));
@@ -177,7 +178,8 @@ impl Aabb {
     /// direction components, rays in a face plane, origins inside, and NaN.
     ///
     /// ```
-    /// use meshray::{Aabb, Ray};
+    /// use meshray::Ray;
+    /// use meshray::geometry::Aabb;
     /// use nalgebra::{Point3, Vector3};
     ///
     /// let b = Aabb::new(Point3::origin(), Point3::new(1.0, 1.0, 1.0));

@@ -17,6 +17,7 @@ use nalgebra::{Matrix4, Point2, Point3, Vector2, Vector3, Vector4};
 /// inverse is taken in `f64`, so a far-away camera loses no precision in it.
 ///
 /// ```
+/// use meshray::prelude::*;
 /// use meshray::{Bvh, Camera, Mesh, QueryOptions};
 /// use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
 ///
@@ -142,11 +143,13 @@ impl Camera {
 
     /// The frustum under the rectangle with corners `a` and `b` (pixels, as in
     /// [`pixel_ray`](Camera::pixel_ray)), between the projection's near and far planes: the
-    /// region box select selects ([`Region::Frustum`](crate::Region::Frustum)). The corners
+    /// region box select selects ([`Region::Frustum`](crate::selection::Region::Frustum)). The corners
     /// may be given in any order; the rectangle may extend past the viewport.
     ///
     /// ```
-    /// use meshray::{Bvh, Camera, Error, Mesh, QueryOptions, Region};
+    /// use meshray::prelude::*;
+    /// use meshray::{Bvh, Camera, Error, Mesh, QueryOptions};
+    /// use meshray::selection::Region;
     /// use nalgebra::{Isometry3, Perspective3, Point2, Point3};
     ///
     /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);

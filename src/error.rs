@@ -15,7 +15,7 @@ use std::sync::Arc;
 ///
 /// // Face index 3 on line 2 names a vertex that does not exist.
 /// let obj = b"v 0 0 0\nf 1 2 3\n";
-/// let error = Mesh::from_bytes(obj, &LoadOptions { format: Some(meshray::Format::Obj), ..Default::default() }).unwrap_err();
+/// let error = Mesh::from_bytes(obj, &LoadOptions { format: Some(meshray::mesh::Format::Obj), ..Default::default() }).unwrap_err();
 /// assert!(matches!(error, Error::IndexOutOfRange { line: Some(2), what: "vertex", .. }));
 /// let message = error.to_string();
 /// assert!(message.starts_with("<memory>:2: "), "{message}");
@@ -122,7 +122,7 @@ pub enum Error {
         /// What is wrong.
         reason: &'static str,
     },
-    /// A BVH broke one of its invariants (see [`Bvh::validate`](crate::Bvh::validate)).
+    /// A BVH broke one of its invariants (see [`diagnostics::validate`](crate::diagnostics::validate)).
     InvalidBvh {
         /// Which invariant, and where.
         reason: String,

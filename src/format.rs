@@ -8,7 +8,8 @@ use std::path::Path;
 /// feature (all on by default); a build without one has no variant for it.
 ///
 /// ```
-/// use meshray::{Format, LoadOptions, Mesh};
+/// use meshray::{LoadOptions, Mesh};
+/// use meshray::mesh::Format;
 ///
 /// // Say which format a file is in, whatever its name.
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");

@@ -9,11 +9,12 @@
 //! ([`Mesh::from_buffers`]) become a [`Mesh`]; [`Bvh::build`] builds a binned-SAH tree over
 //! it (on all cores with the default `parallel` feature) and collapses it into 8-wide nodes;
 //! the queries walk the tree, culling eight boxes at a time with the slab test
-//! ([`Aabb::intersect_ray`], in SIMD), and test the triangles of the leaves that survive by
-//! the watertight test ([`intersect_triangle`], Cramer's rule solved in a frame
+//! ([`Aabb::intersect_ray`](geometry::Aabb::intersect_ray), in SIMD), and test the triangles of the leaves that survive by
+//! the watertight test ([`intersect_triangle`](geometry::intersect_triangle), Cramer's rule solved in a frame
 //! sheared along the ray), four at a time.
 //!
 //! ```
+//! use meshray::prelude::*;
 //! use meshray::{Bvh, Camera, Mesh, QueryOptions};
 //! use nalgebra::{Isometry3, Perspective3, Point3, Vector3};
 //!
@@ -35,23 +36,27 @@
 //!
 //! # One call per question
 //!
+//! Every query is a method of two traits, [`RayCast`](query::RayCast) for rays and
+//! [`PointQuery`](query::PointQuery) for points, which a mesh's tree ([`Bvh`]) and a scene
+//! of placed meshes ([`Scene`]) both implement: `use meshray::prelude::*;` brings them in.
+//!
 //! | question | call |
 //! |---|---|
 //! | a mesh from a file, bytes or buffers | [`Mesh::load`] ([`Mesh::load_with`] for [`LoadOptions`]), [`Mesh::from_bytes`], [`Mesh::from_buffers`] |
-//! | the tree | [`Bvh::build`] ([`Bvh::build_with`] for [`BuildOptions`], [`Bvh::build_with_progress`]); saved and loaded with serde |
+//! | the tree | [`Bvh::build`] ([`Bvh::build_with`] for [`BuildOptions`], [`Bvh::build_with_progress`]); saved and loaded with serde ([`tree::SavedBvh`]) |
 //! | the vertices moved | [`Bvh::refit`]; [`Bvh::stats`] says when to rebuild |
 //! | the ray through a pixel | [`Camera::pixel_ray`] |
-//! | the first triangle along a ray | [`Bvh::closest_hit`] |
-//! | is anything there? (shadows, lines of sight) | [`Bvh::any_hit`] |
-//! | every crossing, or how many | [`Bvh::all_hits`], [`Bvh::count_hits`] |
-//! | many rays, on all cores, short answers | [`Bvh::cast_rays`] ([`Bvh::cast_ray`] for one; [`Bvh::hit_details`] for the rest of a hit) |
-//! | the nearest point of the surface | [`Bvh::closest_point`] |
-//! | is this point inside? how far from the surface, signed? | [`Bvh::contains`], [`Bvh::signed_distance`] (both by [`Bvh::winding_number`]: right on open meshes and soups too) |
-//! | the triangles in a box, a ball or under a screen rectangle | [`Bvh::triangles_in`] with a [`Region`] ([`Camera::frustum`] for the rectangle) |
-//! | the triangles the user sees there | [`Bvh::visible_triangles`] |
-//! | many meshes, placed and moving | [`Scene`]: the same queries, in world space |
-//! | what a query cost | [`Bvh::closest_hit_with_cost`], [`Bvh::measured_cost`] |
-//! | 2D rays against segments and rectangles | [`ray_segment`], [`Rect::intersect_ray`] |
+//! | the first triangle along a ray | [`closest_hit`](query::RayCast::closest_hit) |
+//! | is anything there? (shadows, lines of sight) | [`any_hit`](query::RayCast::any_hit) |
+//! | every crossing, or how many | [`all_hits`](query::RayCast::all_hits), [`count_hits`](query::RayCast::count_hits) |
+//! | many rays, on all cores, short answers | [`cast_rays`](query::RayCast::cast_rays) ([`cast_ray`](query::RayCast::cast_ray) for one; [`hit_details`](query::RayCast::hit_details) for the rest of a hit) |
+//! | the nearest point of the surface | [`closest_point`](query::PointQuery::closest_point) |
+//! | is this point inside? how far from the surface, signed? | [`contains`](query::PointQuery::contains), [`signed_distance`](query::PointQuery::signed_distance) (both by [`winding_number`](query::PointQuery::winding_number): right on open meshes and soups too) |
+//! | the triangles in a box, a ball or under a screen rectangle | [`Bvh::triangles_in`] with a [`Region`](selection::Region) ([`Camera::frustum`] for the rectangle) |
+//! | the triangles the user sees there | [`picking::visible_triangles`] |
+//! | many meshes, placed and moving | [`Scene`]: the same traits, in world space |
+//! | what a query cost; is a tree sound | [`diagnostics`] |
+//! | 2D rays against segments and rectangles | [`plane::ray_segment`], [`plane::Rect::intersect_ray`] |
 //!
 //! Every function that takes a point, a vector or a matrix takes anything that converts into
 //! [`mint`](https://docs.rs/mint)'s types: nalgebra's (the crate's own), glam's and Bevy's,
@@ -59,6 +64,7 @@
 //! those with `.into()`; so code that uses glam needs no nalgebra.
 //!
 //! ```
+//! use meshray::prelude::*;
 //! use meshray::{Bvh, Camera, Mesh, QueryOptions, Ray};
 //!
 //! // Plain arrays stand in for glam's Vec3 and Mat4 here: they convert into mint alike.
@@ -90,10 +96,11 @@
 //! BMI1/2; setting the environment variable `MESHRAY_SIMD=portable` before the first query
 //! keeps the portable path instead (the same answers, bit for bit: a way to rule the vector
 //! kernel out when chasing a problem, or to time the portable path). Closest and any hit
-//! and [`Bvh::cast_rays`] into a reused vector allocate nothing. For speed: build in release
-//! mode, ask [`Bvh::any_hit`] when any hit will do, cast batches with [`Bvh::cast_rays`] (a
-//! camera's rays in rows of eight neighbouring pixels walk together), and give rays a finite
-//! `t_max` when only a range matters. How fast, against Embree, tinybvh and others on the
+//! and [`cast_rays`](query::RayCast::cast_rays) into a reused vector allocate nothing. For
+//! speed: build in release mode, ask [`any_hit`](query::RayCast::any_hit) when any hit will
+//! do, cast batches with [`cast_rays`](query::RayCast::cast_rays) (on all cores) and compact
+//! answers ([`cast_ray`](query::RayCast::cast_ray)) when the point and normals are not
+//! needed, and give rays a finite `t_max` when only a range matters. How fast, against Embree, tinybvh and others on the
 //! same rays, is in `docs/benchmarks.md`, with the date, machine and command of each figure.
 //!
 //! The guide (`docs/guide.md` in the repository) walks through loading, building, picking,
@@ -106,12 +113,12 @@
 //! answers (the traversal never culls a box the ray touches), except that it rejects a point
 //! the triangle test accepted outside the triangle's own box (an ulp off, for a ray starting
 //! beside a vertex; more, for a ray grazing a sliver). The default triangle test is the
-//! watertight test of Woop, Benthin and Wald (2013) ([`intersect_triangle`]),
+//! watertight test of Woop, Benthin and Wald (2013) ([`intersect_triangle`](geometry::intersect_triangle)),
 //! which never lets a ray aimed exactly at a shared edge or vertex slip between the
 //! triangles; plain Cramer's rule (`QueryOptions { watertight: false, .. }`) is a few per
 //! cent faster and can. Against exact arithmetic on the f32 inputs, `t` is within 1e-5 relative
 //! or the f32 rounding bound, and hit or miss differs only for rays within rounding distance
-//! of an edge. [`Bvh::closest_point`] and the selection queries compute in `f64` from the
+//! of an edge. [`Bvh::closest_point`](crate::query::PointQuery::closest_point) and the selection queries compute in `f64` from the
 //! `f32` inputs, so they too agree with a test of every triangle.
 //!
 //! **The range.** All of this holds where f32 neither overflows nor underflows: meshes with
@@ -139,7 +146,7 @@
 //! panic. Loading, refitting, cameras and scene edits return [`Result`] with one [`Error`]
 //! enum that names the file and line where there is one; queries never fail. The mesh
 //! accessors that take a triangle number ([`Mesh::triangle`] and its companions) panic when
-//! it is out of range, as slice indexing does; [`Bvh::hit_details`] answers `None`.
+//! it is out of range, as slice indexing does; [`Bvh::hit_details`](crate::query::RayCast::hit_details) answers `None`.
 #![deny(missing_docs)]
 // `unsafe` only in src/bvh/query/simd.rs: calling the AVX2 copies of the walk on a CPU that has
 // AVX2 (each call allowed there alone, with its `SAFETY:` line).
@@ -157,17 +164,18 @@ mod boundary;
 mod bvh;
 mod camera;
 mod closest_point;
+pub mod diagnostics;
 mod error;
 mod format;
 mod io;
-mod mesh;
-mod picking;
+pub mod mesh;
+pub mod picking;
 mod plane2d;
-mod pose;
+pub mod pose;
 pub mod query;
 mod ray;
 mod region;
-mod scene;
+pub mod scene;
 mod splitmix;
 #[cfg(test)]
 mod test_support;
@@ -176,26 +184,57 @@ mod triangle;
 mod watertight;
 mod winding;
 
-pub use aabb::Aabb;
-#[cfg(feature = "serde")]
-pub use bvh::SavedBvh;
-#[cfg(feature = "kernel-lab")]
-pub use bvh::lab;
-pub use bvh::{
-    BuildOptions, BuildQuality, Bvh, ClosestPoint, CompactHit, Hit, MeasuredCost, PoseUpdate,
-    QueryCost, RayQuery, Stats,
-};
+// The root: the pipeline's names, from a file to a hit.
+pub use bvh::{BuildOptions, Bvh, CompactHit, Hit, RayQuery};
 pub use camera::Camera;
 pub use error::{Error, Result};
-pub use format::Format;
 pub use io::options::LoadOptions;
-pub use mesh::{Mesh, TriangleAttributes};
-pub use plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
-pub use pose::{Pose, Rig};
+pub use mesh::Mesh;
 pub use ray::Ray;
-pub use region::{Frustum, Region};
-pub use scene::{
-    InstanceId, InstanceView, Scene, SceneClosestPoint, SceneHit, SceneOptions, SceneTriangle,
-};
-pub use triangle::{Culling, QueryOptions, TriangleHit, intersect_triangle};
-pub use winding::WindingAccuracy;
+pub use scene::{Scene, SceneOptions};
+pub use triangle::{Culling, QueryOptions};
+
+/// The traits every query is asked through: `use meshray::prelude::*;` makes
+/// [`Bvh`]'s and [`Scene`]'s queries callable.
+pub mod prelude {
+    pub use crate::query::{PointQuery, RayCast};
+}
+
+/// The geometric primitives: boxes and their slab test, and the watertight ray–triangle
+/// test the queries run, for code that tests a ray against one box or one triangle.
+pub mod geometry {
+    pub use crate::aabb::Aabb;
+    pub use crate::triangle::{TriangleHit, intersect_triangle};
+}
+
+/// 2D rays against segments (Cramer's rule) and rectangles (slabs, with near and far
+/// points): for editors' and games' 2D picking.
+pub mod plane {
+    pub use crate::plane2d::{Ray2, Rect, RectHit, SegmentHit, ray_segment};
+}
+
+/// Selection: the regions whose triangles [`Bvh::triangles_in`] and
+/// [`Scene::triangles_in`] list (a box, a ball, a camera's frustum).
+pub mod selection {
+    pub use crate::region::{Frustum, Region};
+}
+
+/// The tree's settings and records beyond [`BuildOptions`]: which builder runs, what a
+/// pose did to the tree, and the tree saved with serde.
+pub mod tree {
+    #[cfg(feature = "serde")]
+    pub use crate::bvh::SavedBvh;
+    pub use crate::bvh::{BuildQuality, PoseUpdate};
+}
+
+#[cfg(feature = "kernel-lab")]
+pub use bvh::lab;
+
+// Names the crate's own modules reach through the root (`crate::Aabb`); public under the
+// modules above.
+pub(crate) use aabb::Aabb;
+pub(crate) use bvh::{ClosestPoint, PoseUpdate};
+pub(crate) use format::Format;
+pub(crate) use pose::{Pose, Rig};
+pub(crate) use region::Frustum;
+pub(crate) use winding::WindingAccuracy;

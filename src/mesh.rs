@@ -4,6 +4,7 @@
 //! order, faces in order, polygons fanned from their first corner); every hit names that
 //! number, whatever order the BVH keeps them in.
 
+pub use crate::format::Format;
 use crate::{Aabb, Error, Result};
 use nalgebra::{Point2, Point3, Vector3};
 
@@ -299,6 +300,7 @@ impl Mesh {
     /// Names objects and assigns each triangle to one: `ids[i]` indexes `names`.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
     ///
@@ -385,7 +387,7 @@ impl Mesh {
     /// A mesh from every part, as a loader or the saved format has them, checked as
     /// [`from_buffers`](Mesh::from_buffers) checks its buffers. The attributes' and ids'
     /// lengths are the caller's to get right (one entry per triangle), as
-    /// [`validate`](crate::Bvh::validate) checks them after a load.
+    /// [`diagnostics::validate`](crate::diagnostics::validate) checks them after a load.
     pub(crate) fn from_parts(parts: MeshParts) -> Result<Mesh> {
         let mesh = Mesh {
             positions: parts.positions,
@@ -514,7 +516,7 @@ impl Mesh {
     ///
     /// // The file's vertices, all of them, in its order: faces index them as written.
     /// let obj = b"v 1 0 0\nv 0 1 0\nv 0 0 1\nv 5 5 5\nf 3 1 2\n";
-    /// let mesh = Mesh::from_bytes(obj, &LoadOptions { format: Some(meshray::Format::Obj), ..Default::default() })?;
+    /// let mesh = Mesh::from_bytes(obj, &LoadOptions { format: Some(meshray::mesh::Format::Obj), ..Default::default() })?;
     /// assert_eq!(mesh.positions().len(), 4);
     /// assert_eq!(mesh.positions()[2], Point3::new(0.0, 0.0, 1.0));
     /// assert_eq!(mesh.triangles(), [[2, 0, 1]]);
@@ -566,6 +568,7 @@ impl Mesh {
     /// interpolated at the hit point ([`Hit`](crate::Hit)).
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// # let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
     /// let first = mesh.attributes(0);
     /// assert_eq!(mesh.objects()[first.object as usize], "ground");
@@ -642,7 +645,7 @@ impl Mesh {
     ///
     /// // From memory, `mtllib` is not followed: the geometry loads, with a warning.
     /// let obj = b"mtllib paint.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
-    /// let mesh = Mesh::from_bytes(obj, &LoadOptions { format: Some(meshray::Format::Obj), ..Default::default() })?;
+    /// let mesh = Mesh::from_bytes(obj, &LoadOptions { format: Some(meshray::mesh::Format::Obj), ..Default::default() })?;
     /// assert_eq!(mesh.triangle_count(), 1);
     /// assert!(matches!(mesh.load_warnings(), [Error::Material { .. }]));
     /// # Ok::<(), meshray::Error>(())

@@ -41,7 +41,7 @@ use nalgebra::{Point2, Vector2};
 /// between queries on the same ray, not between rays.
 ///
 /// ```
-/// use meshray::Ray2;
+/// use meshray::plane::Ray2;
 /// use nalgebra::{Point2, Vector2};
 ///
 /// let ray = Ray2::new(Point2::new(1.0, 2.0), Vector2::new(2.0, 0.0));
@@ -64,7 +64,7 @@ impl Ray2 {
     /// A ray over `t ∈ [0, +∞)`. Takes anything that converts into `mint`'s types.
     ///
     /// ```
-    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
+    /// # use meshray::plane::Ray2; use nalgebra::{Point2, Vector2};
     /// let ray = Ray2::new(Point2::new(0.0, 1.0), Vector2::new(3.0, 0.0));
     /// assert_eq!((ray.t_min, ray.t_max), (0.0, f32::INFINITY));
     /// assert_eq!(ray.origin, ray.at(0.0));
@@ -83,7 +83,7 @@ impl Ray2 {
     /// which [`Ray2::is_valid`] is false.
     ///
     /// ```
-    /// use meshray::{Ray2, ray_segment};
+    /// use meshray::plane::{Ray2, ray_segment};
     /// use nalgebra::{Point2, Vector2};
     ///
     /// let probe = Ray2::with_range(Point2::new(0.0, 0.0), Vector2::new(1.0, 0.0), 0.0, 2.0);
@@ -108,7 +108,7 @@ impl Ray2 {
     /// The point `origin + t·direction`.
     ///
     /// ```
-    /// # use meshray::Ray2; use nalgebra::{Point2, Vector2};
+    /// # use meshray::plane::Ray2; use nalgebra::{Point2, Vector2};
     /// let ray = Ray2::new(Point2::new(1.0, 1.0), Vector2::new(0.0, -2.0));
     /// assert_eq!(ray.at(0.5), Point2::new(1.0, 0.0));
     /// ```
@@ -121,7 +121,7 @@ impl Ray2 {
     /// `t_max` (and `t_min`) may be infinite.
     ///
     /// ```
-    /// use meshray::{Ray2, Rect};
+    /// use meshray::plane::{Ray2, Rect};
     /// use nalgebra::{Point2, Vector2};
     ///
     /// let still = Ray2::new(Point2::origin(), Vector2::new(-0.0, 0.0));
@@ -141,7 +141,7 @@ impl Ray2 {
 /// Where a ray crosses a segment `a → b`.
 ///
 /// ```
-/// use meshray::{ray_segment, Ray2};
+/// use meshray::plane::{ray_segment, Ray2};
 /// use nalgebra::{Point2, Vector2};
 ///
 /// let ray = Ray2::new(Point2::new(0.0, 0.0), Vector2::new(1.0, 1.0));
@@ -177,7 +177,7 @@ pub struct SegmentHit {
 /// inside `[t_min, t_max]` and `[0, 1]`.
 ///
 /// ```
-/// use meshray::{Ray2, ray_segment};
+/// use meshray::plane::{Ray2, ray_segment};
 /// use nalgebra::{Point2, Vector2};
 ///
 /// let ray = Ray2::new(Point2::new(0.0, 0.0), Vector2::new(2.0, 0.0));
@@ -245,7 +245,7 @@ fn cross(u: Vector2<f32>, v: Vector2<f32>) -> f32 {
 /// segment (or a point) and can still be hit.
 ///
 /// ```
-/// use meshray::{Ray2, Rect};
+/// use meshray::plane::{Ray2, Rect};
 /// use nalgebra::{Point2, Vector2};
 ///
 /// let tile = Rect { min: Point2::new(0.0, 0.0), max: Point2::new(1.0, 1.0) };
@@ -266,7 +266,7 @@ pub struct Rect {
 /// Entry and exit of a ray through a rectangle, clipped to the ray's `[t_min, t_max]`.
 ///
 /// ```
-/// use meshray::{Ray2, Rect};
+/// use meshray::plane::{Ray2, Rect};
 /// use nalgebra::{Point2, Vector2};
 ///
 /// let rect = Rect::new(Point2::new(-1.0, -1.0), Point2::new(1.0, 1.0));
@@ -293,7 +293,7 @@ impl Rect {
     /// simply empty.
     ///
     /// ```
-    /// use meshray::{Ray2, Rect};
+    /// use meshray::plane::{Ray2, Rect};
     /// use nalgebra::{Point2, Vector2};
     ///
     /// let ray = Ray2::new(Point2::new(0.0, 0.5), Vector2::x());
@@ -330,7 +330,7 @@ impl Rect {
     ///   infinite bounds. A degenerate, zero-width rectangle is a segment and can be hit.
     ///
     /// ```
-    /// use meshray::{Ray2, Rect};
+    /// use meshray::plane::{Ray2, Rect};
     /// use nalgebra::{Point2, Vector2};
     ///
     /// let rect = Rect::new(Point2::new(1.0, 0.0), Point2::new(3.0, 2.0));

@@ -26,7 +26,9 @@ use wide::f32x4;
 /// goes to the origin, as on the GPU) and only the morph step when the rig has no skin.
 ///
 /// ```
-/// use meshray::{Bvh, Mesh, Pose, QueryOptions, Ray, Rig};
+/// use meshray::prelude::*;
+/// use meshray::{Bvh, Mesh, QueryOptions, Ray};
+/// use meshray::pose::{Pose, Rig};
 /// use nalgebra::{Matrix4, Point3, Vector3};
 ///
 /// // A unit square in z = 0 whose right edge follows joint 1.
@@ -146,7 +148,8 @@ impl Rig {
     /// the `parallel` feature). Allocates nothing.
     ///
     /// ```
-    /// use meshray::{Mesh, Pose, Rig};
+    /// use meshray::Mesh;
+    /// use meshray::pose::{Pose, Rig};
     /// use nalgebra::{Point3, Vector3};
     ///
     /// let mesh = Mesh::from_buffers(vec![[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], vec![[0, 1, 2]])?;

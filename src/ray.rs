@@ -193,6 +193,7 @@ impl Ray {
     /// documented alternative.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// use meshray::{Bvh, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
     /// # let bvh = Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
@@ -200,7 +201,7 @@ impl Ray {
     /// let nan = Ray::new(Point3::new(f32::NAN, 1.0, 10.0), -Vector3::z());
     /// assert!(!nan.is_valid());
     /// // An invalid ray is a documented "no hit", never a panic.
-    /// assert_eq!(bvh.closest_hit_with_cost(&nan, &QueryOptions::default()).1.boxes, 0);
+    /// assert_eq!(meshray::diagnostics::closest_hit_with_cost(&bvh, &nan, &QueryOptions::default()).1.boxes, 0);
     /// assert!(bvh.closest_hit(&nan, &QueryOptions::default()).is_none());
     /// // So is one from beyond the range.
     /// assert!(!Ray::new(Point3::new(0.0, 1.0, 1e13), -Vector3::z()).is_valid());

@@ -107,7 +107,9 @@ pub struct Frustum {
 /// closed sets), hidden or not. Each test is exact, in `f64` from the `f32` inputs.
 ///
 /// ```
-/// use meshray::{Aabb, Bvh, Mesh, Region};
+/// use meshray::{Bvh, Mesh};
+/// use meshray::geometry::Aabb;
+/// use meshray::selection::Region;
 /// use nalgebra::Point3;
 ///
 /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
@@ -148,7 +150,8 @@ impl Region {
     /// [`Bvh::triangles_in`](crate::Bvh::triangles_in) applies to every triangle.
     ///
     /// ```
-    /// use meshray::{Aabb, Region};
+    /// use meshray::geometry::Aabb;
+    /// use meshray::selection::Region;
     /// use nalgebra::{Point3, Vector3};
     ///
     /// let unit = Region::Box(Aabb::new([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]));

@@ -1,8 +1,8 @@
 //! SplitMix64 (Steele, Lea and Flood 2014): a small seeded generator, the same sequence for
-//! the same seed on every machine. The library draws [`Bvh::measured_cost`]'s standard rays
+//! the same seed on every machine. The library draws [`diagnostics::measured_cost`]'s standard rays
 //! from it, and the unit tests their inputs.
 //!
-//! [`Bvh::measured_cost`]: crate::Bvh::measured_cost
+//! [`diagnostics::measured_cost`]: crate::diagnostics::measured_cost
 
 /// The generator's state.
 pub(crate) struct SplitMix64(pub(crate) u64);

@@ -8,7 +8,8 @@ use nalgebra::{Point3, Vector3};
 /// corners `A, B, C` appear counter-clockwise (OBJ's convention for outward faces).
 ///
 /// ```
-/// use meshray::{intersect_triangle, Culling, QueryOptions, Ray};
+/// use meshray::{Culling, QueryOptions, Ray};
+/// use meshray::geometry::intersect_triangle;
 /// use nalgebra::{Point3, Vector3};
 ///
 /// // Counter-clockwise seen from +z: the front face looks up the z axis.
@@ -37,7 +38,8 @@ pub enum Culling {
 /// `P = (1 − u − v)·A + u·B + v·C`.
 ///
 /// ```
-/// use meshray::{intersect_triangle, QueryOptions, Ray};
+/// use meshray::{QueryOptions, Ray};
+/// use meshray::geometry::intersect_triangle;
 /// use nalgebra::{Point3, Vector3};
 ///
 /// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(2.0, 0.0, 0.0), Point3::new(0.0, 2.0, 0.0));
@@ -98,7 +100,8 @@ impl Default for QueryOptions {
 /// Barycentrics follow `P = (1 − u − v)·A + u·B + v·C`.
 ///
 /// ```
-/// use meshray::{intersect_triangle, Culling, QueryOptions, Ray};
+/// use meshray::{Culling, QueryOptions, Ray};
+/// use meshray::geometry::intersect_triangle;
 /// use nalgebra::{Point3, Vector3};
 ///
 /// let (a, b, c) = (Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0));

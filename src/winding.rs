@@ -20,7 +20,7 @@ use wide::f64x4;
 /// far from the point, or exactly, one solid angle per triangle.
 ///
 /// ```
-/// use meshray::WindingAccuracy;
+/// use meshray::query::WindingAccuracy;
 ///
 /// assert_eq!(WindingAccuracy::default(), WindingAccuracy::FarField { beta: 2.0 });
 /// ```

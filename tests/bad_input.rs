@@ -3,6 +3,7 @@
 //! is covered file by file in `malformed.rs`.)
 mod common;
 
+use meshray::prelude::*;
 use meshray::{Bvh, Error, LoadOptions, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
 use std::path::PathBuf;
@@ -94,7 +95,7 @@ fn invalid_rays_cost_no_traversal() {
     let (o, d) = good();
     let bvh = scene();
     let options = QueryOptions::default();
-    let (hit, cost) = bvh.closest_hit_with_cost(&Ray::new(o, d), &options);
+    let (hit, cost) = meshray::diagnostics::closest_hit_with_cost(&bvh, &Ray::new(o, d), &options);
     assert!(
         hit.is_some() && cost.boxes > 0,
         "the good ray does walk the tree"
@@ -106,7 +107,7 @@ fn invalid_rays_cost_no_traversal() {
         Ray::with_range(o, d, 1.0, f32::NAN),
     ] {
         assert_eq!(
-            bvh.closest_hit_with_cost(&ray, &options),
+            meshray::diagnostics::closest_hit_with_cost(&bvh, &ray, &options),
             (None, Default::default()),
             "{ray:?}"
         );
@@ -173,7 +174,7 @@ fn degenerate_triangles_never_hit() {
     ];
     let mesh = Mesh::from_buffers(p, vec![[0, 0, 0], [0, 1, 2], [1, 1, 3], [0, 2, 1]]).unwrap();
     let bvh = Bvh::build(mesh);
-    bvh.validate().unwrap();
+    meshray::diagnostics::validate(&bvh).unwrap();
     let mut rng = common::Rng::new(5);
     for _ in 0..10_000 {
         let o = Point3::new(

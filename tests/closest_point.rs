@@ -5,6 +5,7 @@
 mod common;
 
 use common::Rng;
+use meshray::prelude::*;
 use meshray::{Bvh, Mesh};
 use nalgebra::{Point3, Vector3};
 
@@ -46,7 +47,7 @@ fn check(name: &str, mesh: Mesh) {
             .collect();
         let min = distances.iter().copied().fold(f64::INFINITY, f64::min);
         let got = bvh
-            .closest_point(*q, f32::INFINITY)
+            .closest_point(*q, f32::INFINITY, &Default::default())
             .expect("a mesh is always somewhere");
         assert!(
             (got.distance as f64 - min).abs() <= tolerance + 1e-6 * min,
@@ -69,9 +70,12 @@ fn check(name: &str, mesh: Mesh) {
         assert!(((got.point - q).norm() - got.distance).abs() <= 1e-5 * h);
         // The distance limit: inclusive, and a hard cut below.
         if min > 1e-3 * h as f64 {
-            assert!(bvh.closest_point(*q, (min * 0.999) as f32).is_none());
+            assert!(
+                bvh.closest_point(*q, (min * 0.999) as f32, &Default::default())
+                    .is_none()
+            );
             let within = bvh
-                .closest_point(*q, (min * 1.001) as f32)
+                .closest_point(*q, (min * 1.001) as f32, &Default::default())
                 .expect("within the limit");
             assert_eq!(within, got);
         }
@@ -104,22 +108,30 @@ fn closest_point_equals_brute_force_on_shared_meshes() {
 fn bad_queries_are_none() {
     let bvh = Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap());
     let p = Point3::new(0.0, 1.0, 0.0);
-    assert!(bvh.closest_point(p, f32::NAN).is_none());
-    assert!(bvh.closest_point(p, -1.0).is_none());
     assert!(
-        bvh.closest_point(Point3::new(f32::NAN, 0.0, 0.0), 10.0)
+        bvh.closest_point(p, f32::NAN, &Default::default())
+            .is_none()
+    );
+    assert!(bvh.closest_point(p, -1.0, &Default::default()).is_none());
+    assert!(
+        bvh.closest_point(Point3::new(f32::NAN, 0.0, 0.0), 10.0, &Default::default())
             .is_none()
     );
     assert!(
-        bvh.closest_point(Point3::new(f32::INFINITY, 0.0, 0.0), f32::INFINITY)
-            .is_none()
+        bvh.closest_point(
+            Point3::new(f32::INFINITY, 0.0, 0.0),
+            f32::INFINITY,
+            &Default::default()
+        )
+        .is_none()
     );
     // A limit of 0 finds only points on the surface.
     let vertex = bvh.mesh().positions()[5];
     assert_eq!(
-        bvh.closest_point(vertex, 0.0).map(|c| c.distance),
+        bvh.closest_point(vertex, 0.0, &Default::default())
+            .map(|c| c.distance),
         Some(0.0)
     );
     let above = vertex + Vector3::new(0.0, 100.0, 0.0);
-    assert!(bvh.closest_point(above, 0.0).is_none());
+    assert!(bvh.closest_point(above, 0.0, &Default::default()).is_none());
 }

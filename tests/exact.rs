@@ -12,10 +12,10 @@
 mod common;
 
 use common::*;
-use meshray::{
-    BuildOptions, BuildQuality, Bvh, Culling, Hit, Mesh, QueryOptions, Ray, RayQuery,
-    intersect_triangle,
-};
+use meshray::geometry::intersect_triangle;
+use meshray::prelude::*;
+use meshray::tree::BuildQuality;
+use meshray::{BuildOptions, Bvh, Culling, Hit, Mesh, QueryOptions, Ray, RayQuery};
 use nalgebra::{Point3, Vector3};
 
 const RAYS_PER_SET: usize = 10_000;
@@ -223,7 +223,7 @@ fn check_mesh_with(name: &str, mesh: Mesh, build: &BuildOptions) {
     let exact = ExactMesh::new(&mesh);
     let chunks = Chunks::new(&mesh);
     let bvh = Bvh::build_with(mesh, build);
-    bvh.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+    meshray::diagnostics::validate(&bvh).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mesh = bvh.mesh();
     let mut rng = Rng::new(
         name.bytes()

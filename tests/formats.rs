@@ -9,9 +9,9 @@ mod common;
 
 use base64::Engine;
 use common::Rng;
-use meshray::{
-    Bvh, Culling, Error, Format, LoadOptions, Mesh, QueryOptions, Ray, Scene, SceneOptions,
-};
+use meshray::mesh::Format;
+use meshray::prelude::*;
+use meshray::{Bvh, Culling, Error, LoadOptions, Mesh, QueryOptions, Ray, Scene, SceneOptions};
 use nalgebra::{Matrix4, Point3, Quaternion, Translation3, UnitQuaternion, Vector3};
 use std::path::PathBuf;
 
@@ -318,7 +318,7 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
         &Mesh::from_bytes(
             &w.glb(&roots),
             &LoadOptions {
-                format: Some(meshray::Format::Gltf),
+                format: Some(meshray::mesh::Format::Gltf),
                 ..options
             },
         )
@@ -327,7 +327,7 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
     let err = Mesh::from_bytes(
         w.json(Some("scene%20data.bin"), &roots).as_bytes(),
         &LoadOptions {
-            format: Some(meshray::Format::Gltf),
+            format: Some(meshray::mesh::Format::Gltf),
             ..options
         },
     );
@@ -340,7 +340,7 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
         &Mesh::from_bytes(
             &binary_ply(&obj, true),
             &LoadOptions {
-                format: Some(meshray::Format::Ply),
+                format: Some(meshray::mesh::Format::Ply),
                 ..options
             },
         )
@@ -366,7 +366,7 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
     let loaded = Mesh::load_with(
         &renamed,
         &LoadOptions {
-            format: Some(meshray::Format::Gltf),
+            format: Some(meshray::mesh::Format::Gltf),
             ..Default::default()
         },
     )
@@ -379,7 +379,7 @@ fn ply_and_gltf_load_the_same_triangles_as_the_obj() {
         &Mesh::load_with(
             &renamed,
             &LoadOptions {
-                format: Some(meshray::Format::Ply),
+                format: Some(meshray::mesh::Format::Ply),
                 ..Default::default()
             },
         )
@@ -760,7 +760,7 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
         Mesh::from_bytes(
             two.as_bytes(),
             &LoadOptions {
-                format: Some(meshray::Format::Ply),
+                format: Some(meshray::mesh::Format::Ply),
                 ..limits
             }
         ),
@@ -771,7 +771,7 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
         Mesh::from_bytes(
             quad.as_bytes(),
             &LoadOptions {
-                format: Some(meshray::Format::Ply),
+                format: Some(meshray::mesh::Format::Ply),
                 ..limits
             }
         ),
@@ -786,7 +786,7 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
         Mesh::from_bytes(
             good.as_bytes(),
             &LoadOptions {
-                format: Some(meshray::Format::Gltf),
+                format: Some(meshray::mesh::Format::Gltf),
                 ..Default::default()
             }
         )
@@ -876,7 +876,7 @@ fn bad_ply_and_gltf_files_are_errors_naming_the_file() {
         Mesh::from_bytes(
             good.as_bytes(),
             &LoadOptions {
-                format: Some(meshray::Format::Gltf),
+                format: Some(meshray::mesh::Format::Gltf),
                 ..limits
             }
         ),
@@ -1112,7 +1112,7 @@ fn load_errors(w: &GltfWriter, name: &str, from: &str, to: &str) -> Vec<(String,
             Mesh::from_bytes(
                 json.as_bytes(),
                 &LoadOptions {
-                    format: Some(meshray::Format::Gltf),
+                    format: Some(meshray::mesh::Format::Gltf),
                     ..Default::default()
                 },
             )
@@ -1198,7 +1198,7 @@ fn gltf_indices_that_name_nothing_are_errors_saying_where() {
     let mesh = Mesh::from_bytes(
         every_kind.as_bytes(),
         &LoadOptions {
-            format: Some(meshray::Format::Gltf),
+            format: Some(meshray::mesh::Format::Gltf),
             ..Default::default()
         },
     )
@@ -1218,7 +1218,7 @@ fn glb_header_shorter_than_itself_is_an_error() {
         let err = Mesh::from_bytes(
             &glb,
             &LoadOptions {
-                format: Some(meshray::Format::Gltf),
+                format: Some(meshray::mesh::Format::Gltf),
                 ..Default::default()
             },
         )
@@ -1373,7 +1373,7 @@ fn gltf_node_transforms_that_cannot_place_a_mesh_are_reported() {
 fn survives_corruption(name: &str, bytes: &[u8], parse: fn(&[u8]) -> meshray::Result<Mesh>) {
     let check = |b: &[u8]| {
         if let Ok(mesh) = parse(b) {
-            Bvh::build(mesh).validate().unwrap();
+            meshray::diagnostics::validate(&Bvh::build(mesh)).unwrap();
         }
     };
     let step = (bytes.len() / 600).max(1);
@@ -1402,7 +1402,7 @@ fn truncated_and_corrupted_files_never_panic() {
         Mesh::from_bytes(
             b,
             &LoadOptions {
-                format: Some(meshray::Format::Ply),
+                format: Some(meshray::mesh::Format::Ply),
                 ..Default::default()
             },
         )
@@ -1411,7 +1411,7 @@ fn truncated_and_corrupted_files_never_panic() {
         Mesh::from_bytes(
             b,
             &LoadOptions {
-                format: Some(meshray::Format::Ply),
+                format: Some(meshray::mesh::Format::Ply),
                 ..Default::default()
             },
         )
@@ -1421,7 +1421,7 @@ fn truncated_and_corrupted_files_never_panic() {
         Mesh::from_bytes(
             b,
             &LoadOptions {
-                format: Some(meshray::Format::Gltf),
+                format: Some(meshray::mesh::Format::Gltf),
                 ..Default::default()
             },
         )
@@ -1433,7 +1433,7 @@ fn truncated_and_corrupted_files_never_panic() {
             Mesh::from_bytes(
                 b,
                 &LoadOptions {
-                    format: Some(meshray::Format::Gltf),
+                    format: Some(meshray::mesh::Format::Gltf),
                     ..Default::default()
                 },
             )
@@ -1443,7 +1443,7 @@ fn truncated_and_corrupted_files_never_panic() {
         Mesh::from_bytes(
             &ascii_ply(&small),
             &LoadOptions {
-                format: Some(meshray::Format::Ply),
+                format: Some(meshray::mesh::Format::Ply),
                 ..options
             }
         )
@@ -1524,7 +1524,7 @@ fn loading_reports_progress_in_bytes() {
     let err = Mesh::load_with(
         &path,
         &LoadOptions {
-            format: Some(meshray::Format::Ply),
+            format: Some(meshray::mesh::Format::Ply),
             progress: Some(&|d, t| last.set((d, t))),
             ..Default::default()
         },
@@ -1547,7 +1547,7 @@ fn gltf_application_attributes_are_ignored_not_refused() {
     let mesh = Mesh::from_bytes(
         text.as_bytes(),
         &LoadOptions {
-            format: Some(meshray::Format::Gltf),
+            format: Some(meshray::mesh::Format::Gltf),
             ..Default::default()
         },
     )

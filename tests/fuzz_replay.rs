@@ -78,7 +78,7 @@ fn gltf_json_seeds_load() {
         let mesh = Mesh::from_bytes(
             document,
             &LoadOptions {
-                format: Some(meshray::Format::Gltf),
+                format: Some(meshray::mesh::Format::Gltf),
                 ..Default::default()
             },
         );

@@ -10,6 +10,7 @@
 mod common;
 
 use common::Rng;
+use meshray::prelude::*;
 use meshray::{Bvh, Hit, Mesh, QueryOptions, Ray};
 use nalgebra::{Matrix3, Point3, Vector3};
 

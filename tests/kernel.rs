@@ -14,6 +14,7 @@ mod common;
 
 use common::*;
 use meshray::lab::{Level, RayTree};
+use meshray::prelude::*;
 use meshray::{Bvh, CompactHit, Culling, Mesh, QueryOptions, Ray, RayQuery};
 use nalgebra::{Point3, Vector3};
 
@@ -77,7 +78,7 @@ fn check(name: &str, mesh: Mesh) {
                     Some(g) if level == Level::Exact => {
                         want.is_some() && {
                             let [a, b, c] = bvh.mesh().triangle(g.triangle as usize);
-                            let h = meshray::intersect_triangle(ray, a, b, c, &exact);
+                            let h = meshray::geometry::intersect_triangle(ray, a, b, c, &exact);
                             h.is_some_and(|h| (h.t, h.u, h.v) == (g.t, g.u, g.v))
                         }
                     }
@@ -184,7 +185,7 @@ fn confirmed(bvh: &Bvh, ray: &Ray, triangle: u32, t: f32) -> bool {
         ray.t_min() - 1e-4 * ray.t_min().abs().max(1.0),
         ray.t_max() + slack,
     );
-    let hit = meshray::intersect_triangle(&wide, a, b, c, &QueryOptions::default());
+    let hit = meshray::geometry::intersect_triangle(&wide, a, b, c, &QueryOptions::default());
     hit.is_some_and(|h| close(t, h.t))
 }
 

@@ -2,7 +2,7 @@
 //! below it, bottom to top: geometry primitives → mesh and file formats → tree and its
 //! queries → scene → picking (camera, screen selection). A `crate::` path in code (comments
 //! and doc comments aside) names a module, or an item the crate root re-exports, whose
-//! module is read off `src/lib.rs`'s `pub use` lines.
+//! module is read off `src/lib.rs`'s `pub use` and `pub(crate) use` lines.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ const LAYERS: [(&str, &[&str]); 5] = [
         ],
     ),
     ("mesh and file formats", &["mesh", "io", "pose"]),
-    ("tree and queries", &["bvh"]),
+    ("tree and queries", &["bvh", "diagnostics"]),
     (
         "scene and the query surface over a mesh and a scene",
         &["scene", "query"],
@@ -104,10 +104,18 @@ fn reexports() -> BTreeMap<String, String> {
     let lib = code(&std::fs::read_to_string(src().join("lib.rs")).unwrap());
     let mut map = BTreeMap::new();
     for statement in lib.split(';') {
-        let Some(at) = statement.find("pub use ") else {
+        let Some((at, len)) = ["pub use ", "pub(crate) use "]
+            .iter()
+            .find_map(|prefix| statement.find(prefix).map(|at| (at, prefix.len())))
+        else {
             continue;
         };
-        let path = statement[at + "pub use ".len()..].trim();
+        let path = statement[at + len..].trim();
+        // The public modules' re-exports (`pub mod geometry { pub use crate::aabb::Aabb; }`)
+        // name their module in full; the root's own lines are what the crate's paths use.
+        if path.starts_with("crate::") {
+            continue;
+        }
         let module = first_segment(path);
         let items = match (path.find('{'), path.rfind('}')) {
             (Some(open), Some(close)) => path[open + 1..close].to_string(),

@@ -10,6 +10,7 @@
 mod common;
 
 use common::Rng;
+use meshray::prelude::*;
 use meshray::{Bvh, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
 use std::collections::HashMap;
@@ -200,7 +201,7 @@ fn probe(bvh: &Bvh, options: &QueryOptions, interior: &Interior) -> (Leaks, Leak
 
 fn check(name: &str, bvh: &Bvh, interior: &Interior) {
     assert!(is_closed(bvh.mesh()), "{name} is not closed");
-    bvh.validate().unwrap();
+    meshray::diagnostics::validate(bvh).unwrap();
     let mut failures = Vec::new();
     for watertight in [false, true] {
         let options = QueryOptions {

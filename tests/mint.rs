@@ -3,6 +3,7 @@
 
 mod common;
 
+use meshray::prelude::*;
 use meshray::{Bvh, Camera, Mesh, QueryOptions, Ray, Scene, SceneOptions};
 use nalgebra::{Isometry3, Matrix4, Perspective3, Point2, Point3, Vector2, Vector3};
 use std::sync::Arc;

@@ -7,7 +7,9 @@
 mod common;
 
 use common::{Chunks, Rng};
-use meshray::{BuildOptions, BuildQuality, Bvh, Error, Mesh, QueryOptions, RayQuery, SavedBvh};
+use meshray::prelude::*;
+use meshray::tree::{BuildQuality, SavedBvh};
+use meshray::{BuildOptions, Bvh, Error, Mesh, QueryOptions, RayQuery};
 use nalgebra::Point3;
 
 fn rays(mesh: &Mesh) -> Vec<meshray::Ray> {
@@ -115,7 +117,7 @@ fn exact_if_loaded(bytes: &[u8]) -> bool {
     let Ok(bvh) = postcard::from_bytes::<Bvh>(bytes) else {
         return false;
     };
-    bvh.validate().unwrap();
+    meshray::diagnostics::validate(&bvh).unwrap();
     let mesh = bvh.mesh();
     let chunks = Chunks::new(mesh);
     let options = QueryOptions::default();

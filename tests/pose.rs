@@ -6,7 +6,9 @@
 mod common;
 
 use common::{Chunks, ExactMesh, Rng};
-use meshray::{Bvh, Error, Mesh, Pose, QueryOptions, Ray, Rig};
+use meshray::pose::{Pose, Rig};
+use meshray::prelude::*;
+use meshray::{Bvh, Error, Mesh, QueryOptions, Ray};
 use nalgebra::{Matrix4, Point3, Vector3};
 
 /// A closed cylinder of radius 0.5 along y from 0 to 4, `rings` × `segments` quads and two
@@ -317,7 +319,7 @@ fn bad_poses_leave_the_tree_as_it_was() {
         );
         assert_eq!(bvh.mesh().positions(), &before[..]);
         assert_eq!(answers(&bvh), expected);
-        bvh.validate().unwrap();
+        meshray::diagnostics::validate(&bvh).unwrap();
     }
 }
 

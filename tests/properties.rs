@@ -3,6 +3,7 @@
 mod common;
 
 use common::{Chunks, brute_all_f32};
+use meshray::prelude::*;
 use meshray::{BuildOptions, Bvh, Culling, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
 use proptest::prelude::*;
@@ -72,7 +73,7 @@ fn build(mesh: Mesh, leaf: usize) -> Bvh {
             ..Default::default()
         },
     );
-    bvh.validate().unwrap();
+    meshray::diagnostics::validate(&bvh).unwrap();
     bvh
 }
 
@@ -165,8 +166,8 @@ proptest! {
                 let (ha, hb) = (a.closest_hit(ray, &options), b.closest_hit(&moved, &options));
                 let key = |h: Option<meshray::Hit>, s: f32| h.map(|h| (h.triangle, (h.t * s).to_bits(), h.u.to_bits(), h.v.to_bits()));
                 prop_assert_eq!(key(ha, scale), key(hb, 1.0), "k = {}, watertight {}", k, options.watertight);
-                let pa = a.closest_point(ray.origin(), f32::INFINITY).map(|c| (c.triangle, (c.distance * scale).to_bits()));
-                let pb = b.closest_point(moved.origin(), f32::INFINITY).map(|c| (c.triangle, c.distance.to_bits()));
+                let pa = a.closest_point(ray.origin(), f32::INFINITY, &Default::default()).map(|c| (c.triangle, (c.distance * scale).to_bits()));
+                let pb = b.closest_point(moved.origin(), f32::INFINITY, &Default::default()).map(|c| (c.triangle, c.distance.to_bits()));
                 prop_assert_eq!(pa, pb, "closest point, k = {}", k);
             }
         }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{Chunks, Rng};
+use meshray::prelude::*;
 use meshray::{Bvh, Error, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
 
@@ -84,7 +85,7 @@ fn refit_and_check(name: &str, mesh: Mesh) {
     for (turns, ripple) in [(0.3, 0.01), (1.5, 0.05)] {
         let moved = deform(&mesh, turns, ripple);
         bvh.refit(&moved).unwrap();
-        bvh.validate().unwrap();
+        meshray::diagnostics::validate(&bvh).unwrap();
         assert_eq!(bvh.mesh().positions(), &moved[..]);
         let refit_cost = bvh.stats().sah_cost;
         let rebuilt_cost = Bvh::build(bvh.mesh().clone()).stats().sah_cost;
@@ -155,7 +156,7 @@ fn bad_positions_are_errors_and_change_nothing() {
     ));
     assert_eq!(bvh.stats(), stats);
     assert_eq!(bvh.mesh().positions(), mesh.positions());
-    bvh.validate().unwrap();
+    meshray::diagnostics::validate(&bvh).unwrap();
     let ray = Ray::new(Point3::new(0.3, 5.0, 3.1), -Vector3::y());
     let fresh = Bvh::build(mesh.clone());
     let key = |b: &Bvh| {
@@ -249,7 +250,7 @@ fn refit_with_the_files_vertices(name: &str, path: &std::path::Path) {
         let reloaded = Mesh::from_bytes(
             with_vertices(&text, &moved).as_bytes(),
             &meshray::LoadOptions {
-                format: Some(meshray::Format::Obj),
+                format: Some(meshray::mesh::Format::Obj),
                 ..Default::default()
             },
         )

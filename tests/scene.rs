@@ -5,8 +5,10 @@
 mod common;
 
 use common::Rng;
+use meshray::prelude::*;
+use meshray::selection::Region;
 use meshray::{
-    Bvh, Camera, Culling, Error, Mesh, QueryOptions, Ray, RayQuery, Region, Scene, SceneOptions,
+    Bvh, Camera, Culling, Error, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions,
 };
 use nalgebra::{Matrix4, Point3, Rotation3, Vector3};
 use std::sync::Arc;
@@ -171,7 +173,7 @@ fn check_scene(meshes: &[Arc<Bvh>], seed: u64) {
             // The compact query finds the same hit; the any-hit one, a hit exactly when it.
             let compact = scene.cast_ray(&ray, RayQuery::Closest, options);
             assert_eq!(
-                compact.map(|(id, h)| (id, h.triangle, h.t, h.u, h.v)),
+                compact.map(|c| (c.instance, c.hit.triangle, c.hit.t, c.hit.u, c.hit.v)),
                 got.map(|g| (g.instance, g.hit.triangle, g.hit.t, g.hit.u, g.hit.v)),
                 "{ray:?}"
             );
@@ -183,7 +185,7 @@ fn check_scene(meshes: &[Arc<Bvh>], seed: u64) {
             assert_eq!(
                 compact
                     .iter()
-                    .map(|(id, h)| (*id, h.triangle, h.t))
+                    .map(|c| (c.instance, c.hit.triangle, c.hit.t))
                     .collect::<Vec<_>>(),
                 all.iter()
                     .map(|h| (h.instance, h.hit.triangle, h.hit.t))
@@ -502,7 +504,7 @@ fn selections_equal_an_f64_brute_force_under_any_affine_transform() {
             rng.range(0.05, 1.0),
             rng.range(0.05, 1.0),
         );
-        let region = meshray::Aabb::new(centre - half, centre + half);
+        let region = meshray::geometry::Aabb::new(centre - half, centre + half);
         let got: Vec<_> = scene
             .triangles_in(&Region::Box(region), &options)
             .iter()
@@ -561,7 +563,7 @@ fn selections_equal_an_f64_brute_force_under_any_affine_transform() {
     );
     let frustum = Region::Frustum(camera.frustum(a, b).unwrap());
     let inside = scene.triangles_in(&frustum, &options);
-    let visible = scene.visible_triangles(&camera, a, b, 1, &options).unwrap();
+    let visible = meshray::picking::visible_triangles(&scene, &camera, a, b, 1, &options).unwrap();
     assert!(visible.len() > 20 && inside.len() > visible.len());
     assert!(visible.iter().all(|t| inside.binary_search(t).is_ok()));
     // Against the frustum test on each world triangle rounded to f32: the same set but for

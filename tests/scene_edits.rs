@@ -6,7 +6,10 @@
 
 mod common;
 
-use meshray::{Aabb, Bvh, Mesh, Ray, Region, Scene, SceneOptions};
+use meshray::geometry::Aabb;
+use meshray::prelude::*;
+use meshray::selection::Region;
+use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
 use nalgebra::{Matrix4, Point3, Rotation3, Unit, Vector3};
 use proptest::prelude::*;
 use std::sync::{Arc, OnceLock};
@@ -112,9 +115,10 @@ fn compare(edited: &Scene, model: &[Option<Placed>], seed: u64) -> Result<(), Te
             rng.range(-22.0, 22.0),
         );
         let ray = Ray::new(o, target - o);
-        let key = |h: meshray::SceneHit| (h.instance, h.hit.triangle, h.hit.t.to_bits());
-        let fresh_key =
-            |h: meshray::SceneHit| (ids[h.instance as usize], h.hit.triangle, h.hit.t.to_bits());
+        let key = |h: meshray::query::SceneHit| (h.instance, h.hit.triangle, h.hit.t.to_bits());
+        let fresh_key = |h: meshray::query::SceneHit| {
+            (ids[h.instance as usize], h.hit.triangle, h.hit.t.to_bits())
+        };
         prop_assert_eq!(
             edited.closest_hit(&ray, &options).map(key),
             fresh.closest_hit(&ray, &options).map(fresh_key)

@@ -5,7 +5,9 @@
 mod common;
 
 use common::{Chunks, Rng};
-use meshray::{Aabb, Bvh, Camera, Mesh, QueryOptions, Region};
+use meshray::geometry::Aabb;
+use meshray::selection::Region;
+use meshray::{Bvh, Camera, Mesh, QueryOptions};
 use nalgebra::{Isometry3, Matrix4, Perspective3, Point2, Point3, Vector3};
 
 fn brute(mesh: &Mesh, keep: impl Fn(&[Point3<f32>; 3]) -> bool) -> Vec<u32> {
@@ -70,9 +72,9 @@ fn check(name: &str, mesh: Mesh) {
         let all = bvh.triangles_in(&frustum);
         assert_eq!(all, want, "{name} frustum {a} {b}");
         for samples in [1, 2] {
-            let visible = bvh
-                .visible_triangles(&camera, a, b, samples, &options)
-                .unwrap();
+            let visible =
+                meshray::picking::visible_triangles(&bvh, &camera, a, b, samples, &options)
+                    .unwrap();
             // Brute force: every sample ray's first triangle over every triangle.
             let mut seen = Vec::new();
             let step = 1.0 / samples as f32;
@@ -204,6 +206,7 @@ fn bad_regions_select_nothing() {
     assert!(camera.frustum(p, p).is_err());
     assert!(Camera::new(Matrix4::identity(), Matrix4::zeros(), [400.0, 300.0]).is_err());
     let options = QueryOptions::default();
-    let zero_samples = bvh.visible_triangles(&camera, p, Point2::new(20.0, 20.0), 0, &options);
+    let zero_samples =
+        meshray::picking::visible_triangles(&bvh, &camera, p, Point2::new(20.0, 20.0), 0, &options);
     assert!(zero_samples.is_err());
 }

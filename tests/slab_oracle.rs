@@ -15,7 +15,8 @@
 
 mod common;
 
-use meshray::{Aabb, Ray};
+use meshray::Ray;
+use meshray::geometry::Aabb;
 use nalgebra::{Point3, Vector3};
 
 // ---------------------------------------------------------------------------------------

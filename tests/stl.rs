@@ -5,7 +5,9 @@
 
 mod common;
 
-use meshray::{Bvh, Error, Format, LoadOptions, Mesh, QueryOptions};
+use meshray::mesh::Format;
+use meshray::prelude::*;
+use meshray::{Bvh, Error, LoadOptions, Mesh, QueryOptions};
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {

@@ -3,9 +3,9 @@
 //! answers the same from many threads at once.
 mod common;
 
-use meshray::{
-    Bvh, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions, WindingAccuracy,
-};
+use meshray::prelude::*;
+use meshray::query::WindingAccuracy;
+use meshray::{Bvh, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions};
 use nalgebra::{Matrix4, Point3, Vector3};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -117,15 +117,16 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
         );
     }
     let near = allocation_free(&format!("{name}: closest_point"), &rays, |r| {
-        bvh.closest_point(r.origin(), f32::INFINITY).is_some()
+        bvh.closest_point(r.origin(), f32::INFINITY, &Default::default())
+            .is_some()
     });
     assert_eq!(near, rays.len());
     // Inside or outside: the first call makes the far-field terms and the lattice; then
     // nothing, for the lattice's segments and the sums' fallbacks alike.
     let first = rays[0].origin();
-    bvh.contains(first);
+    bvh.contains(first, &Default::default());
     let inside = allocation_free(&format!("{name}: contains"), &rays, |r| {
-        bvh.contains(r.origin() + r.direction() * 0.5)
+        bvh.contains(r.origin() + r.direction() * 0.5, &Default::default())
     });
     assert!(
         inside > 0,
@@ -137,11 +138,12 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
         (WindingAccuracy::Exact, 100),
     ] {
         allocation_free(&format!("{name}: winding_number"), &rays[..points], |r| {
-            bvh.winding_number(r.origin(), accuracy) > 0.5
+            bvh.winding_number(r.origin(), accuracy, &Default::default()) > 0.5
         });
     }
     allocation_free(&format!("{name}: signed_distance"), &rays, |r| {
-        bvh.signed_distance(r.origin(), f32::INFINITY).is_some()
+        bvh.signed_distance(r.origin(), f32::INFINITY, &Default::default())
+            .is_some()
     });
 }
 
@@ -261,7 +263,7 @@ fn posing_allocates_nothing_after_the_first_pose() {
             ([0u16, 1, 0, 0], [1.0 - w, w, 0.0, 0.0])
         })
         .unzip();
-    let rig = meshray::Rig::new(&mesh)
+    let rig = meshray::pose::Rig::new(&mesh)
         .with_skin(joints, weights)
         .unwrap()
         .with_morph_targets(vec![vec![Vector3::y(); n]])
@@ -275,7 +277,7 @@ fn posing_allocates_nothing_after_the_first_pose() {
     };
     on_a_pool_of_its_own(|| {
         let first = pose(1.0);
-        let p = meshray::Pose {
+        let p = meshray::pose::Pose {
             joints: &first,
             morph_weights: &[0.5],
         };
@@ -283,7 +285,7 @@ fn posing_allocates_nothing_after_the_first_pose() {
         let mut posed = vec![Point3::origin(); n];
         for k in 2..5 {
             let joints = pose(k as f32);
-            let p = meshray::Pose {
+            let p = meshray::pose::Pose {
                 joints: &joints,
                 morph_weights: &[0.5 / k as f32],
             };
@@ -304,7 +306,7 @@ fn built_structures_are_send_and_sync() {
     check::<Mesh>();
     check::<meshray::Error>();
     check::<Scene>();
-    check::<meshray::Rig>();
+    check::<meshray::pose::Rig>();
 }
 
 #[test]
@@ -345,7 +347,8 @@ fn many_threads_answer_like_one() {
 #[cfg(all(feature = "parallel", feature = "serde"))]
 #[test]
 fn builds_are_the_same_on_any_number_of_threads() {
-    use meshray::{BuildOptions, BuildQuality};
+    use meshray::BuildOptions;
+    use meshray::tree::BuildQuality;
     let n = 300u32;
     let positions = (0..=n).flat_map(|i| {
         (0..=n).map(move |j| {

@@ -4,9 +4,9 @@
 mod common;
 
 use common::Rng;
-use meshray::{
-    BuildOptions, Bvh, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions, intersect_triangle,
-};
+use meshray::geometry::intersect_triangle;
+use meshray::prelude::*;
+use meshray::{BuildOptions, Bvh, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions};
 use nalgebra::{Matrix4, Point3, Vector3};
 use std::sync::Arc;
 

@@ -15,6 +15,7 @@ mod common;
 #[path = "../cli/src/camera.rs"]
 mod camera;
 
+use meshray::prelude::*;
 use meshray::{Bvh, Hit, Mesh, QueryOptions};
 use nalgebra::{Point2, Vector2};
 use std::collections::HashMap;

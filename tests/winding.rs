@@ -6,7 +6,9 @@
 mod common;
 
 use common::Rng;
-use meshray::{Bvh, Mesh, QueryOptions, Ray, Scene, SceneOptions, WindingAccuracy};
+use meshray::prelude::*;
+use meshray::query::WindingAccuracy;
+use meshray::{Bvh, Mesh, QueryOptions, Ray, Scene, SceneOptions};
 use nalgebra::Matrix4;
 use nalgebra::{Point3, Vector3};
 use rayon::prelude::*;
@@ -210,36 +212,41 @@ fn check(name: &str, mesh: &Mesh, spread: usize, near: usize, closed: bool) {
         .collect();
     let (mut undecided, mut worst_fast) = (0, 0.0f64);
     for (p, &w) in pts.iter().zip(&brute) {
-        let exact = bvh.winding_number(*p, WindingAccuracy::Exact);
+        let exact = bvh.winding_number(*p, WindingAccuracy::Exact, &Default::default());
         assert!(
             (exact - w).abs() < 1e-9,
             "{name} {p:?}: exact sum {exact}, brute force {w}"
         );
-        let fast = bvh.winding_number(*p, WindingAccuracy::default());
+        let fast = bvh.winding_number(*p, WindingAccuracy::default(), &Default::default());
         worst_fast = worst_fast.max((fast - w).abs());
         assert!(
             (fast - w).abs() <= FAST_BOUND,
             "{name} {p:?}: fast sum {fast}, brute force {w}"
         );
-        let distance = bvh.closest_point(*p, f32::INFINITY).unwrap().distance as f64;
+        let distance = bvh
+            .closest_point(*p, f32::INFINITY, &Default::default())
+            .unwrap()
+            .distance as f64;
         // Exactly ½ is the one answer the brute force's own rounding can flip.
         if (w - 0.5).abs() > 1e-9 {
             assert_eq!(
-                bvh.contains(*p),
+                bvh.contains(*p, &Default::default()),
                 w >= 0.5,
                 "{name} {p:?}: winding number {w}"
             );
         } else {
             undecided += 1;
         }
-        let signed = bvh.signed_distance(*p, f32::INFINITY).unwrap();
+        let signed = bvh
+            .signed_distance(*p, f32::INFINITY, &Default::default())
+            .unwrap();
         assert!(
             (signed.abs() - distance).abs() <= 1e-6 * distance.max(1e-30),
             "{name} {p:?}: |{signed}| is not the closest point's distance {distance}"
         );
         assert_eq!(
             signed < 0.0,
-            bvh.contains(*p) && distance > 0.0,
+            bvh.contains(*p, &Default::default()) && distance > 0.0,
             "{name} {p:?}"
         );
         if closed && distance > 1e-4 * diagonal {
@@ -252,7 +259,7 @@ fn check(name: &str, mesh: &Mesh, spread: usize, near: usize, closed: bool) {
             let crossings = bvh.count_hits(&ray, &QueryOptions::default());
             assert_eq!(
                 crossings % 2 == 1,
-                bvh.contains(*p),
+                bvh.contains(*p, &Default::default()),
                 "{name} {p:?}: {crossings} crossings"
             );
         }
@@ -416,13 +423,13 @@ fn contains_is_exact_where_the_lattice_lies_on_the_surface() {
         let (mut decided, mut twice) = ([0usize; 2], 0);
         for p in &pts {
             // On the surface the winding number is not defined (the sums disagree there).
-            if bvh.closest_point(*p, 1e-6).is_some() {
+            if bvh.closest_point(*p, 1e-6, &Default::default()).is_some() {
                 continue;
             }
             let w = brute_winding(&tris, [p.x as f64, p.y as f64, p.z as f64]);
             if (w - 0.5).abs() > 1e-9 {
                 assert_eq!(
-                    bvh.contains(*p),
+                    bvh.contains(*p, &Default::default()),
                     w >= 0.5,
                     "cube {k}, {p:?}: winding number {w}"
                 );
@@ -497,8 +504,12 @@ fn contains_is_exact_a_hair_from_a_large_face() {
         let y = if rng.below(2) == 0 { hair } else { 1.0 + hair };
         let p = Point3::new(rng.range(1.0, 999.0), y, rng.range(1.0, 999.0));
         let w = brute_winding(&tris, [p.x as f64, p.y as f64, p.z as f64]);
-        if (w - 0.5).abs() > 1e-9 && bvh.closest_point(p, 0.0).is_none() {
-            assert_eq!(bvh.contains(p), w >= 0.5, "{p:?}: winding number {w}");
+        if (w - 0.5).abs() > 1e-9 && bvh.closest_point(p, 0.0, &Default::default()).is_none() {
+            assert_eq!(
+                bvh.contains(p, &Default::default()),
+                w >= 0.5,
+                "{p:?}: winding number {w}"
+            );
             seen[usize::from(w >= 0.5)] += 1;
         }
     }
@@ -510,7 +521,7 @@ fn a_refit_tree_answers_for_the_moved_vertices() {
     let mesh = sphere(16, 32);
     let mut bvh = Bvh::build(mesh.clone());
     let centre = Point3::new(0.0, 0.0, 0.0);
-    assert!(bvh.contains(centre));
+    assert!(bvh.contains(centre, &Default::default()));
     // The terms exist now; moving the sphere by 3 along x must replace them.
     let moved: Vec<Point3<f32>> = mesh
         .positions()
@@ -526,12 +537,12 @@ fn a_refit_tree_answers_for_the_moved_vertices() {
         Point3::new(6.0, 0.0, 0.0),
     ] {
         let w = brute_winding(&tris, [p.x as f64, p.y as f64, p.z as f64]);
-        let fast = bvh.winding_number(p, WindingAccuracy::default());
+        let fast = bvh.winding_number(p, WindingAccuracy::default(), &Default::default());
         assert!(
             (fast - w).abs() <= FAST_BOUND,
             "{p:?}: {fast} after the refit, brute force {w}"
         );
-        assert_eq!(bvh.contains(p), w >= 0.5, "{p:?}");
+        assert_eq!(bvh.contains(p, &Default::default()), w >= 0.5, "{p:?}");
     }
 }
 
@@ -631,22 +642,38 @@ fn bad_points_and_empty_scenes_have_documented_answers() {
         Point3::new(0.0, f32::INFINITY, 0.0),
         Point3::new(0.0, 0.0, f32::NEG_INFINITY),
     ] {
-        assert!(bvh.winding_number(p, WindingAccuracy::default()).is_nan());
-        assert!(bvh.winding_number(p, WindingAccuracy::Exact).is_nan());
-        assert!(!bvh.contains(p));
-        assert_eq!(bvh.signed_distance(p, f32::INFINITY), None);
+        assert!(
+            bvh.winding_number(p, WindingAccuracy::default(), &Default::default())
+                .is_nan()
+        );
+        assert!(
+            bvh.winding_number(p, WindingAccuracy::Exact, &Default::default())
+                .is_nan()
+        );
+        assert!(!bvh.contains(p, &Default::default()));
+        assert_eq!(
+            bvh.signed_distance(p, f32::INFINITY, &Default::default()),
+            None
+        );
     }
     let origin = Point3::new(0.0, 0.0, 0.0);
-    assert_eq!(bvh.signed_distance(origin, f32::NAN), None);
-    assert_eq!(bvh.signed_distance(origin, -1.0), None);
     assert_eq!(
-        bvh.signed_distance(origin, 0.5),
+        bvh.signed_distance(origin, f32::NAN, &Default::default()),
+        None
+    );
+    assert_eq!(bvh.signed_distance(origin, -1.0, &Default::default()), None);
+    assert_eq!(
+        bvh.signed_distance(origin, 0.5, &Default::default()),
         None,
         "the surface is 1 away"
     );
     // Any β, even a meaningless one, gives a number near the exact one.
     for beta in [f64::NAN, -1.0, 0.0, 0.5, 1.0, f64::INFINITY] {
-        let w = bvh.winding_number(origin, WindingAccuracy::FarField { beta });
+        let w = bvh.winding_number(
+            origin,
+            WindingAccuracy::FarField { beta },
+            &Default::default(),
+        );
         assert!((w - 1.0).abs() < 0.1, "beta {beta}: {w}");
     }
     // A mesh cannot be empty (`Error::NoTriangles`); a scene can.

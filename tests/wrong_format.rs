@@ -7,7 +7,8 @@
 
 mod common;
 
-use meshray::{Error, Format, LoadOptions, Mesh};
+use meshray::mesh::Format;
+use meshray::{Error, LoadOptions, Mesh};
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {

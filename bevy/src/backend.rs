@@ -18,7 +18,9 @@ use bevy_picking::backend::{HitData, PointerHits};
 use bevy_picking::mesh_picking::ray_cast::RayCastBackfaces;
 pub use bevy_picking::mesh_picking::ray_cast::RayCastVisibility;
 use bevy_shape::Ray3d;
-use meshray::{Culling, InstanceId, QueryOptions, Ray, SceneHit, SceneOptions};
+use meshray::prelude::*;
+use meshray::query::{InstanceId, SceneHit};
+use meshray::{Culling, QueryOptions, Ray, SceneOptions};
 
 /// Marks the cameras the backend casts from when
 /// [`MeshrayPickingSettings::require_markers`] is set.

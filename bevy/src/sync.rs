@@ -20,7 +20,9 @@ use bevy_mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology, VertexAttributeValues}
 use bevy_platform::collections::{HashMap, HashSet};
 use bevy_tasks::{AsyncComputeTaskPool, Task, TaskPool, block_on, poll_once};
 use bevy_transform::components::GlobalTransform;
-use meshray::{Bvh, InstanceId, Pose, Rig, Scene};
+use meshray::pose::{Pose, Rig};
+use meshray::query::InstanceId;
+use meshray::{Bvh, Scene};
 use std::sync::Arc;
 
 /// The meshray scene behind the picking backend, and which entity each instance is.

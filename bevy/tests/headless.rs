@@ -20,6 +20,7 @@ use bevy_picking::backend::HitData;
 use bevy_picking::mesh_picking::ray_cast::RayCastBackfaces;
 use bevy_shape::Ray3d;
 use bevy_transform::components::{GlobalTransform, Transform};
+use meshray::prelude::*;
 use meshray_bevy::{MeshrayHit, MeshrayScene};
 
 mod common;

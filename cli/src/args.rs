@@ -3,7 +3,7 @@
 
 use crate::Failure;
 use crate::camera::{Placement, orbit_direction};
-use meshray::BuildQuality;
+use meshray::tree::BuildQuality;
 use nalgebra::Point3;
 use std::fmt::Display;
 use std::ops::RangeInclusive;

@@ -15,7 +15,8 @@
 //! This file uses nothing but `meshray`, `nalgebra` and `std`, so the root crate's viewer
 //! test can include it as it stands (`#[path]`).
 
-use meshray::{Aabb, Ray};
+use meshray::Ray;
+use meshray::geometry::Aabb;
 use nalgebra::{Isometry3, Matrix4, Point2, Point3, Vector2, Vector3};
 
 /// The vertical field of view, in degrees.

@@ -8,6 +8,7 @@
 //! Shared by the `bench` and `scaling` commands, the peer comparison (`benches/peers`) and
 //! the tests, so all of them read and make the same rays.
 
+use meshray::prelude::*;
 use meshray::{Bvh, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
 use std::fmt;

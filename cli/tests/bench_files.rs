@@ -7,6 +7,7 @@
 mod common;
 
 use common::{Chunks, ExactMesh, Rng};
+use meshray::prelude::*;
 use meshray::{Bvh, Mesh, QueryOptions, Ray};
 use meshray_cli::rays::{self, HitRecord, Kind, RaySet};
 use meshray_cli::subdivide;
@@ -117,7 +118,7 @@ fn standard_sets_have_the_documented_shape() {
     // Every random ray starts outside the bounds and aims inside them.
     let b = mesh.bounds();
     for ray in &random.rays {
-        assert!(!b.contains(&meshray::Aabb::new(ray.origin(), ray.origin())));
+        assert!(!b.contains(&meshray::geometry::Aabb::new(ray.origin(), ray.origin())));
         assert!(b.intersect_ray(ray).is_some());
     }
     // Same seed, same rays; another seed, other rays.

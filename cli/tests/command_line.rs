@@ -7,6 +7,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
+use meshray::prelude::*;
 use meshray::{Bvh, Mesh, QueryOptions, Ray};
 use meshray_cli::commands::COMMANDS;
 use nalgebra::{Point3, Vector3};

@@ -6,6 +6,7 @@
 mod common;
 mod picture;
 
+use meshray::prelude::*;
 use meshray::{Bvh, Mesh};
 use nalgebra::Point3;
 use picture::Picture;
@@ -91,7 +92,7 @@ fn check_slice(mesh: &Path, width: u32, samples: usize) -> f64 {
         );
         assert_eq!(
             colour[2] > colour[0],
-            bvh.contains(p),
+            bvh.contains(p, &Default::default()),
             "pixel ({x}, {y}) at {p:?}: {colour:?}"
         );
         checked += 1;

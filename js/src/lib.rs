@@ -13,10 +13,13 @@
 //! message says what), `-3` out of memory for the size asked.
 #![deny(missing_docs)]
 
-use meshray::{
-    Aabb, BuildOptions, BuildQuality, Bvh, Camera, Culling, Mesh, Pose, QueryOptions, Ray,
-    RayQuery, Region, Rig, WindingAccuracy,
-};
+use meshray::geometry::Aabb;
+use meshray::pose::{Pose, Rig};
+use meshray::prelude::*;
+use meshray::query::WindingAccuracy;
+use meshray::selection::Region;
+use meshray::tree::BuildQuality;
+use meshray::{BuildOptions, Bvh, Camera, Culling, Mesh, QueryOptions, Ray, RayQuery};
 use nalgebra::{Matrix4, Point3, Vector3};
 use std::cell::RefCell;
 
@@ -389,7 +392,7 @@ pub extern "C" fn mr_load() -> i32 {
         let bytes = std::mem::take(&mut s.staged_bytes);
         // The record first, then the bytes freed, then the tree: the tree's leaves can take
         // the bytes' place in memory.
-        let saved = postcard::from_bytes::<meshray::SavedBvh>(&bytes);
+        let saved = postcard::from_bytes::<meshray::tree::SavedBvh>(&bytes);
         drop(bytes);
         match saved
             .map_err(|e| e.to_string())
@@ -829,7 +832,9 @@ pub extern "C" fn mr_closest_points(handle: u32, n: usize, max_distance: f32) ->
             }
             a.point.fill(f32::NAN);
             for k in 0..n {
-                if let Some(c) = tree.closest_point(point_at(input, k), max_distance) {
+                if let Some(c) =
+                    tree.closest_point(point_at(input, k), max_distance, &Default::default())
+                {
                     a.t[k] = c.distance;
                     a.triangle[k] = c.triangle as i32;
                     a.u[k] = c.u;
@@ -916,7 +921,7 @@ pub extern "C" fn mr_winding_numbers(handle: u32, n: usize, beta: f64, exact: u3
                 return false;
             }
             for (k, w) in a.number.iter_mut().enumerate() {
-                *w = tree.winding_number(point_at(input, k), accuracy);
+                *w = tree.winding_number(point_at(input, k), accuracy, &Default::default());
             }
             true
         })
@@ -934,7 +939,7 @@ pub extern "C" fn mr_contains(handle: u32, n: usize) -> i32 {
                 return false;
             }
             for (k, inside) in a.inside.iter_mut().enumerate() {
-                *inside = u8::from(tree.contains(point_at(input, k)));
+                *inside = u8::from(tree.contains(point_at(input, k), &Default::default()));
             }
             true
         })
@@ -956,7 +961,7 @@ pub extern "C" fn mr_signed_distances(handle: u32, n: usize, max_distance: f32) 
             }
             for (k, d) in a.number.iter_mut().enumerate() {
                 *d = tree
-                    .signed_distance(point_at(input, k), max_distance)
+                    .signed_distance(point_at(input, k), max_distance, &Default::default())
                     .unwrap_or(f64::NAN);
             }
             true

@@ -2,10 +2,10 @@
 //! run on all cores (rayon) with the GIL released; every error the crate types becomes a
 //! Python exception (never a panic across the boundary: inputs are checked here first).
 
-use meshray::{
-    BuildOptions, BuildQuality, Bvh, Culling, QueryOptions, Ray, RayQuery, SavedBvh,
-    WindingAccuracy,
-};
+use meshray::prelude::*;
+use meshray::query::WindingAccuracy;
+use meshray::tree::{BuildQuality, SavedBvh};
+use meshray::{BuildOptions, Bvh, Culling, QueryOptions, Ray, RayQuery};
 use nalgebra::{Point3, Vector3};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -599,7 +599,7 @@ fn check_distance(max_distance: f32) -> PyResult<()> {
 /// (for a scene: `-1`), `triangle` (-1), `distance` (inf), `u`, `v`.
 fn closest_columns<'py>(
     py: Python<'py>,
-    found: &[Option<(Option<u32>, meshray::ClosestPoint)>],
+    found: &[Option<(Option<u32>, meshray::query::ClosestPoint)>],
     instances: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let n = found.len();
@@ -910,7 +910,10 @@ impl PyBvh {
         let frustum = meshray::Camera::new(matrix(&view), matrix(&projection), viewport)
             .and_then(|camera| camera.frustum(a, b))
             .map_err(to_py)?;
-        let found = py.detach(|| self.inner.triangles_in(&meshray::Region::Frustum(frustum)));
+        let found = py.detach(|| {
+            self.inner
+                .triangles_in(&meshray::selection::Region::Frustum(frustum))
+        });
         Ok(found
             .into_iter()
             .map(i64::from)
@@ -936,8 +939,14 @@ impl PyBvh {
             meshray::Camera::new(matrix(&view), matrix(&projection), viewport).map_err(to_py)?;
         let found = py
             .detach(|| {
-                self.inner
-                    .visible_triangles(&camera, a, b, samples, &QueryOptions::default())
+                meshray::picking::visible_triangles(
+                    &*self.inner,
+                    &camera,
+                    a,
+                    b,
+                    samples,
+                    &QueryOptions::default(),
+                )
             })
             .map_err(to_py)?;
         Ok(found
@@ -1052,7 +1061,9 @@ impl PyBvh {
     ) -> PyResult<Bound<'py, PyDict>> {
         check_distance(max_distance)?;
         let found = each_point(py, points, |q| {
-            self.inner.closest_point(q, max_distance).map(|c| (None, c))
+            self.inner
+                .closest_point(q, max_distance, &Default::default())
+                .map(|c| (None, c))
         })?;
         closest_columns(py, &found, false)
     }
@@ -1071,7 +1082,9 @@ impl PyBvh {
         exact: bool,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let accuracy = winding_accuracy(beta, exact)?;
-        let w = each_point(py, points, |q| self.inner.winding_number(q, accuracy))?;
+        let w = each_point(py, points, |q| {
+            self.inner.winding_number(q, accuracy, &Default::default())
+        })?;
         Ok(w.into_pyarray(py))
     }
 
@@ -1100,7 +1113,7 @@ impl PyBvh {
             if parity {
                 parity_inside(&self.inner, q)
             } else {
-                self.inner.contains(q)
+                self.inner.contains(q, &Default::default())
             }
         })?;
         Ok(inside.into_pyarray(py))
@@ -1119,7 +1132,7 @@ impl PyBvh {
         check_distance(max_distance)?;
         let d = each_point(py, points, |q| {
             self.inner
-                .signed_distance(q, max_distance)
+                .signed_distance(q, max_distance, &Default::default())
                 .unwrap_or(f64::NAN)
         })?;
         Ok(d.into_pyarray(py))
@@ -1132,9 +1145,9 @@ impl PyBvh {
         lo: [f32; 3],
         hi: [f32; 3],
     ) -> Bound<'py, PyArray1<i64>> {
-        let found = self
-            .inner
-            .triangles_in(&meshray::Region::Box(meshray::Aabb::new(lo, hi)));
+        let found = self.inner.triangles_in(&meshray::selection::Region::Box(
+            meshray::geometry::Aabb::new(lo, hi),
+        ));
         found
             .into_iter()
             .map(i64::from)
@@ -1149,10 +1162,12 @@ impl PyBvh {
         centre: [f32; 3],
         radius: f32,
     ) -> Bound<'py, PyArray1<i64>> {
-        let found = self.inner.triangles_in(&meshray::Region::Sphere {
-            centre: Point3::from(centre),
-            radius,
-        });
+        let found = self
+            .inner
+            .triangles_in(&meshray::selection::Region::Sphere {
+                centre: Point3::from(centre),
+                radius,
+            });
         found
             .into_iter()
             .map(i64::from)

@@ -6,7 +6,9 @@ use crate::{
     Answers, PyBvh, Row, check_distance, closest_columns, each_point, each_ray, list_hits, matrix,
     nth_ray, query, ray_query, ray_rows, rays, to_py, winding_accuracy,
 };
-use meshray::{Bvh, InstanceId, RayQuery, Scene, SceneOptions};
+use meshray::prelude::*;
+use meshray::query::InstanceId;
+use meshray::{Bvh, RayQuery, Scene, SceneOptions};
 use nalgebra::{Matrix3, Vector3};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
@@ -186,7 +188,7 @@ impl PyScene {
                 .map(|ray| placed.scene.cast_ray(ray, query, &options))
                 .collect_into_vec(&mut found);
             out.fill(start, rays.len(), |i| {
-                let (id, h) = found[i]?;
+                let (id, h) = found[i].map(|f| (f.instance, f.hit))?;
                 let (normals, to_world) = placed.normals[id as usize].as_ref()?;
                 let n = (to_world * Vector3::from(normals[h.triangle as usize]))
                     .try_normalize(0.0)
@@ -208,7 +210,7 @@ impl PyScene {
                 )
                     .into_par_iter()
                     .with_min_len(1024)
-                    .for_each(|(x, f)| *x = f.map_or(-1, |(id, _)| i64::from(id)));
+                    .for_each(|(x, f)| *x = f.map_or(-1, |f| i64::from(f.instance)));
             }
         });
         answers?.into_dict(py)
@@ -278,7 +280,7 @@ impl PyScene {
             &rays(origins, directions, t_min, t_max)?,
             true,
             |ray, hits| scene.all_triangles(ray, &options, hits),
-            |&(id, h)| (Some(id), h.t, h.triangle, h.u, h.v),
+            |f| (Some(f.instance), f.hit.t, f.hit.triangle, f.hit.u, f.hit.v),
         )
     }
 

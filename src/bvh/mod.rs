@@ -29,13 +29,13 @@ pub(crate) use query::kernel;
 pub use query::lab;
 #[cfg(target_arch = "x86_64")]
 pub(crate) use query::simd;
-pub(crate) use query::{batch, inside, nearest, traverse, walk, winding};
+pub(crate) use query::{inside, nearest, ray_query, traverse, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;
 use upkeep::stats;
 
-pub use batch::RayQuery;
 pub use nearest::ClosestPoint;
+pub use ray_query::RayQuery;
 pub use stats::{MeasuredCost, Stats};
 pub use traverse::{CompactHit, Hit, QueryCost};
 pub use upkeep::refit::PoseUpdate;
@@ -68,7 +68,8 @@ pub enum BuildQuality {
 /// How the builder trades tree quality against build time.
 ///
 /// ```
-/// use meshray::{BuildOptions, BuildQuality};
+/// use meshray::BuildOptions;
+/// use meshray::tree::BuildQuality;
 ///
 /// let options = BuildOptions { bins: 32, ..Default::default() };
 /// assert_eq!((options.max_leaf_size, options.quality), (4, BuildQuality::Default));
@@ -165,6 +166,7 @@ impl Node {
 /// `Deserialize`, validated on load (`docs/guide.md`, "Building").
 ///
 /// ```
+/// use meshray::prelude::*;
 /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
 /// use nalgebra::{Point3, Vector3};
 ///
@@ -210,6 +212,7 @@ impl Bvh {
     /// with [`mesh`](Bvh::mesh) or [`into_mesh`](Bvh::into_mesh).
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
     ///
@@ -365,6 +368,7 @@ impl Bvh {
     /// The box around the whole mesh.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
     /// let bounds = bvh.bounds();
     /// assert_eq!((bounds.min.y, bounds.max.y), (0.0, 2.0));

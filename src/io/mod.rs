@@ -36,7 +36,8 @@ impl Mesh {
     /// named format's parser stumbles on:
     ///
     /// ```
-    /// use meshray::{Error, Format, Mesh};
+    /// use meshray::{Error, Mesh};
+    /// use meshray::mesh::Format;
     ///
     /// let path = std::env::temp_dir().join(format!("meshray-doc-{}.stl", std::process::id()));
     /// std::fs::write(&path, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
@@ -65,7 +66,8 @@ impl Mesh {
     /// name, normals and uvs. [`Mesh::positions`] says how vertices are numbered in each.
     ///
     /// ```
-    /// use meshray::{Error, Format, LoadOptions, Mesh};
+    /// use meshray::{Error, LoadOptions, Mesh};
+    /// use meshray::mesh::Format;
     ///
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
     /// let mesh = Mesh::load_with(path, &LoadOptions { format: Some(Format::Obj), ..Default::default() })?;
@@ -104,7 +106,8 @@ impl Mesh {
     /// [`Mesh::load_warnings`]), and a glTF from memory needs its buffers embedded.
     ///
     /// ```
-    /// use meshray::{Error, Format, LoadOptions, Mesh};
+    /// use meshray::{Error, LoadOptions, Mesh};
+    /// use meshray::mesh::Format;
     ///
     /// let obj = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv nan 0 0\nf 1 2 3\nf 1 2 4\n";
     /// match Mesh::from_bytes(obj, &LoadOptions::default()) {

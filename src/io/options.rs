@@ -15,7 +15,8 @@ use std::path::Path;
 /// business reading.
 ///
 /// ```
-/// use meshray::{Format, LoadOptions, Mesh};
+/// use meshray::{LoadOptions, Mesh};
+/// use meshray::mesh::Format;
 ///
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj");
 /// let strict = LoadOptions { max_file_bytes: 1 << 20, max_triangles: 10_000, ..Default::default() };

@@ -12,37 +12,8 @@ use crate::winding::inside_by_stages;
 use nalgebra::Point3;
 
 impl Scene {
-    /// The generalized winding number of the scene around `point`: the sum of the winding
-    /// numbers of the instances `options` sees ([`Bvh::winding_number`](crate::Bvh::winding_number)),
-    /// each its mesh's at the point moved into the mesh's frame (also under a mirror: the
-    /// images of front faces are front faces, as for culling). 1 inside one closed instance,
-    /// 2 where two overlap.
-    /// NaN for a NaN or infinite `point`; 0 for an empty scene. O(instances) per point.
-    ///
-    /// ```
-    /// use meshray::{Bvh, Mesh, Scene, SceneOptions, WindingAccuracy};
-    /// use nalgebra::{Matrix4, Point3, Vector3};
-    /// use std::sync::Arc;
-    ///
-    /// let corners = vec![
-    ///     Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0),
-    ///     Point3::new(0.0, 1.0, 0.0), Point3::new(0.0, 0.0, 1.0),
-    /// ];
-    /// let tetrahedron = Mesh::from_buffers(corners, vec![[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])?;
-    /// let tree = Arc::new(Bvh::build(tetrahedron));
-    /// let mut scene = Scene::new();
-    /// scene.add(tree.clone(), Matrix4::new_translation(&Vector3::new(10.0, 0.0, 0.0)))?;
-    /// // Mirrored in x: still closed, still facing outwards once placed.
-    /// scene.add(tree, Matrix4::new_nonuniform_scaling(&Vector3::new(-2.0, 2.0, 2.0)))?;
-    /// let all = SceneOptions::default();
-    /// let w = |p| scene.winding_number(p, WindingAccuracy::Exact, &all);
-    /// assert!((w(Point3::new(10.2, 0.2, 0.2)) - 1.0).abs() < 1e-9);
-    /// assert!((w(Point3::new(-0.4, 0.4, 0.4)) - 1.0).abs() < 1e-9);
-    /// assert!(w(Point3::new(5.0, 0.4, 0.4)).abs() < 1e-9);
-    /// assert!(scene.contains(Point3::new(-0.4, 0.4, 0.4), &all));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn winding_number(
+    /// [`PointQuery::winding_number`] for a scene: the sum of its instances'.
+    pub(crate) fn winding_number(
         &self,
         point: impl Into<mint::Point3<f32>>,
         accuracy: WindingAccuracy,
@@ -73,11 +44,8 @@ impl Scene {
         sum
     }
 
-    /// Whether `point` is inside the scene: its exact winding number (see
-    /// [`winding_number`](Scene::winding_number)) is at least ½, answered as
-    /// [`Bvh::contains`](crate::Bvh::contains) answers for a mesh. `false` for a NaN or
-    /// infinite `point`.
-    pub fn contains(
+    /// [`PointQuery::contains`] for a scene.
+    pub(crate) fn contains(
         &self,
         point: impl Into<mint::Point3<f32>>,
         options: &SceneOptions<'_>,
@@ -90,31 +58,8 @@ impl Scene {
         inside_by_stages(|accuracy| self.winding_number_at(&p, accuracy, options))
     }
 
-    /// The world-space distance from `point` to the nearest instance `options` sees,
-    /// negative where [`contains`](Scene::contains) holds: the distance of
-    /// [`closest_point`](Scene::closest_point), in `f64`. `None` as `closest_point` answers
-    /// `None` (nothing within `max_distance`, a NaN or infinite point).
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let corners = vec![
-    /// #     Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0),
-    /// #     Point3::new(0.0, 1.0, 0.0), Point3::new(0.0, 0.0, 1.0),
-    /// # ];
-    /// # let tetrahedron = Mesh::from_buffers(corners, vec![[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])?;
-    /// let mut scene = Scene::new();
-    /// // The unit tetrahedron, scaled 2x: its bottom face at z = 0 spans 2 by 2.
-    /// scene.add(Arc::new(Bvh::build(tetrahedron)), Matrix4::new_scaling(2.0))?;
-    /// let all = SceneOptions::default();
-    /// let d = scene.signed_distance(Point3::new(0.4, 0.4, 0.2), f32::INFINITY, &all).unwrap();
-    /// assert!((d + 0.2).abs() < 1e-6, "{d}");
-    /// let d = scene.signed_distance(Point3::new(0.4, 0.4, -0.3), f32::INFINITY, &all).unwrap();
-    /// assert!((d - 0.3).abs() < 1e-6, "{d}");
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn signed_distance(
+    /// [`PointQuery::signed_distance`] for a scene.
+    pub(crate) fn signed_distance(
         &self,
         point: impl Into<mint::Point3<f32>>,
         max_distance: f32,

@@ -17,6 +17,7 @@ impl Scene {
     /// is reported in [`Scene::load_warnings`]; nor does a mesh without triangles get one.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// # let dir = std::env::temp_dir().join(format!("meshray-gltf-doc-{}", std::process::id()));
     /// # std::fs::create_dir_all(&dir).unwrap();
     /// # let path = dir.join("two.gltf");

@@ -1,8 +1,9 @@
 //! Scenes: meshes placed as instances with affine transforms, picked through a top-level
 //! BVH over the instances' world boxes, each instance's own BVH below it. The top-level tree
 //! is a wide tree like a mesh's, its leaves naming instances, walked by the same walk
-//! ([`top`] says how it follows edits); the queries are in [`query`] (rays and the nearest
-//! point), [`select`] (regions) and [`inside`] (winding numbers, inside or outside).
+//! (`top` says how it follows edits); the queries are in `query` (rays and the nearest
+//! point), `select` (regions) and `inside` (winding numbers, inside or outside), and are
+//! asked through the traits of [`crate::query`].
 
 mod inside;
 #[cfg(feature = "gltf")]
@@ -34,7 +35,7 @@ use top::TopLevel;
 /// # // The unit triangle in the plane z = 0, its front face towards +z.
 /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
 /// let mut scene = Scene::new();
-/// let first: meshray::InstanceId = scene.add(triangle.clone(), Matrix4::identity())?;
+/// let first: meshray::query::InstanceId = scene.add(triangle.clone(), Matrix4::identity())?;
 /// let second = scene.add(triangle, Matrix4::new_translation(&Vector3::new(5.0, 0.0, 0.0)))?;
 /// assert_eq!((first, second), (0, 1));
 /// # Ok::<(), meshray::Error>(())
@@ -76,6 +77,7 @@ pub struct InstanceView<'a> {
 /// `filter` (culling and the triangle test are about rays).
 ///
 /// ```
+/// use meshray::prelude::*;
 /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
 /// # use nalgebra::{Matrix4, Point3, Vector3};
 /// # use std::sync::Arc;
@@ -157,6 +159,7 @@ impl SceneOptions<'_> {
 /// normalized when they move into object space).
 ///
 /// ```
+/// use meshray::prelude::*;
 /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
 /// # use nalgebra::{Matrix4, Point3, Vector3};
 /// # use std::sync::Arc;
@@ -191,6 +194,7 @@ pub struct SceneHit {
 /// the top-level tree follows them lazily (see [`update`](Scene::update)).
 ///
 /// ```
+/// use meshray::prelude::*;
 /// use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
 /// use nalgebra::{Matrix4, Point3, Vector3};
 /// use std::sync::Arc;
@@ -297,6 +301,7 @@ impl Scene {
     /// An empty scene.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// use meshray::{Ray, Scene, SceneOptions};
     /// use nalgebra::{Point3, Vector3};
     ///
@@ -321,6 +326,7 @@ impl Scene {
     /// faces outwards, and back-face culling still shows its outside.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// use meshray::Error;
     /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
     /// # use nalgebra::{Matrix4, Point3, Vector3};
@@ -400,6 +406,7 @@ impl Scene {
     /// next rebuild.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
     /// # use nalgebra::{Matrix4, Point3, Vector3};
     /// # use std::sync::Arc;
@@ -509,6 +516,7 @@ impl Scene {
     /// `src/scene/top.rs`).
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
     /// # use nalgebra::{Matrix4, Point3, Vector3};
     /// # use std::sync::Arc;
@@ -557,6 +565,7 @@ impl Scene {
     /// [`Error::UnknownInstance`]; the scene is then unchanged.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// use meshray::Error;
     /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
     /// # use nalgebra::{Matrix4, Point3, Vector3};
@@ -593,6 +602,7 @@ impl Scene {
     /// keeping its transform, mask and name.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
     /// # use nalgebra::{Matrix4, Point3, Vector3};
     /// # use std::sync::Arc;
@@ -628,6 +638,7 @@ impl Scene {
     /// keep the old shape; when it is this instance's alone, it is refitted in place.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
     /// # use nalgebra::{Matrix4, Point3, Vector3};
     /// # use std::sync::Arc;
@@ -678,7 +689,9 @@ impl Scene {
     /// each its own BVH (a clone of the shared one), so posing one does not pose the others.
     ///
     /// ```
-    /// # use meshray::{Bvh, Mesh, Pose, Ray, Rig, Scene, SceneOptions};
+    /// use meshray::prelude::*;
+    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
+    /// # use meshray::pose::{Pose, Rig};
     /// # use nalgebra::{Matrix4, Point3, Vector3};
     /// # use std::sync::Arc;
     /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
@@ -725,6 +738,7 @@ impl Scene {
     /// A mask of 0 hides the instance from every query; setting its old mask shows it again.
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
     /// # use nalgebra::{Matrix4, Point3, Vector3};
     /// # use std::sync::Arc;
@@ -860,6 +874,7 @@ impl Scene {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::query::RayCast;
     use crate::{Mesh, Ray};
     use nalgebra::Vector3;
 

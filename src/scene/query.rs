@@ -10,7 +10,7 @@ use crate::closest_point::distance_query;
 use crate::{ClosestPoint, CompactHit, Hit, Ray, RayQuery};
 use nalgebra::{Matrix3, Point3, Unit, Vector3};
 
-/// The point of a scene nearest to a query point (see [`Scene::closest_point`]): the instance
+/// The point of a scene nearest to a query point (see [`Scene::closest_point`](crate::query::PointQuery::closest_point)): the instance
 /// and, in world space, the point on its triangle.
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,54 +23,8 @@ pub struct SceneClosestPoint {
 }
 
 impl Scene {
-    /// The first hit along the ray among the instances the options let the query see.
-    /// `None` for a miss, an invalid ray or an empty scene. Allocates nothing (once the
-    /// top-level trees are up to date, see [`update`](Scene::update)).
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// scene.add(triangle.clone(), Matrix4::identity())?;
-    /// let front = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 1.0)))?;
-    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
-    /// let hit = scene.closest_hit(&ray, &SceneOptions::default()).unwrap();
-    /// assert_eq!((hit.instance, hit.hit.t), (front, 4.0));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_hit(&self, ray: &Ray, options: &SceneOptions<'_>) -> Option<SceneHit> {
-        self.closest_in(ray, options)
-            .map(|(id, local, hit)| self.details(id, &local, &hit))
-    }
-
-    /// The hit [`closest_hit`](Scene::closest_hit) (or, for [`RayQuery::Any`],
-    /// [`any_hit`](Scene::any_hit)) finds, compact: the instance and the triangle, `t` and
-    /// barycentrics, without moving the point and normals to world space (which reads the
-    /// triangle's corners). `t` is the world ray's, so the point is `ray.at(t)`. Allocates
-    /// nothing.
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, RayQuery, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// scene.add(triangle.clone(), Matrix4::identity())?;
-    /// let front = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 1.0)))?;
-    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
-    /// let options = SceneOptions::default();
-    /// let (id, hit) = scene.cast_ray(&ray, RayQuery::Closest, &options).unwrap();
-    /// let whole = scene.closest_hit(&ray, &options).unwrap();
-    /// assert_eq!((id, hit.triangle, hit.t), (whole.instance, whole.hit.triangle, whole.hit.t));
-    /// assert_eq!((id, hit.t), (front, 4.0));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn cast_ray(
+    /// [`RayCast::cast_ray`] for a scene: the instance and its mesh's compact hit.
+    pub(crate) fn cast_ray(
         &self,
         ray: &Ray,
         query: RayQuery,
@@ -123,93 +77,6 @@ impl Scene {
         found
     }
 
-    /// Some hit along the ray (the first found, not necessarily the closest).
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// scene.add(triangle, Matrix4::identity())?;
-    /// // Is the segment from (0.2, 0.2, 1) to (0.2, 0.2, -1) blocked?
-    /// let sight = Ray::with_range(Point3::new(0.2, 0.2, 1.0), Vector3::new(0.0, 0.0, -2.0), 0.0, 1.0);
-    /// assert!(scene.any_hit(&sight, &SceneOptions::default()).is_some());
-    /// assert!(scene.any_hit(&Ray::with_range(sight.origin(), sight.direction(), 0.0, 0.4), &SceneOptions::default()).is_none());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn any_hit(&self, ray: &Ray, options: &SceneOptions<'_>) -> Option<SceneHit> {
-        self.any_in(ray, options)
-            .map(|(id, local, hit)| self.details(id, &local, &hit))
-    }
-
-    /// Every hit along the ray, sorted by `t` (then instance, then triangle).
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// for z in [0.0, 1.0, 2.0] {
-    ///     scene.add(triangle.clone(), Matrix4::new_translation(&Vector3::new(0.0, 0.0, z)))?;
-    /// }
-    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
-    /// let hits = scene.all_hits(&ray, &SceneOptions::default());
-    /// let order: Vec<_> = hits.iter().map(|h| (h.instance, h.hit.t)).collect();
-    /// assert_eq!(order, [(2, 3.0), (1, 4.0), (0, 5.0)]);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn all_hits(&self, ray: &Ray, options: &SceneOptions<'_>) -> Vec<SceneHit> {
-        let mut found = Vec::new();
-        self.all_triangles(ray, options, &mut found);
-        let t_end = ray.t_max();
-        found
-            .iter()
-            .filter_map(|&(id, hit)| {
-                let local = object_ray(self.get(id).ok()?, ray, t_end)?;
-                Some(self.details(id, &local, &hit))
-            })
-            .collect()
-    }
-
-    /// Every hit along the ray, compact (the instance, and the triangle, `t` and
-    /// barycentrics as [`cast_ray`](Scene::cast_ray) gives them), into `hits` (cleared
-    /// first), in [`all_hits`](Scene::all_hits)' order: what it finds without moving each hit
-    /// to world space, and without allocating once `hits` is large enough.
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// for z in [0.0, 1.0, 2.0] {
-    ///     scene.add(triangle.clone(), Matrix4::new_translation(&Vector3::new(0.0, 0.0, z)))?;
-    /// }
-    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
-    /// let mut hits = Vec::new();
-    /// scene.all_triangles(&ray, &SceneOptions::default(), &mut hits);
-    /// let order: Vec<_> = hits.iter().map(|(id, h)| (*id, h.t)).collect();
-    /// assert_eq!(order, [(2, 3.0), (1, 4.0), (0, 5.0)]);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn all_triangles(
-        &self,
-        ray: &Ray,
-        options: &SceneOptions<'_>,
-        hits: &mut Vec<(InstanceId, CompactHit)>,
-    ) {
-        hits.clear();
-        self.each_hit(ray, options, |id, h| hits.push((id, h)));
-        hits.sort_unstable_by(|(a_id, a), (b_id, b)| in_hit_order((*a_id, a), (*b_id, b)));
-    }
-
     /// Calls `found` with every hit along the ray in its range, instance by instance, in
     /// walk order.
     pub(crate) fn each_hit(
@@ -228,27 +95,8 @@ impl Scene {
         });
     }
 
-    /// How many triangles the ray hits in its range, over every instance the options let
-    /// it see: [`all_hits`](Scene::all_hits)`.len()` without making the hits, and without
-    /// allocating (once the top-level trees are up to date).
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// for z in [0.0, 1.0, 2.0] {
-    ///     scene.add(triangle.clone(), Matrix4::new_translation(&Vector3::new(0.0, 0.0, z)))?;
-    /// }
-    /// let ray = Ray::new(Point3::new(0.2, 0.2, 5.0), -Vector3::z());
-    /// assert_eq!(scene.count_hits(&ray, &SceneOptions::default()), 3);
-    /// let upper = SceneOptions { filter: Some(&|id| id > 0), ..Default::default() };
-    /// assert_eq!(scene.count_hits(&ray, &upper), 2);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn count_hits(&self, ray: &Ray, options: &SceneOptions<'_>) -> usize {
+    /// [`RayCast::count_hits`] for a scene.
+    pub(crate) fn count_hits(&self, ray: &Ray, options: &SceneOptions<'_>) -> usize {
         let mut count = 0;
         let t_end = ray.t_max();
         self.walk(ray, options, false, |_, instance, _| {
@@ -303,40 +151,8 @@ impl Scene {
         }
     }
 
-    /// The point of the scene nearest to `point` within `max_distance` (inclusive), among
-    /// the instances the options let the query see (their `mask` and `filter`; culling and
-    /// the triangle test do not apply): the instance and, in world space, the point,
-    /// the triangle, its barycentrics and the distance. Distances are measured in world
-    /// space (exact under any affine transform, non-uniform scales included: each
-    /// instance's triangles and boxes are moved to world space as the search reaches them);
-    /// ties go to the lowest instance, then triangle. `None` as for
-    /// [`Bvh::closest_point`](crate::Bvh::closest_point).
-    ///
-    /// ```
-    /// # use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
-    /// # use nalgebra::{Matrix4, Point3, Vector3};
-    /// # use std::sync::Arc;
-    /// # let p = vec![Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
-    /// # // The unit triangle in the plane z = 0, its front face towards +z.
-    /// # let triangle = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]])?));
-    /// let mut scene = Scene::new();
-    /// scene.add(triangle.clone(), Matrix4::identity())?;
-    /// // Stretched 4x along x and moved to z = 10: measured in world space, stretch included.
-    /// let far = scene.add(triangle, Matrix4::new_translation(&Vector3::new(0.0, 0.0, 10.0))
-    ///     * Matrix4::new_nonuniform_scaling(&Vector3::new(4.0, 1.0, 1.0)))?;
-    /// let p = Point3::new(3.0, 0.1, 8.0);
-    /// let all = SceneOptions::default();
-    /// let near = scene.closest_point(p, f32::INFINITY, &all).unwrap();
-    /// assert_eq!(near.instance, far);
-    /// assert!((near.closest.distance - 2.0).abs() < 1e-5);
-    /// assert!((near.closest.point - Point3::new(3.0, 0.1, 10.0)).norm() < 1e-5);
-    /// // Nothing within 1, or with a mask no instance shares.
-    /// assert!(scene.closest_point(p, 1.0, &all).is_none());
-    /// let none = SceneOptions { mask: 0, ..Default::default() };
-    /// assert!(scene.closest_point(p, f32::INFINITY, &none).is_none());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_point(
+    /// [`PointQuery::closest_point`] for a scene.
+    pub(crate) fn closest_point(
         &self,
         point: impl Into<mint::Point3<f32>>,
         max_distance: f32,
@@ -377,12 +193,6 @@ impl Scene {
             walk(&tree.nodes, &mut visitor);
         }
         visitor.best
-    }
-
-    /// The full hit of instance `id` for a short one found with the object-space ray `local`.
-    fn details(&self, id: InstanceId, local: &Ray, hit: &CompactHit) -> SceneHit {
-        let bvh = &self.get(id).expect("a hit names a live instance").bvh;
-        self.to_world(id, bvh.own_hit_details(local, hit))
     }
 
     /// The whole answer, in world space, of a compact hit of instance `id` for the world

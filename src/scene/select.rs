@@ -30,7 +30,10 @@ impl Scene {
     /// Empty for a region that holds nothing.
     ///
     /// ```
-    /// use meshray::{Aabb, Region, SceneOptions, SceneTriangle};
+    /// use meshray::SceneOptions;
+    /// use meshray::geometry::Aabb;
+    /// use meshray::query::SceneTriangle;
+    /// use meshray::selection::Region;
     /// # use meshray::{Bvh, Mesh, Scene};
     /// # use nalgebra::{Matrix4, Point3, Vector3};
     /// # use std::sync::Arc;

@@ -2,7 +2,8 @@
 //! oracles (the crate's own f32 kernel over every triangle, and an independent f64 solve).
 #![allow(dead_code)]
 
-use meshray::{Camera, Culling, Mesh, QueryOptions, Ray, intersect_triangle};
+use meshray::geometry::intersect_triangle;
+use meshray::{Camera, Culling, Mesh, QueryOptions, Ray};
 use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
 use std::path::PathBuf;
 

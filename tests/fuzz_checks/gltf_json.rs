@@ -12,6 +12,7 @@
 use super::{Bytes, aimed_rays};
 use gltf::json::Value;
 use gltf::json::{deserialize, serialize};
+use meshray::prelude::*;
 use meshray::{Bvh, Error, LoadOptions, Mesh, Ray, Scene, SceneOptions};
 use nalgebra::Point3;
 use std::collections::BTreeSet;
@@ -40,7 +41,7 @@ fn check_document(document: &[u8], data: &[u8]) {
     let mesh = Mesh::from_bytes(
         document,
         &LoadOptions {
-            format: Some(meshray::Format::Gltf),
+            format: Some(meshray::mesh::Format::Gltf),
             ..options()
         },
     );
@@ -49,7 +50,7 @@ fn check_document(document: &[u8], data: &[u8]) {
         assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);
         check_scene_agrees(mesh, &scene);
         let bvh = Bvh::build(mesh.clone());
-        bvh.validate().expect("a valid BVH");
+        meshray::diagnostics::validate(&bvh).expect("a valid BVH");
         aimed_rays(&bvh, data);
     }
     if let Ok(loaded) = &scene {
@@ -117,7 +118,7 @@ fn check_scene(loaded: &Scene, data: &[u8]) {
     for id in 0..scene.len() as u32 {
         let instance = scene.instance(id).expect("an instance");
         let bvh = instance.bvh;
-        bvh.validate().expect("a valid BVH");
+        meshray::diagnostics::validate(bvh).expect("a valid BVH");
         aimed_rays(bvh, data);
         // A ray from outside the instance's world box through its centre.
         let bounds = instance.bounds;

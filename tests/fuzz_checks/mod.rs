@@ -6,7 +6,8 @@
 #[cfg(feature = "gltf")]
 pub mod gltf_json;
 
-use meshray::intersect_triangle;
+use meshray::geometry::intersect_triangle;
+use meshray::prelude::*;
 use meshray::{BuildOptions, Bvh, Culling, LoadOptions, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
 
@@ -189,7 +190,7 @@ pub fn obj_bytes(data: &[u8]) {
     let Ok(mesh) = Mesh::from_bytes(
         data,
         &LoadOptions {
-            format: Some(meshray::Format::Obj),
+            format: Some(meshray::mesh::Format::Obj),
             ..options
         },
     ) else {
@@ -197,7 +198,7 @@ pub fn obj_bytes(data: &[u8]) {
     };
     assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);
     let bvh = Bvh::build(mesh);
-    bvh.validate().expect("a valid BVH");
+    meshray::diagnostics::validate(&bvh).expect("a valid BVH");
     aimed_rays(&bvh, data);
 }
 
@@ -273,7 +274,7 @@ pub fn soup(data: &[u8]) {
         ..Default::default()
     };
     let bvh = Bvh::build_with(mesh, &build);
-    bvh.validate().expect("a valid BVH");
+    meshray::diagnostics::validate(&bvh).expect("a valid BVH");
     for _ in 0..1 + bytes.u8() % 8 {
         let (origin, direction) = (
             bytes.point(),
@@ -291,7 +292,7 @@ pub fn soup(data: &[u8]) {
 
 /// Loads `data` in `format` with at most 2,000 triangles; a mesh it takes is built, validated
 /// and queried against brute force (rays from the same bytes).
-fn file_bytes(data: &[u8], format: meshray::Format) {
+fn file_bytes(data: &[u8], format: meshray::mesh::Format) {
     let options = LoadOptions {
         max_triangles: 2_000,
         ..Default::default()
@@ -307,20 +308,20 @@ fn file_bytes(data: &[u8], format: meshray::Format) {
     };
     assert!(mesh.triangle_count() > 0 && mesh.triangle_count() <= 2_000);
     let bvh = Bvh::build(mesh);
-    bvh.validate().expect("a valid BVH");
+    meshray::diagnostics::validate(&bvh).expect("a valid BVH");
     aimed_rays(&bvh, data);
 }
 
 /// Target `ply_bytes`: any bytes as a PLY file (ASCII or binary), as `obj_bytes` for OBJ.
 #[cfg(feature = "ply")]
 pub fn ply_bytes(data: &[u8]) {
-    file_bytes(data, meshray::Format::Ply);
+    file_bytes(data, meshray::mesh::Format::Ply);
 }
 
 /// Target `stl_bytes`: any bytes as an STL file (binary or ASCII), as `obj_bytes` for OBJ.
 #[cfg(feature = "stl")]
 pub fn stl_bytes(data: &[u8]) {
-    file_bytes(data, meshray::Format::Stl);
+    file_bytes(data, meshray::mesh::Format::Stl);
 }
 
 /// Target `saved_tree`: a small soup from the first bytes is built and saved (postcard), the
@@ -366,6 +367,6 @@ pub fn saved_tree(data: &[u8]) {
     let Ok(loaded) = postcard::from_bytes::<Bvh>(&damaged) else {
         return;
     };
-    loaded.validate().expect("a loaded tree is a valid tree");
+    meshray::diagnostics::validate(&loaded).expect("a loaded tree is a valid tree");
     aimed_rays(&loaded, data);
 }

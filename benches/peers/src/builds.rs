@@ -8,7 +8,8 @@
 
 use crate::engine::{Engine, Meshray};
 use crate::timed;
-use meshray::{BuildOptions, BuildQuality, Bvh, Mesh};
+use meshray::tree::BuildQuality;
+use meshray::{BuildOptions, Bvh, Mesh};
 use meshray_cli::memory;
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
 //! The common face of every ray caster compared, and meshray's own.
 
+use meshray::prelude::*;
 use meshray::{Bvh, CompactHit, QueryOptions, Ray, RayQuery};
 
 /// A ray caster built over one mesh. Triangle numbers are the mesh's (file order).
@@ -198,7 +199,7 @@ impl<const LEVEL: u8> Lab<LEVEL> {
                 let mut options = meshray::BuildOptions::default();
                 for word in spec.split(',') {
                     match word.trim() {
-                        "high" => options.quality = meshray::BuildQuality::High,
+                        "high" => options.quality = meshray::tree::BuildQuality::High,
                         "leaf4" => options.max_leaf_size = 4,
                         "" => {}
                         other => panic!("MESHRAY_LAB_BUILD: unknown {other:?} (high, leaf4)"),

@@ -5,6 +5,7 @@ use crate::args::{Args, QUALITIES, set_mesh, unknown};
 use crate::progress::Progress;
 use crate::rays::{self, HitRecord, Kind, RaySet};
 use crate::{Failure, json, mesh, subdivide};
+use meshray::prelude::*;
 use meshray::{BuildOptions, Bvh, CompactHit, LoadOptions, QueryOptions, Ray, RayQuery};
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -350,7 +351,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         let cost = args.cost.then(|| {
             let (mut boxes, mut tris) = (0u64, 0u64);
             for ray in &set.rays {
-                let (_, c) = bvh.closest_hit_with_cost(ray, &options);
+                let (_, c) = meshray::diagnostics::closest_hit_with_cost(&bvh, ray, &options);
                 boxes += u64::from(c.boxes);
                 tris += u64::from(c.triangles);
             }

@@ -3,6 +3,7 @@
 use crate::args::{Args, set_mesh, unknown};
 use crate::camera::{Placement, on_image};
 use crate::{Failure, json, mesh};
+use meshray::prelude::*;
 use meshray::{Bvh, Culling, Hit, Mesh, QueryOptions, Ray};
 use nalgebra::{Point2, Point3, Vector2, Vector3};
 use std::path::PathBuf;
@@ -140,7 +141,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
             loaded.as_secs_f64() * 1e3,
             built.as_secs_f64() * 1e3
         );
-        let cost = bvh.measured_cost();
+        let cost = meshray::diagnostics::measured_cost(&bvh);
         crate::say!(
             "BVH: {}, {:.1} boxes and {:.1} triangles per random ray",
             bvh.stats(),

@@ -4,6 +4,7 @@ use crate::args::{Args, set_mesh, unknown};
 use crate::camera::{Placement, on_image, orbit_direction};
 use crate::picture::{Picture, check_png_path};
 use crate::{Failure, mesh};
+use meshray::prelude::*;
 use meshray::{Bvh, QueryOptions};
 use nalgebra::{Point2, Vector2};
 use rayon::prelude::*;
@@ -151,7 +152,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
                         hit: None,
                     };
                 };
-                let (hit, cost) = bvh.closest_hit_with_cost(&ray, &query);
+                let (hit, cost) = meshray::diagnostics::closest_hit_with_cost(bvh, &ray, &query);
                 Sample {
                     work: (cost.boxes + cost.triangles) as f32,
                     hit: hit.map(|hit| {

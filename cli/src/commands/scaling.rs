@@ -3,7 +3,9 @@
 
 use crate::args::{Args, QUALITIES, quality_name, set_mesh, unknown};
 use crate::{Failure, memory, mesh, rays, subdivide};
-use meshray::{BuildOptions, BuildQuality, Bvh, QueryOptions, Ray, RayQuery};
+use meshray::prelude::*;
+use meshray::tree::BuildQuality;
+use meshray::{BuildOptions, Bvh, QueryOptions, Ray, RayQuery};
 use std::time::Instant;
 
 /// `meshray scaling --help`.
@@ -120,7 +122,11 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
             let peak = (peak as f64 - structure).max(0.0) / n;
             let (mut boxes, mut tris) = (0u64, 0u64);
             for ray in &random {
-                let (_, cost) = bvh.closest_hit_with_cost(ray, &QueryOptions::default());
+                let (_, cost) = meshray::diagnostics::closest_hit_with_cost(
+                    &bvh,
+                    ray,
+                    &QueryOptions::default(),
+                );
                 boxes += u64::from(cost.boxes);
                 tris += u64::from(cost.triangles);
             }

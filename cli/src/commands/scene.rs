@@ -3,6 +3,7 @@
 use crate::args::{Args, unknown};
 use crate::camera::{Placement, half_diagonal, on_image};
 use crate::{Failure, mesh};
+use meshray::prelude::*;
 use meshray::{Bvh, Scene, SceneOptions};
 use nalgebra::{Matrix4, Point2, Rotation3, Vector2, Vector3};
 use std::path::PathBuf;

@@ -4,7 +4,8 @@
 use crate::args::{Args, set_mesh, unknown};
 use crate::camera::{Placement, on_image};
 use crate::{Failure, mesh};
-use meshray::{Bvh, Camera, QueryOptions, Region};
+use meshray::selection::Region;
+use meshray::{Bvh, Camera, QueryOptions};
 use nalgebra::{Point2, Vector2};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -129,7 +130,8 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
     }
     for n in grids {
         let started = Instant::now();
-        let visible = bvh.visible_triangles(&camera, a, b, n, &QueryOptions::default())?;
+        let visible =
+            meshray::picking::visible_triangles(&bvh, &camera, a, b, n, &QueryOptions::default())?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
         crate::say!(
             "visible ({n}×{n} per pixel): {:>6} triangles, {ms:.2} ms",

@@ -6,6 +6,7 @@ use crate::args::{Args, set_mesh, unknown};
 use crate::picture::{Picture, check_png_path};
 use crate::{Failure, mesh};
 use meshray::Bvh;
+use meshray::prelude::*;
 use nalgebra::Point3;
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -123,7 +124,7 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         .flat_map_iter(|y| {
             let bvh = &bvh;
             (0..w).map(move |x| {
-                bvh.signed_distance(pixel(x, y), f32::INFINITY)
+                bvh.signed_distance(pixel(x, y), f32::INFINITY, &Default::default())
                     .unwrap_or(f64::NAN)
             })
         })

@@ -24,6 +24,7 @@
 //! server. minifb reads the mouse buttons and keys once a frame (60 a second), so a press
 //! and release quicker than a frame goes unseen.
 
+use meshray::prelude::*;
 use meshray::{Bvh, Hit, QueryOptions, Ray, RayQuery};
 use meshray_cli::Failure;
 use meshray_cli::args::{command_line, set_mesh, unknown, wants_help};

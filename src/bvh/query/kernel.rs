@@ -26,7 +26,7 @@
 //!   form's `f32` quotient.
 //! - [`SLABS`]: the watertight level with the exact level's slabs (below), to price them.
 //! - [`EXACT`]: every answer the scalar watertight test gives, bit for bit — what
-//!   [`Bvh::cast_ray`](crate::Bvh::cast_ray) answers. The slabs as `(bound − o)·(1/d)`
+//!   [`Bvh::cast_ray`](crate::query::RayCast::cast_ray) answers. The slabs as `(bound − o)·(1/d)`
 //!   (a relative error of a few ulps wherever the origin is, `±0` directions giving `±inf`,
 //!   a `NaN` plane keeping the bound) with the far planes' reciprocals and the range's end
 //!   widened by `2⁻²⁰`, so no box that holds a hit up to the `f64` plane's `t` is culled;

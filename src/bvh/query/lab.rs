@@ -19,15 +19,16 @@ pub enum Level {
     /// The watertight level with slabs that never cull a box holding a hit (the exact
     /// level's), to price them.
     Slabs,
-    /// Every guarantee: the answers of [`Bvh::cast_ray`] with the default options, bit for
+    /// Every guarantee: the answers of [`Bvh::cast_ray`](crate::query::RayCast::cast_ray) with the default options, bit for
     /// bit.
     Exact,
 }
 
 /// The new walk over a built [`Bvh`]'s tree, at a chosen level (the exact level is what
-/// [`Bvh::cast_ray`] runs).
+/// [`Bvh::cast_ray`](crate::query::RayCast::cast_ray) runs).
 ///
 /// ```
+/// use meshray::prelude::*;
 /// use meshray::lab::{Level, RayTree};
 /// use meshray::{Bvh, Mesh, Ray, RayQuery, QueryOptions};
 /// use nalgebra::{Point3, Vector3};
@@ -74,7 +75,7 @@ impl<'a> RayTree<'a> {
         self.cast(ray, RayQuery::Any, level, Culling::None)
     }
 
-    /// The exact level's answer to `query` with `culling` (what [`Bvh::cast_ray`] answers
+    /// The exact level's answer to `query` with `culling` (what [`Bvh::cast_ray`](crate::query::RayCast::cast_ray) answers
     /// with these options and the watertight test; any hit: a hit of the scalar test).
     pub fn exact(&self, ray: &Ray, query: RayQuery, culling: Culling) -> Option<CompactHit> {
         self.cast(ray, query, Level::Exact, culling)

@@ -4,12 +4,12 @@
 //! the generic ordered walk (`walk`, with its AVX2 copy chosen in `simd`) behind the
 //! nearest point (`nearest`), the selections (`selection`) and inside tests (`inside`).
 
-pub(crate) mod batch;
 pub(crate) mod inside;
 pub(crate) mod kernel;
 #[cfg(feature = "kernel-lab")]
 pub mod lab;
 pub(crate) mod nearest;
+pub(crate) mod ray_query;
 pub(crate) mod selection;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod simd;

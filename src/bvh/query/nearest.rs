@@ -11,15 +11,16 @@ use crate::closest_point::{
 use crate::transform::moved_box;
 use nalgebra::{Matrix4, Point3};
 
-/// The point of a mesh nearest to a query point (see [`Bvh::closest_point`]).
+/// The point of a mesh nearest to a query point (see [`Bvh::closest_point`](crate::query::PointQuery::closest_point)).
 ///
 /// ```
+/// use meshray::prelude::*;
 /// use nalgebra::Point3;
 /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 ///
 /// // Snap a 3D cursor just above the ground onto the mesh.
 /// let cursor = Point3::new(3.1, 0.25, 3.2);
-/// let snapped = bvh.closest_point(cursor, 1.0).unwrap();
+/// let snapped = bvh.closest_point(cursor, 1.0, &Default::default()).unwrap();
 /// assert_eq!(snapped.point, Point3::new(3.1, 0.0, 3.2));
 /// assert_eq!(snapped.distance, 0.25);
 /// assert_eq!(bvh.mesh().attributes(snapped.triangle as usize).object, 0); // the ground
@@ -66,25 +67,8 @@ impl Bvh {
         visitor.best
     }
 
-    /// The point of the mesh nearest to `point` within `max_distance` (inclusive; pass
-    /// `f32::INFINITY` for no limit): the triangle, the point, its barycentrics and the
-    /// distance, exactly as testing every triangle would find it (distances are compared in
-    /// `f64`; of equally near triangles the lowest number wins). `None` when no triangle is
-    /// that near, and for a NaN or infinite `point` or a NaN or negative `max_distance`.
-    /// Allocates nothing.
-    ///
-    /// ```
-    /// use meshray::{Bvh, Mesh};
-    /// use nalgebra::{Matrix4, Point3};
-    ///
-    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    /// // High above the scene: the nearest point is on top of something.
-    /// let near = bvh.closest_point(Point3::new(0.0, 50.0, 0.0), f32::INFINITY).unwrap();
-    /// assert!(near.distance > 40.0 && near.point.y > 0.0);
-    /// assert!(bvh.closest_point(Point3::new(0.0, 50.0, 0.0), 1.0).is_none());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_point(
+    /// [`PointQuery::closest_point`] for a mesh.
+    pub(crate) fn closest_point(
         &self,
         point: impl Into<mint::Point3<f32>>,
         max_distance: f32,

@@ -12,10 +12,12 @@ impl Bvh {
     /// Every triangle overlapping the region (touching counts), by number, ascending: what
     /// [`Region::overlaps_triangle`] over every triangle gives, hidden triangles included.
     /// Empty for a region that holds nothing (an empty box, a NaN). For only the triangles a
-    /// camera sees, [`visible_triangles`](Bvh::visible_triangles).
+    /// camera sees, [`visible_triangles`](crate::picking::visible_triangles).
     ///
     /// ```
-    /// use meshray::{Aabb, Bvh, Mesh, Region};
+    /// use meshray::{Bvh, Mesh};
+    /// use meshray::geometry::Aabb;
+    /// use meshray::selection::Region;
     /// use nalgebra::Point3;
     ///
     /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);

@@ -8,9 +8,9 @@
 //! of them allocates (every hit, only to grow the caller's list).
 
 use crate::bvh::Bvh;
-use crate::bvh::batch::RayQuery;
 use crate::bvh::kernel::{self, Tree, level};
 use crate::bvh::leaf::{LANES, LeafTest};
+use crate::bvh::ray_query::RayQuery;
 use crate::triangle::{LeafTriangle, TriangleHit};
 use crate::{QueryOptions, Ray};
 use nalgebra::{Point2, Point3, Unit, Vector3};
@@ -21,6 +21,7 @@ use nalgebra::{Point2, Point3, Unit, Vector3};
 /// in the order the file or buffer gave them.
 ///
 /// ```
+/// use meshray::prelude::*;
 /// use meshray::{QueryOptions, Ray};
 /// use nalgebra::{Point3, Vector3};
 /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
@@ -69,11 +70,12 @@ pub struct Hit {
     pub material: Option<u32>,
 }
 
-/// The short answer of [`Bvh::cast_ray`] and [`Bvh::cast_rays`]: which triangle,
-/// where along the ray and where on the triangle. 16 bytes; [`Bvh::hit_details`] turns it
+/// The short answer of [`Bvh::cast_ray`](crate::query::RayCast::cast_ray) and [`Bvh::cast_rays`](crate::query::RayCast::cast_rays): which triangle,
+/// where along the ray and where on the triangle. 16 bytes; [`Bvh::hit_details`](crate::query::RayCast::hit_details) turns it
 /// into a full [`Hit`].
 ///
 /// ```
+/// use meshray::prelude::*;
 /// use meshray::{QueryOptions, Ray, CompactHit};
 /// use nalgebra::{Point3, Vector3};
 /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
@@ -98,7 +100,7 @@ pub struct CompactHit {
     pub v: f32,
 }
 
-/// What a query tested (see [`Bvh::closest_hit_with_cost`]).
+/// What a query tested (see [`diagnostics::closest_hit_with_cost`](crate::diagnostics::closest_hit_with_cost)).
 ///
 /// ```
 /// use meshray::{QueryOptions, Ray};
@@ -106,11 +108,11 @@ pub struct CompactHit {
 /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 ///
 /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
-/// let (_, cost) = bvh.closest_hit_with_cost(&ray, &QueryOptions::default());
+/// let (_, cost) = meshray::diagnostics::closest_hit_with_cost(&bvh, &ray, &QueryOptions::default());
 /// // Far fewer triangles tested than the mesh has: that is what the tree is for.
 /// assert!(cost.triangles > 0 && cost.triangles < 100);
 /// let miss = Ray::new(Point3::new(0.0, 50.0, 0.0), Vector3::y());
-/// assert_eq!(bvh.closest_hit_with_cost(&miss, &QueryOptions::default()).1.triangles, 0);
+/// assert_eq!(meshray::diagnostics::closest_hit_with_cost(&bvh, &miss, &QueryOptions::default()).1.triangles, 0);
 /// # Ok::<(), meshray::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -148,53 +150,8 @@ impl Tally for QueryCost {
 }
 
 impl Bvh {
-    /// The first triangle along the ray within its range: the smallest `t`, as a test of
-    /// every triangle would find. `None` for a miss and for an invalid ray
-    /// ([`Ray::is_valid`]). Allocates nothing.
-    ///
-    /// ```
-    /// use meshray::{Culling, QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
-    /// // Towards the sphere (centre (0, 1, 0), radius 1) from z = 10.
-    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
-    /// let hit = bvh.closest_hit(&ray, &QueryOptions::default()).unwrap();
-    /// assert!((hit.t - 9.0).abs() < 1e-2 && hit.front_face);
-    ///
-    /// // From inside the sphere, front faces only: its inside is all back faces, so the ray
-    /// // leaves it unseen and finds nothing behind.
-    /// let inside = Ray::new(Point3::new(0.0, 1.0, 0.0), -Vector3::z());
-    /// let front_only = QueryOptions { culling: Culling::Back, ..Default::default() };
-    /// assert!(bvh.closest_hit(&inside, &front_only).is_none());
-    /// assert!(!bvh.closest_hit(&inside, &QueryOptions::default()).unwrap().front_face);
-    ///
-    /// // A range that stops short of the sphere: no hit.
-    /// assert!(bvh.closest_hit(&Ray::with_range(ray.origin(), ray.direction(), 0.0, 8.0), &QueryOptions::default()).is_none());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_hit(&self, ray: &Ray, options: &QueryOptions) -> Option<Hit> {
-        self.closest_hit_tallied(ray, options, &mut ())
-    }
-
-    /// [`closest_hit`](Bvh::closest_hit), also reporting what the query cost: the boxes and
-    /// triangles it tested (every triangle of each packet of four it reached). For cost
-    /// heatmaps and for judging a tree; the same answer, from the walk's portable twin,
-    /// which visits the same nodes in the same order as the walk `closest_hit` runs (and so
-    /// runs slower than it).
-    ///
-    /// ```
-    /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    ///
-    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), Vector3::new(0.0, 0.0, -1.0));
-    /// let (hit, cost) = bvh.closest_hit_with_cost(&ray, &QueryOptions::default());
-    /// assert_eq!(hit, bvh.closest_hit(&ray, &QueryOptions::default()));
-    /// assert!(cost.boxes > 0 && cost.triangles > 0 && (cost.triangles as usize) < bvh.mesh().triangle_count());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn closest_hit_with_cost(
+    /// [`diagnostics::closest_hit_with_cost`](crate::diagnostics::closest_hit_with_cost).
+    pub(crate) fn closest_hit_with_cost(
         &self,
         ray: &Ray,
         options: &QueryOptions,
@@ -215,32 +172,9 @@ impl Bvh {
         Some(self.hit(ray, self.ray_hit(found)))
     }
 
-    /// The answer to one ray as [`cast_rays`](Bvh::cast_rays) gives it: for
-    /// [`RayQuery::Closest`] the closest hit as [`closest_hit`](Bvh::closest_hit) finds it,
-    /// for [`RayQuery::Any`] the hit [`any_hit`](Bvh::any_hit) finds, reporting only the
-    /// triangle, `t` and barycentrics. It reads nothing of the mesh, so batch work
-    /// (visibility, scan simulation, benchmarks) skips the cache misses of gathering normals,
-    /// texture coordinates and ids; [`hit_details`](Bvh::hit_details) fills those in later.
-    ///
-    /// ```
-    /// use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery};
-    /// use nalgebra::{Point3, Vector3};
-    ///
-    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), Vector3::new(0.0, 0.0, -1.0));
-    /// let options = QueryOptions::default();
-    /// let short = bvh.cast_ray(&ray, RayQuery::Closest, &options).expect("the sphere is there");
-    /// assert_eq!(bvh.hit_details(&ray, &short), bvh.closest_hit(&ray, &options));
-    ///
-    /// // Is the line of sight from a to b blocked? (The sphere is in between.)
-    /// let (a, b) = (Point3::new(0.0, 1.0, 5.0), Point3::new(0.0, 1.0, -3.0));
-    /// let sight = Ray::with_range(a, b - a, 0.0, 1.0);
-    /// let blocker = bvh.cast_ray(&sight, RayQuery::Any, &options).expect("blocked");
-    /// assert!(blocker.t > 0.0 && blocker.t < 1.0);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
+    /// [`RayCast::cast_ray`] for a mesh.
     #[inline]
-    pub fn cast_ray(
+    pub(crate) fn cast_ray(
         &self,
         ray: &Ray,
         query: RayQuery,
@@ -252,47 +186,20 @@ impl Bvh {
         }
     }
 
-    /// [`cast_ray`](Bvh::cast_ray)'s closest hit.
+    /// [`cast_ray`](crate::query::RayCast::cast_ray)'s closest hit.
     pub(crate) fn closest_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
         self.closest_slot(ray, options, &mut ())
             .map(|found| self.ray_hit(found))
     }
 
-    /// [`cast_ray`](Bvh::cast_ray)'s first hit found.
+    /// [`cast_ray`](crate::query::RayCast::cast_ray)'s first hit found.
     pub(crate) fn any_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
         self.any_slot(ray, options).map(|found| self.ray_hit(found))
     }
 
-    /// Everything [`Hit`] tells about a hit [`cast_ray`](Bvh::cast_ray) or
-    /// [`cast_rays`](Bvh::cast_rays) found for this `ray`.
-    ///
-    /// ```
-    /// use meshray::{QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
-    /// let ray = Ray::new(Point3::new(0.0, 1.0, 10.0), -Vector3::z());
-    /// let short = bvh.cast_ray(&ray, meshray::RayQuery::Closest, &QueryOptions::default()).unwrap();
-    /// let hit = bvh.hit_details(&ray, &short).unwrap();
-    /// assert_eq!((hit.t, hit.triangle), (short.t, short.triangle));
-    /// assert_eq!(bvh.mesh().objects()[hit.object as usize], "sphere");
-    /// assert!(hit.uv.is_some()); // the sphere has texture coordinates
-    ///
-    /// // A hand-made CompactHit naming no triangle of the mesh has no details.
-    /// let bogus = meshray::CompactHit { triangle: u32::MAX, ..short };
-    /// assert!(bvh.hit_details(&ray, &bogus).is_none());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// `None` when `hit.triangle` is not a triangle of the mesh (`CompactHit`'s fields are
-    /// public, so a caller can make one); pass hits this BVH's queries returned.
-    pub fn hit_details(&self, ray: &Ray, hit: &CompactHit) -> Option<Hit> {
+    /// [`RayCast::hit_details`] for a mesh.
+    pub(crate) fn hit_details(&self, ray: &Ray, hit: &CompactHit) -> Option<Hit> {
         ((hit.triangle as usize) < self.mesh.triangle_count()).then(|| self.hit(ray, *hit))
-    }
-
-    /// [`hit_details`](Bvh::hit_details) for a hit this BVH returned (so its triangle exists).
-    pub(crate) fn own_hit_details(&self, ray: &Ray, hit: &CompactHit) -> Hit {
-        self.hit(ray, *hit)
     }
 
     /// The closest hit's leaf slot and triangle answer.
@@ -341,76 +248,13 @@ impl Bvh {
         }
     }
 
-    /// Some hit within the ray's range, the first the walk meets (not necessarily the
-    /// closest): the cheap question "is anything there?", for shadows and lines of sight.
-    /// Allocates nothing.
-    ///
-    /// ```
-    /// use meshray::{QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
-    /// // A shadow ray from a point on the ground towards a light high above the sphere.
-    /// let ground = Point3::new(0.3, 0.0, 0.2);
-    /// let light = Point3::new(0.0, 10.0, 0.0);
-    /// // t_min skips the ground point itself; t_max stops at the light.
-    /// let shadow = Ray::with_range(ground, light - ground, 1e-4, 1.0);
-    /// assert!(bvh.any_hit(&shadow, &QueryOptions::default()).is_some()); // in the sphere's shadow
-    /// let open_sky = Ray::with_range(Point3::new(3.0, 0.0, 3.0), Vector3::new(0.0, 10.0, 0.0), 1e-4, 1.0);
-    /// assert!(bvh.any_hit(&open_sky, &QueryOptions::default()).is_none());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn any_hit(&self, ray: &Ray, options: &QueryOptions) -> Option<Hit> {
-        let found = self.any_slot(ray, options)?;
-        Some(self.hit(ray, self.ray_hit(found)))
-    }
-
-    /// Every hit within the ray's range, sorted by `t` (ties by triangle number).
-    ///
-    /// ```
-    /// use meshray::{Culling, QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
-    /// // Through the sphere: in at its front, out at its back.
-    /// let ray = Ray::new(Point3::new(0.1, 1.05, 10.0), -Vector3::z());
-    /// let hits = bvh.all_hits(&ray, &QueryOptions::default());
-    /// assert_eq!(hits.len(), 2);
-    /// assert!(hits[0].t < hits[1].t && hits[0].front_face && !hits[1].front_face);
-    /// let front_only = QueryOptions { culling: Culling::Back, ..Default::default() };
-    /// assert_eq!(bvh.all_hits(&ray, &front_only).len(), 1);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn all_hits(&self, ray: &Ray, options: &QueryOptions) -> Vec<Hit> {
-        let mut found = Vec::new();
-        self.all_triangles(ray, options, &mut found);
-        found.iter().map(|&h| self.hit(ray, h)).collect()
-    }
-
-    /// Every hit along the ray in its range, compact (the triangle, `t` and barycentrics),
-    /// into `hits` (cleared first), sorted by `t`, then triangle: what
-    /// [`all_hits`](Bvh::all_hits) finds, without making each hit whole
-    /// ([`hit_details`](Bvh::hit_details) does that for one) and without allocating once
-    /// `hits` is large enough. For listing every crossing of many rays.
-    ///
-    /// ```
-    /// use meshray::{QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
-    /// // Through the sphere and on to the ground.
-    /// let ray = Ray::new(Point3::new(0.1, 3.0, 0.05), -Vector3::y());
-    /// let options = QueryOptions::default();
-    /// let mut hits = Vec::new();
-    /// bvh.all_triangles(&ray, &options, &mut hits);
-    /// let whole = bvh.all_hits(&ray, &options);
-    /// assert_eq!(hits.len(), 3);
-    /// for (compact, whole) in hits.iter().zip(&whole) {
-    ///     assert_eq!((compact.t, compact.triangle), (whole.t, whole.triangle));
-    /// }
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn all_triangles(&self, ray: &Ray, options: &QueryOptions, hits: &mut Vec<CompactHit>) {
+    /// [`RayCast::all_triangles`] for a mesh.
+    pub(crate) fn all_triangles(
+        &self,
+        ray: &Ray,
+        options: &QueryOptions,
+        hits: &mut Vec<CompactHit>,
+    ) {
         hits.clear();
         self.each_hit(ray, options, |h| hits.push(h));
         hits.sort_unstable_by(|a, b| a.t.total_cmp(&b.t).then(a.triangle.cmp(&b.triangle)));
@@ -441,24 +285,8 @@ impl Bvh {
         );
     }
 
-    /// How many triangles the ray hits in its range: [`all_hits`](Bvh::all_hits)`.len()`
-    /// without building the hits, and without allocating. With the watertight test on a
-    /// closed mesh, an odd count from a point means the point is inside (crossing parity),
-    /// unless the ray passes exactly through an edge or vertex, which both neighbours count.
-    ///
-    /// ```
-    /// use meshray::{QueryOptions, Ray};
-    /// use nalgebra::{Point3, Vector3};
-    /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-    ///
-    /// // From the sphere's centre: out through its shell once, then the ground.
-    /// let ray = Ray::new(Point3::new(0.1, 1.05, 0.05), -Vector3::y());
-    /// let options = QueryOptions { watertight: true, ..Default::default() };
-    /// assert_eq!(bvh.count_hits(&ray, &options), bvh.all_hits(&ray, &options).len());
-    /// assert_eq!(bvh.count_hits(&ray, &options), 2);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn count_hits(&self, ray: &Ray, options: &QueryOptions) -> usize {
+    /// [`RayCast::count_hits`] for a mesh.
+    pub(crate) fn count_hits(&self, ray: &Ray, options: &QueryOptions) -> usize {
         if !ray.is_valid() {
             return 0;
         }

@@ -7,10 +7,10 @@
 //! `traverse` do for their trees; so every improvement to the loop is made once.
 //!
 //! The stack lives on the call's stack frame: the walk allocates nothing for a tree the
-//! builder made (deeper hand-edited trees only reach [`Bvh::validate`], whose walk may spill
+//! builder made (deeper hand-edited trees only reach [`diagnostics::validate`], whose walk may spill
 //! to the heap).
 //!
-//! [`Bvh::validate`]: crate::Bvh::validate
+//! [`diagnostics::validate`]: crate::diagnostics::validate
 
 use crate::bvh::build::MAX_WIDE_DEPTH;
 use crate::bvh::wide::{WIDTH, WideNode};

@@ -17,43 +17,8 @@ use std::f64::consts::PI;
 pub(crate) type FarFields = Vec<FarFieldLanes>;
 
 impl Bvh {
-    /// The generalized winding number of the mesh around `point` (Jacobson et al. 2013): the
-    /// sum of the signed solid angles its triangles subtend there, over 4π. For a closed
-    /// mesh whose triangles face outwards (counter-clockwise seen from outside) it is 1
-    /// inside and 0 outside (−1 inside one that faces inwards; 2 inside two nested shells);
-    /// for a mesh with holes, overlaps or loose triangles it moves smoothly between, and
-    /// "at least ½" is still the best answer to "inside?".
-    ///
-    /// `accuracy` chooses the sum: [`WindingAccuracy::FarField`] in O(log n) per point,
-    /// [`WindingAccuracy::Exact`] in O(n). NaN for a NaN or infinite `point`. The first call on a tree computes its far-field terms (O(n), about 110 bytes
-    /// per eight-lane node of the tree); they are kept until a [`refit`](Bvh::refit).
-    /// Allocates nothing after that.
-    ///
-    /// ```
-    /// use meshray::{Bvh, Mesh, WindingAccuracy};
-    /// use nalgebra::Point3;
-    ///
-    /// // A closed tetrahedron, its triangles counter-clockwise seen from outside.
-    /// let corners = vec![
-    ///     Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0),
-    ///     Point3::new(0.0, 1.0, 0.0), Point3::new(0.0, 0.0, 1.0),
-    /// ];
-    /// let closed = Mesh::from_buffers(corners, vec![[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])?;
-    /// let bvh = Bvh::build(closed);
-    /// let inside = bvh.winding_number(Point3::new(0.2, 0.2, 0.2), WindingAccuracy::Exact);
-    /// assert!((inside - 1.0).abs() < 1e-12);
-    /// let outside = bvh.winding_number(Point3::new(2.0, 0.2, 0.2), WindingAccuracy::default());
-    /// assert!(outside.abs() < 1e-3);
-    ///
-    /// // Without its bottom face it is open: the winding number says how much it encloses.
-    /// let (positions, mut triangles) = (bvh.mesh().positions().to_vec(), bvh.mesh().triangles().to_vec());
-    /// triangles.remove(0);
-    /// let open = Bvh::build(Mesh::from_buffers(positions, triangles)?);
-    /// let w = open.winding_number(Point3::new(0.2, 0.2, 0.2), WindingAccuracy::Exact);
-    /// assert!(w > 0.5 && w < 1.0, "{w}");
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn winding_number(
+    /// [`PointQuery::winding_number`] for a mesh.
+    pub(crate) fn winding_number(
         &self,
         point: impl Into<mint::Point3<f32>>,
         accuracy: WindingAccuracy,
@@ -65,59 +30,14 @@ impl Bvh {
         self.winding_number_at(point.cast::<f64>().into(), accuracy)
     }
 
-    /// Whether `point` is inside the mesh: its exact winding number is at least ½ (see
-    /// [`winding_number`](Bvh::winding_number)). On a closed mesh that is the parity of a
-    /// ray's crossings, without a ray's troubles at edges; on a mesh with holes, overlaps or
-    /// loose triangles it is still what "inside" means (Barill et al. 2018). Answers as the
-    /// exact sum would (off the surface itself, where the winding number is not defined):
-    /// mostly from the known winding number of a nearby lattice point and the crossings of
-    /// the short segment from it, one short ray; else the fast sum, then, only where that
-    /// comes within its error of ½, finer ones (`docs/guide.md`, "Inside or outside").
-    /// `false` for a NaN or infinite `point`. The first call makes the lattice (about one
-    /// point per four triangles, a fast sum each, on all cores); it is kept until a
-    /// [`refit`](Bvh::refit). Allocates nothing after that.
-    ///
-    /// ```
-    /// use meshray::{Bvh, Mesh};
-    /// use nalgebra::Point3;
-    ///
-    /// let corners = vec![
-    ///     Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0),
-    ///     Point3::new(0.0, 1.0, 0.0), Point3::new(0.0, 0.0, 1.0),
-    /// ];
-    /// let bvh = Bvh::build(Mesh::from_buffers(corners, vec![[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])?);
-    /// assert!(bvh.contains(Point3::new(0.1, 0.1, 0.1)));
-    /// assert!(!bvh.contains(Point3::new(0.5, 0.5, 0.5)));
-    /// assert!(!bvh.contains(Point3::new(f32::NAN, 0.0, 0.0)));
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn contains(&self, point: impl Into<mint::Point3<f32>>) -> bool {
+    /// [`PointQuery::contains`] for a mesh.
+    pub(crate) fn contains(&self, point: impl Into<mint::Point3<f32>>) -> bool {
         let point = Point3::from(point.into());
         point.iter().all(|c| c.is_finite()) && self.contains_at(point.cast::<f64>().into())
     }
 
-    /// The distance from `point` to the mesh, negative inside it (where
-    /// [`contains`](Bvh::contains) holds): the distance of
-    /// [`closest_point`](Bvh::closest_point), in `f64`, signed by the winding number. `None`
-    /// when no triangle is within `max_distance` (pass `f32::INFINITY` for no limit), and as
-    /// `closest_point` answers `None`.
-    ///
-    /// ```
-    /// use meshray::{Bvh, Mesh};
-    /// use nalgebra::Point3;
-    ///
-    /// let corners = vec![
-    ///     Point3::new(0.0, 0.0, 0.0), Point3::new(1.0, 0.0, 0.0),
-    ///     Point3::new(0.0, 1.0, 0.0), Point3::new(0.0, 0.0, 1.0),
-    /// ];
-    /// let bvh = Bvh::build(Mesh::from_buffers(corners, vec![[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])?);
-    /// // 0.1 above the bottom face, inside; 0.5 below it, outside.
-    /// assert!((bvh.signed_distance(Point3::new(0.2, 0.2, 0.1), 1.0).unwrap() + 0.1).abs() < 1e-7);
-    /// assert!((bvh.signed_distance(Point3::new(0.2, 0.2, -0.5), 1.0).unwrap() - 0.5).abs() < 1e-7);
-    /// assert_eq!(bvh.signed_distance(Point3::new(0.2, 0.2, -5.0), 1.0), None);
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn signed_distance(
+    /// [`PointQuery::signed_distance`] for a mesh.
+    pub(crate) fn signed_distance(
         &self,
         point: impl Into<mint::Point3<f32>>,
         max_distance: f32,
@@ -132,7 +52,7 @@ impl Bvh {
         })
     }
 
-    /// [`winding_number`](Bvh::winding_number) at an `f64` point (a scene's instance moves
+    /// [`winding_number`](crate::query::PointQuery::winding_number) at an `f64` point (a scene's instance moves
     /// the point into the mesh's frame in `f64`).
     pub(crate) fn winding_number_at(&self, p: [f64; 3], accuracy: WindingAccuracy) -> f64 {
         self.winding_number_and_contact(p, accuracy).0

@@ -40,7 +40,9 @@ const VERSION: u32 = 4;
 /// a typed [`Error`].
 ///
 /// ```
-/// use meshray::{Bvh, Error, Mesh, SavedBvh};
+/// use meshray::prelude::*;
+/// use meshray::{Bvh, Error, Mesh};
+/// use meshray::tree::SavedBvh;
 ///
 /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
 /// let bytes = postcard::to_allocvec(&bvh).unwrap();
@@ -236,7 +238,7 @@ impl TryFrom<SavedBvh> for Bvh {
 
     /// Checks a saved tree whole: the format's name and version, the mesh (as
     /// [`Mesh::from_buffers`] and the attribute setters do), the tree's shape, then, with
-    /// the leaves and boxes recomputed from the mesh, every invariant ([`Bvh::validate`]).
+    /// the leaves and boxes recomputed from the mesh, every invariant ([`diagnostics::validate`](crate::diagnostics::validate)).
     ///
     /// # Errors
     /// [`Error::InvalidBvh`] saying which check failed: the format, the version, or the
@@ -369,7 +371,7 @@ fn groups<const N: usize>(floats: &Floats, what: &'static str) -> Result<Vec<[f3
 
 /// The saved nodes with empty boxes, after checking what recomputing the boxes relies on:
 /// whole nodes, at most one per triangle, interior children after their parent and in
-/// range, leaves within the slots. [`Bvh::validate`] checks the rest afterwards.
+/// range, leaves within the slots. [`diagnostics::validate`](crate::diagnostics::validate) checks the rest afterwards.
 fn nodes_of(
     flat: &[u32],
     triangles: usize,

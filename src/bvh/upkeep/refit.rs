@@ -33,6 +33,7 @@ impl Bvh {
     /// a transform of the rays).
     ///
     /// ```
+    /// use meshray::prelude::*;
     /// use meshray::{Bvh, Mesh, QueryOptions, Ray};
     /// use nalgebra::{Point3, Vector3};
     ///
@@ -79,7 +80,8 @@ impl Bvh {
     /// vertices are posed on all cores (with the `parallel` feature); the refit is O(n).
     ///
     /// ```
-    /// use meshray::{Bvh, Mesh, Pose, Rig};
+    /// use meshray::{Bvh, Mesh};
+    /// use meshray::pose::{Pose, Rig};
     /// use nalgebra::{Matrix4, Vector3};
     ///
     /// let mesh = Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;

@@ -10,7 +10,7 @@ use std::fmt;
 
 /// Size and quality of a BVH (see [`Bvh::stats`]): figures read off the tree, cheap enough to
 /// check after every refit. What a query costs, measured with rays, is
-/// [`Bvh::measured_cost`].
+/// [`diagnostics::measured_cost`](crate::diagnostics::measured_cost).
 ///
 /// ```
 /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
@@ -44,11 +44,11 @@ pub struct Stats {
 }
 
 /// What a closest-hit query tests per ray, measured over a standard set of random rays (see
-/// [`Bvh::measured_cost`]): what [`Stats::sah_cost`] estimates.
+/// [`diagnostics::measured_cost`](crate::diagnostics::measured_cost)): what [`Stats::sah_cost`] estimates.
 ///
 /// ```
 /// # let bvh = meshray::Bvh::build(meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
-/// let cost = bvh.measured_cost();
+/// let cost = meshray::diagnostics::measured_cost(&bvh);
 /// assert!(cost.boxes_per_ray > 0.0 && cost.triangles_per_ray < 100.0);
 /// # Ok::<(), meshray::Error>(())
 /// ```
@@ -60,10 +60,10 @@ pub struct MeasuredCost {
     pub triangles_per_ray: f32,
 }
 
-/// Rays in the set behind [`Bvh::measured_cost`].
+/// Rays in the set behind [`diagnostics::measured_cost`](crate::diagnostics::measured_cost).
 const STANDARD_RAYS: u32 = 4096;
 
-/// The standard random rays through `bounds` (see [`Bvh::measured_cost`]), from a
+/// The standard random rays through `bounds` (see [`diagnostics::measured_cost`](crate::diagnostics::measured_cost)), from a
 /// splitmix64 sequence.
 fn standard_rays(bounds: &Aabb) -> impl Iterator<Item = Ray> + '_ {
     let mut rng = SplitMix64(0x6d65_7368_7261_7921);
@@ -113,12 +113,8 @@ impl Bvh {
         }
     }
 
-    /// What a closest-hit query tests per ray over 4,096 standard random rays: from points on
-    /// the sphere of 1.5 times the bounds' half diagonal about their centre to points in the
-    /// bounds, seeded, so the same bounds give the same rays (a millisecond or two). Compare
-    /// builds, or a refitted tree with a rebuilt one, of the same mesh with it; for rays of
-    /// your own, sum [`closest_hit_with_cost`](Bvh::closest_hit_with_cost)'s answers.
-    pub fn measured_cost(&self) -> MeasuredCost {
+    /// [`diagnostics::measured_cost`](crate::diagnostics::measured_cost).
+    pub(crate) fn measured_cost(&self) -> MeasuredCost {
         let (mut boxes_tested, mut triangles_tested) = (0u64, 0u64);
         for ray in standard_rays(&self.bounds()) {
             let (_, cost) = self.closest_hit_with_cost(&ray, &QueryOptions::default());

@@ -7,24 +7,8 @@ use crate::triangle::LeafTriangle;
 use crate::{Aabb, Error, Result};
 
 impl Bvh {
-    /// Checks every invariant of the tree, in O(n): children lie in range, after their parent
-    /// in the array and inside their parent's box, every node is reached once and uses two to eight lanes (packed first,
-    /// unused lanes empty), leaves hold 1 to `max_leaf_size` triangles in packets of their
-    /// own (unused packet lanes empty), each leaf's box is exactly the box of its triangles,
-    /// every mesh triangle sits in exactly one leaf, the stored leaf triangles match the mesh, there are at most `n` nodes, the depth fits
-    /// the traversal stack, the mesh itself is valid (indices in range, every used coordinate
-    /// finite and within ±[`Mesh::MAX_COORDINATE`](crate::Mesh::MAX_COORDINATE)) and the SAH
-    /// cost is finite. Builds run it in debug builds; tests run it after every build.
-    ///
-    /// ```
-    /// let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
-    /// meshray::Bvh::build(mesh).validate()?;
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::InvalidBvh`] naming the first broken invariant.
-    pub fn validate(&self) -> Result<()> {
+    /// [`diagnostics::validate`](crate::diagnostics::validate).
+    pub(crate) fn validate(&self) -> Result<()> {
         let fail = |reason: String| Err(Error::InvalidBvh { reason });
         if let Err(e) = self.mesh.check() {
             return fail(format!("its mesh is invalid: {e}"));
