@@ -205,34 +205,35 @@ impl Scene {
         hit: &CompactHit,
     ) -> Option<SceneHit> {
         let instance = self.get(id).ok()?;
-        let local = object_ray(instance, ray, ray.t_max())?;
-        let whole = instance.bvh.hit_details(&local, hit)?;
-        Some(self.to_world(id, whole))
+        // A hit's details read only the ray's direction (which side it meets).
+        let whole = instance
+            .bvh
+            .hit_details_along(&object_direction(instance, ray), hit)?;
+        Some(to_world(instance, id, whole))
     }
+}
 
-    /// An object-space hit of instance `id` moved to world space.
-    fn to_world(&self, id: InstanceId, mut h: Hit) -> SceneHit {
-        let instance = self.get(id).expect("a hit names a live instance");
-        let m = &instance.to_world;
-        h.point = m.transform_point(&h.point.cast::<f64>()).cast::<f32>();
-        // Normals move by the inverse transpose. Under a mirror this keeps the object's front
-        // side in front (the world winding turns over, the faces do not), as glTF, three.js
-        // and Unity have it: a mirrored closed mesh still faces outwards.
-        let normal_matrix: Matrix3<f64> = instance.to_object.fixed_view::<3, 3>(0, 0).transpose();
-        let to_world_normal =
-            |n: &Vector3<f32>| Unit::try_new((normal_matrix * n.cast::<f64>()).cast::<f32>(), 0.0);
-        if let Some(n) = to_world_normal(&h.normal.into_inner()) {
-            h.normal = n;
-        }
-        h.shading_normal = h
-            .shading_normal
-            .and_then(|n| to_world_normal(&n.into_inner()));
-        // `front_face` stays the mesh's: the world ray meets the moved normal from the same
-        // side (n·M⁻¹ · M·d = n·d), and it is the side the culling used.
-        SceneHit {
-            instance: id,
-            hit: h,
-        }
+/// An object-space hit of `instance` (number `id`) moved to world space.
+fn to_world(instance: &Instance, id: InstanceId, mut h: Hit) -> SceneHit {
+    let m = &instance.to_world;
+    h.point = m.transform_point(&h.point.cast::<f64>()).cast::<f32>();
+    // Normals move by the inverse transpose. Under a mirror this keeps the object's front
+    // side in front (the world winding turns over, the faces do not), as glTF, three.js
+    // and Unity have it: a mirrored closed mesh still faces outwards.
+    let normal_matrix: Matrix3<f64> = instance.to_object.fixed_view::<3, 3>(0, 0).transpose();
+    let to_world_normal =
+        |n: &Vector3<f32>| Unit::try_new((normal_matrix * n.cast::<f64>()).cast::<f32>(), 0.0);
+    if let Some(n) = to_world_normal(&h.normal.into_inner()) {
+        h.normal = n;
+    }
+    h.shading_normal = h
+        .shading_normal
+        .and_then(|n| to_world_normal(&n.into_inner()));
+    // `front_face` stays the mesh's: the world ray meets the moved normal from the same
+    // side (n·M⁻¹ · M·d = n·d), and it is the side the culling used.
+    SceneHit {
+        instance: id,
+        hit: h,
     }
 }
 
@@ -301,7 +302,13 @@ pub(crate) fn in_hit_order(
 fn object_ray(instance: &Instance, ray: &Ray, t_max: f32) -> Option<Ray> {
     let m = &instance.to_object;
     let o = m.transform_point(&ray.origin().cast::<f64>()).cast::<f32>();
-    let d = (m.fixed_view::<3, 3>(0, 0) * ray.direction().cast::<f64>()).cast::<f32>();
-    let local = Ray::with_range(o, d, ray.t_min(), t_max);
+    let local = Ray::with_range(o, object_direction(instance, ray), ray.t_min(), t_max);
     local.is_valid().then_some(local)
+}
+
+/// The world ray's direction in `instance`'s object space (not normalized: `t` is the same
+/// in both spaces).
+fn object_direction(instance: &Instance, ray: &Ray) -> Vector3<f32> {
+    let m = instance.to_object.fixed_view::<3, 3>(0, 0);
+    (m * ray.direction().cast::<f64>()).cast::<f32>()
 }

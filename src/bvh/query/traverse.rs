@@ -169,7 +169,7 @@ impl Bvh {
         tally: &mut impl Tally,
     ) -> Option<Hit> {
         let found = self.closest_slot(ray, options, tally)?;
-        Some(self.hit(ray, self.ray_hit(found)))
+        Some(self.hit(&ray.direction(), self.ray_hit(found)))
     }
 
     /// [`RayCast::cast_ray`] for a mesh.
@@ -199,7 +199,17 @@ impl Bvh {
 
     /// [`RayCast::hit_details`] for a mesh.
     pub(crate) fn hit_details(&self, ray: &Ray, hit: &CompactHit) -> Option<Hit> {
-        ((hit.triangle as usize) < self.mesh.triangle_count()).then(|| self.hit(ray, *hit))
+        self.hit_details_along(&ray.direction(), hit)
+    }
+
+    /// [`hit_details`](Self::hit_details) for a ray of this `direction`: all a hit's details
+    /// read of the ray (the side it meets the triangle from).
+    pub(crate) fn hit_details_along(
+        &self,
+        direction: &Vector3<f32>,
+        hit: &CompactHit,
+    ) -> Option<Hit> {
+        ((hit.triangle as usize) < self.mesh.triangle_count()).then(|| self.hit(direction, *hit))
     }
 
     /// The closest hit's leaf slot and triangle answer.
@@ -323,7 +333,7 @@ impl Bvh {
     }
 
     /// Fills in a hit's details from the mesh.
-    fn hit(&self, ray: &Ray, h: CompactHit) -> Hit {
+    fn hit(&self, direction: &Vector3<f32>, h: CompactHit) -> Hit {
         let i = h.triangle as usize;
         let mesh = &self.mesh;
         let [a, b, c] = mesh.triangle(i);
@@ -345,7 +355,7 @@ impl Bvh {
             v: h.v,
             point,
             normal,
-            front_face: n.dot(&ray.direction()) < 0.0,
+            front_face: n.dot(direction) < 0.0,
             shading_normal,
             uv,
             object: mesh.object_id(i),
