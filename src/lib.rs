@@ -43,7 +43,7 @@
 //! | question | call |
 //! |---|---|
 //! | a mesh from a file, bytes or buffers | [`Mesh::load`] ([`Mesh::load_with`] for [`LoadOptions`]), [`Mesh::from_bytes`], [`Mesh::from_buffers`] |
-//! | the tree | [`Bvh::build`] ([`Bvh::build_with`] for [`BuildOptions`], [`Bvh::build_with_progress`]); saved and loaded with serde ([`tree::SavedBvh`]) |
+//! | the tree | [`Bvh::build`] ([`Bvh::build_with`] for [`BuildOptions`], progress reports included); saved and loaded with serde ([`tree::SavedBvh`]) |
 //! | the vertices moved | [`Bvh::refit`]; [`Bvh::stats`] says when to rebuild |
 //! | the ray through a pixel | [`Camera::pixel_ray`] |
 //! | the first triangle along a ray | [`closest_hit`](query::RayCast::closest_hit) |

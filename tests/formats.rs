@@ -1492,17 +1492,17 @@ fn loading_reports_progress_in_bytes() {
     for (name, bytes, at_least) in files {
         let path = scratch(name);
         std::fs::write(&path, &bytes).unwrap();
-        let calls = std::cell::RefCell::new(Vec::new());
+        let calls = std::sync::Mutex::new(Vec::new());
         let mesh = Mesh::load_with(
             &path,
             &LoadOptions {
-                progress: Some(&|done, total| calls.borrow_mut().push((done, total))),
+                progress: Some(&|done, total| calls.lock().unwrap().push((done, total))),
                 ..Default::default()
             },
         )
         .unwrap();
         same_triangles(&grid, &mesh);
-        let calls = calls.into_inner();
+        let calls = calls.into_inner().unwrap();
         let size = bytes.len() as u64;
         assert!(calls.len() >= at_least, "{name}: {calls:?}");
         assert!(
@@ -1520,17 +1520,18 @@ fn loading_reports_progress_in_bytes() {
     // A bad file is an error, its progress never claims the end.
     let path = scratch("grid-bad.ply");
     std::fs::write(&path, &ascii_ply(&grid)[..500_000]).unwrap();
-    let last = std::cell::Cell::new((0, 1));
+    let last = std::sync::Mutex::new((0, 1));
     let err = Mesh::load_with(
         &path,
         &LoadOptions {
             format: Some(meshray::mesh::Format::Ply),
-            progress: Some(&|d, t| last.set((d, t))),
+            progress: Some(&|d, t| *last.lock().unwrap() = (d, t)),
             ..Default::default()
         },
     );
     assert!(err.is_err());
-    assert!(last.get().0 < last.get().1);
+    let (done, total) = *last.lock().unwrap();
+    assert!(done < total);
 }
 
 #[test]

@@ -28,7 +28,10 @@ pub fn load(path: &Path) -> Result<Mesh, Failure> {
 ///
 /// # Errors
 /// As [`load`].
-pub fn load_with_progress(path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Mesh, Failure> {
+pub fn load_with_progress(
+    path: &Path,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Mesh, Failure> {
     loaded(Mesh::load_with(
         path,
         &LoadOptions {

@@ -65,7 +65,8 @@ pub enum BuildQuality {
     High,
 }
 
-/// How the builder trades tree quality against build time.
+/// How the builder trades tree quality against build time, and whom it tells how far it
+/// has got.
 ///
 /// ```
 /// use meshray::BuildOptions;
@@ -76,8 +77,8 @@ pub enum BuildQuality {
 /// let per_frame = BuildOptions { quality: BuildQuality::Fast, ..Default::default() };
 /// # let _ = per_frame;
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BuildOptions {
+#[derive(Clone, Copy)]
+pub struct BuildOptions<'a> {
     /// Which builder runs; the options below are the SAH builder's (`Fast` makes leaves of
     /// up to two packets of four, and uses only the costs, for the wide nodes).
     pub quality: BuildQuality,
@@ -96,9 +97,31 @@ pub struct BuildOptions {
     /// The SAH's cost of testing one packet of four triangles (the leaves test four at
     /// once, so the SAH counts a leaf of 1 to 4 triangles alike).
     pub intersection_cost: f32,
+    /// Told `(done, total)`: how many of the mesh's `total` triangles have reached their
+    /// leaves, from whichever build thread placed them, every 65,536 triangles or so and
+    /// once at the end with `done == total` (default none). The same parameter as
+    /// [`LoadOptions::progress`](crate::LoadOptions::progress), so one progress bar can
+    /// follow a load and then a build; the library itself prints nothing. Not kept with
+    /// the tree ([`Bvh::options`] has none) and not compared by `==`.
+    ///
+    /// ```
+    /// use meshray::{BuildOptions, Bvh, Mesh};
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    ///
+    /// let mesh = Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
+    /// let last = AtomicU64::new(0);
+    /// let report = |done: u64, total: u64| {
+    ///     last.fetch_max(done, Ordering::Relaxed);
+    ///     assert!(done <= total);
+    /// };
+    /// let bvh = Bvh::build_with(mesh, &BuildOptions { progress: Some(&report), ..Default::default() });
+    /// assert_eq!(last.into_inner(), bvh.mesh().triangle_count() as u64);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
 }
 
-impl Default for BuildOptions {
+impl Default for BuildOptions<'_> {
     fn default() -> Self {
         BuildOptions {
             quality: BuildQuality::Default,
@@ -106,7 +129,54 @@ impl Default for BuildOptions {
             max_leaf_size: 4,
             traversal_cost: 1.0,
             intersection_cost: 1.0,
+            progress: None,
         }
+    }
+}
+
+impl BuildOptions<'_> {
+    /// The options without the progress report: what a tree keeps.
+    fn kept(&self) -> BuildOptions<'static> {
+        BuildOptions {
+            quality: self.quality,
+            bins: self.bins,
+            max_leaf_size: self.max_leaf_size,
+            traversal_cost: self.traversal_cost,
+            intersection_cost: self.intersection_cost,
+            progress: None,
+        }
+    }
+}
+
+/// Every option but the progress report, which is no part of the tree's shape.
+impl<'b> PartialEq<BuildOptions<'b>> for BuildOptions<'_> {
+    fn eq(&self, other: &BuildOptions<'b>) -> bool {
+        (
+            self.quality,
+            self.bins,
+            self.max_leaf_size,
+            self.traversal_cost,
+            self.intersection_cost,
+        ) == (
+            other.quality,
+            other.bins,
+            other.max_leaf_size,
+            other.traversal_cost,
+            other.intersection_cost,
+        )
+    }
+}
+
+impl std::fmt::Debug for BuildOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuildOptions")
+            .field("quality", &self.quality)
+            .field("bins", &self.bins)
+            .field("max_leaf_size", &self.max_leaf_size)
+            .field("traversal_cost", &self.traversal_cost)
+            .field("intersection_cost", &self.intersection_cost)
+            .field("progress", &self.progress.map(|_| "a function"))
+            .finish()
     }
 }
 
@@ -192,7 +262,7 @@ pub struct Bvh {
     leaf_packets: Vec<TrianglePacket>,
     /// Slot (`packet · 4 + lane`) → the mesh's triangle number; `u32::MAX` for an empty lane.
     triangle_index: Vec<u32>,
-    options: BuildOptions,
+    options: BuildOptions<'static>,
     /// The winding-number queries' far-field terms, computed on their first call and
     /// dropped by a refit.
     far_fields: std::sync::OnceLock<winding::FarFields>,
@@ -241,36 +311,14 @@ impl Bvh {
     /// # Ok::<(), meshray::Error>(())
     /// ```
     pub fn build_with(mesh: Mesh, options: &BuildOptions) -> Bvh {
-        Bvh::build_with_progress(mesh, options, &|_, _| {})
-    }
-
-    /// [`build_with`](Bvh::build_with), telling `progress(done, total)` how many of the
-    /// `total` triangles have reached their leaves, from whichever build thread placed them,
-    /// every 65,536 triangles or so and once at the end (`done == total`). For progress bars
-    /// on meshes of millions of triangles; the library itself prints nothing.
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    ///
-    /// let mesh = meshray::Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?;
-    /// let last = AtomicUsize::new(0);
-    /// let bvh = meshray::Bvh::build_with_progress(mesh, &Default::default(), &|done, total| {
-    ///     last.fetch_max(done, Ordering::Relaxed);
-    ///     assert!(done <= total);
-    /// });
-    /// assert_eq!(last.into_inner(), bvh.mesh().triangle_count());
-    /// # Ok::<(), meshray::Error>(())
-    /// ```
-    pub fn build_with_progress(
-        mesh: Mesh,
-        options: &BuildOptions,
-        progress: &(dyn Fn(usize, usize) + Sync),
-    ) -> Bvh {
-        let total = mesh.triangle_count();
-        let done = std::sync::atomic::AtomicUsize::new(0);
+        let total = mesh.triangle_count() as u64;
+        let done = std::sync::atomic::AtomicU64::new(0);
         let report = |placed: usize| {
-            let so_far = done.fetch_add(placed, std::sync::atomic::Ordering::Relaxed) + placed;
-            progress(so_far, total);
+            if let Some(progress) = options.progress {
+                let placed = placed as u64;
+                let so_far = done.fetch_add(placed, std::sync::atomic::Ordering::Relaxed) + placed;
+                progress(so_far, total);
+            }
         };
         // The fast builder hands over the corners in leaf order; the others' leaves read
         // theirs from the mesh, so that no copy sits beside the packets at the build's peak,
@@ -312,7 +360,7 @@ impl Bvh {
             depth,
             leaf_packets,
             triangle_index,
-            options: *options,
+            options: options.kept(),
             far_fields: Default::default(),
             inside_grid: Default::default(),
             built_cost: 0.0,
@@ -361,7 +409,7 @@ impl Bvh {
     /// assert_eq!(bvh.options(), &meshray::BuildOptions::default());
     /// # Ok::<(), meshray::Error>(())
     /// ```
-    pub fn options(&self) -> &BuildOptions {
+    pub fn options(&self) -> &BuildOptions<'static> {
         &self.options
     }
 

@@ -24,12 +24,12 @@ use std::path::Path;
 /// assert_eq!(mesh.triangle_count(), 2090);
 ///
 /// // A progress bar's view of the load: (bytes parsed, file size), every MiB and at the end.
-/// let last = std::cell::Cell::new((0, 0));
-/// let report = |done, total| last.set((done, total));
+/// let last = std::sync::Mutex::new((0, 0));
+/// let report = |done, total| *last.lock().unwrap() = (done, total);
 /// let options = LoadOptions { format: Some(Format::Obj), progress: Some(&report), ..Default::default() };
 /// let mesh = Mesh::load_with(path, &options)?;
 /// let size = std::fs::metadata(path).unwrap().len();
-/// assert_eq!((last.get(), mesh.triangle_count()), ((size, size), 2090));
+/// assert_eq!((*last.lock().unwrap(), mesh.triangle_count()), ((size, size), 2090));
 /// # Ok::<(), meshray::Error>(())
 /// ```
 #[derive(Clone, Copy)]
@@ -53,8 +53,10 @@ pub struct LoadOptions<'a> {
     /// Told `(done, total)`: how many of the file's `total` bytes the parser has consumed,
     /// every MiB or so and once at the end with `done == total` (default none). For progress
     /// bars on files of hundreds of megabytes; the library itself prints nothing. (glTF
-    /// reports only its end: its JSON is small and its buffers are read whole.)
-    pub progress: Option<&'a dyn Fn(u64, u64)>,
+    /// reports only its end: its JSON is small and its buffers are read whole.) The same
+    /// parameter as [`BuildOptions::progress`](crate::BuildOptions::progress), so one
+    /// progress bar can follow a load and then a build.
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
 }
 
 impl Default for LoadOptions<'_> {

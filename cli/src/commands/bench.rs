@@ -69,7 +69,7 @@ struct Options {
     random: usize,
     subdivide: u32,
     write_rays: Option<PathBuf>,
-    build: BuildOptions,
+    build: BuildOptions<'static>,
     cost: bool,
 }
 
@@ -251,11 +251,12 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         let mesh = mesh.clone();
         let started = Instant::now();
         let building = Progress::new("building", "triangles");
-        let built = pool.install(|| {
-            Bvh::build_with_progress(mesh, &args.build, &|done, total| {
-                building.update(done as u64, total as u64);
-            })
-        });
+        let report = |done, total| building.update(done, total);
+        let options = BuildOptions {
+            progress: Some(&report),
+            ..args.build
+        };
+        let built = pool.install(|| Bvh::build_with(mesh, &options));
         building.finish();
         build_ms.push(started.elapsed().as_secs_f64() * 1e3);
         bvh = Some(built);

@@ -285,6 +285,7 @@ impl TryFrom<SavedBvh> for Bvh {
             max_leaf_size: usize::try_from(r.max_leaf_size).unwrap_or(usize::MAX),
             traversal_cost,
             intersection_cost,
+            progress: None,
         };
         let (nodes, triangle_index) = (
             std::mem::take(&mut r.nodes),
