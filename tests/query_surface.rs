@@ -3,8 +3,9 @@
 //! compact casts (closest and any), every hit, the count, the whole hits made from compact
 //! ones, closest points, winding numbers, inside tests and signed distances — on the
 //! project's scene and the shared meshes, camera, random and surface-leaving rays, under
-//! each culling and both triangle tests. Code written once over the traits (a binding, a
-//! picking helper) thus serves both.
+//! each culling and both triangle tests; and the normals from the tree's table equal the
+//! whole hits' under rotations, non-uniform scales and mirrors. Code written once over the
+//! traits (a binding, a picking helper) thus serves both.
 mod common;
 
 use common::*;
@@ -81,6 +82,14 @@ fn check(name: &str, mesh: Mesh) {
                     <Bvh as RayCast>::distance(&a),
                     <Scene as RayCast>::distance(&b)
                 );
+                // The normal from the table is the whole hit's, bit for bit, in both.
+                assert_eq!(bvh.hit_normal(&a), Some(whole_a.normal), "{name} ray {k}");
+                assert_eq!(
+                    scene.hit_normal(&b),
+                    Some(whole_b.hit.normal),
+                    "{name} ray {k}"
+                );
+                assert_eq!(<Scene as RayCast>::mesh_hit(&b), (Some(0), a));
             }
         }
         RayCast::all_triangles(&*bvh, ray, &query, &mut mesh_hits);
@@ -123,6 +132,8 @@ fn check(name: &str, mesh: Mesh) {
         },
     };
     assert!(RayCast::hit_details(&scene, &ray, &no_instance).is_none());
+    assert!(bvh.hit_normal(&bogus).is_none());
+    assert!(scene.hit_normal(&no_instance).is_none());
 
     // Points: around the mesh's box, some inside it.
     let (centre, radius) = frame(mesh);
@@ -162,6 +173,78 @@ fn check(name: &str, mesh: Mesh) {
     }
 }
 
+/// A scene's normals from the table are its whole hits' normals, bit for bit, under
+/// rotations, non-uniform scales and mirrors.
+fn placed_normals(name: &str, mesh: Mesh) {
+    let bvh = Arc::new(Bvh::build(mesh));
+    let mut scene = Scene::new();
+    let (centre, radius) = frame(bvh.mesh());
+    let placements = [
+        Matrix4::new_rotation(nalgebra::Vector3::new(0.3, -1.1, 0.7)),
+        Matrix4::new_nonuniform_scaling(&nalgebra::Vector3::new(2.0, 0.5, 1.5)),
+        Matrix4::new_nonuniform_scaling(&nalgebra::Vector3::new(-1.0, 1.0, 1.0)),
+    ];
+    for (i, m) in placements.iter().enumerate() {
+        let shift = Matrix4::new_translation(&(nalgebra::Vector3::x() * (i as f32 * 3.0 * radius)));
+        let to_origin = Matrix4::new_translation(&-centre.coords);
+        scene.add(bvh.clone(), shift * m * to_origin).unwrap();
+    }
+    let mut rng = Rng::new(41);
+    let world = scene.bounds();
+    let mut hits = 0;
+    for _ in 0..3000 {
+        let at = |rng: &mut Rng| {
+            nalgebra::Point3::new(
+                rng.range(world.min.x, world.max.x),
+                rng.range(world.min.y, world.max.y),
+                rng.range(world.min.z, world.max.z),
+            )
+        };
+        let (a, b) = (at(&mut rng), at(&mut rng));
+        let ray = Ray::new(a, b - a);
+        if let Some(h) = scene.cast_ray(&ray, RayQuery::Closest, &SceneOptions::default()) {
+            hits += 1;
+            let whole = RayCast::hit_details(&scene, &ray, &h).unwrap();
+            assert_eq!(
+                scene.hit_normal(&h),
+                Some(whole.hit.normal),
+                "{name}: {ray:?}"
+            );
+        }
+    }
+    assert!(hits > 300, "{name}: only {hits} hits");
+}
+
+#[test]
+fn placed_normals_asset() {
+    placed_normals("scene", Mesh::load(asset("scene.obj")).unwrap());
+}
+
+#[test]
+fn a_refit_drops_the_normal_table() {
+    let mut bvh = Bvh::build(Mesh::load(asset("scene.obj")).unwrap());
+    let ray = Ray::new([0.0f32, 1.0, 10.0], [0.0f32, 0.0, -1.0]);
+    let options = QueryOptions::default();
+    let before = bvh.cast_ray(&ray, RayQuery::Closest, &options).unwrap();
+    let n = bvh.hit_normal(&before).unwrap();
+    // The scene turned a quarter about y: the same triangle faces another way.
+    let turn = nalgebra::Rotation3::from_axis_angle(&nalgebra::Vector3::y_axis(), 1.0);
+    let moved: Vec<_> = bvh.mesh().positions().iter().map(|p| turn * p).collect();
+    bvh.refit(&moved).unwrap();
+    let after = bvh.cast_ray(&ray, RayQuery::Closest, &options).unwrap();
+    let whole = bvh.hit_details(&ray, &after).unwrap();
+    assert_eq!(bvh.hit_normal(&after), Some(whole.normal));
+    let same = CompactHit {
+        triangle: before.triangle,
+        ..after
+    };
+    assert_ne!(
+        bvh.hit_normal(&same),
+        Some(n),
+        "the table follows the refit"
+    );
+}
+
 #[test]
 fn scene_asset() {
     check("scene", Mesh::load(asset("scene.obj")).unwrap());
@@ -179,6 +262,7 @@ fn shared_meshes() {
         "conference/conference.obj",
     ] {
         let mesh = shared_mesh(name).expect("the shared meshes are there");
+        placed_normals(name, mesh.clone());
         check(name, mesh);
     }
 }

@@ -42,7 +42,7 @@ pub use upkeep::refit::PoseUpdate;
 
 use crate::{Aabb, Mesh};
 use leaf::TrianglePacket;
-use nalgebra::Point3;
+use nalgebra::{Point3, Unit, Vector3};
 use wide::WideNode;
 
 /// The largest `max_leaf_size` the builder accepts.
@@ -269,6 +269,9 @@ pub struct Bvh {
     /// `contains`' lattice of known winding numbers, made on its first call and dropped by
     /// a refit.
     inside_grid: std::sync::OnceLock<inside::InsideGrid>,
+    /// Each triangle's unit geometric normal, by triangle number: made by the first
+    /// [`RayCast::hit_normal`](crate::query::RayCast::hit_normal) and dropped by a refit.
+    normals: std::sync::OnceLock<Box<[Unit<Vector3<f32>>]>>,
     /// The SAH cost when the tree was built (or loaded): what a refit tree's is compared
     /// with ([`Bvh::pose`]).
     built_cost: f32,
@@ -363,6 +366,7 @@ impl Bvh {
             options: options.kept(),
             far_fields: Default::default(),
             inside_grid: Default::default(),
+            normals: Default::default(),
             built_cost: 0.0,
             spare_positions: Vec::new(),
         };

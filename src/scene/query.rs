@@ -211,24 +211,38 @@ impl Scene {
             .hit_details_along(&object_direction(instance, ray), hit)?;
         Some(to_world(instance, id, whole))
     }
+
+    /// [`RayCast::hit_normal`](crate::query::RayCast::hit_normal) for a scene: the
+    /// instance's mesh's cached normal, in world space as [`to_world`] moves it.
+    pub(crate) fn hit_normal(
+        &self,
+        id: InstanceId,
+        hit: &CompactHit,
+    ) -> Option<Unit<Vector3<f32>>> {
+        let instance = self.get(id).ok()?;
+        let n = instance.bvh.cached_normal(hit.triangle)?;
+        Some(world_normal(instance, &n).unwrap_or(n))
+    }
+}
+
+/// An object-space normal of `instance` in world space, unit: moved by the inverse
+/// transpose, in `f64`. Under a mirror this keeps the object's front side in front (the
+/// world winding turns over, the faces do not), as glTF, three.js and Unity have it: a
+/// mirrored closed mesh still faces outwards. `None` when it does not normalize.
+fn world_normal(instance: &Instance, n: &Unit<Vector3<f32>>) -> Option<Unit<Vector3<f32>>> {
+    let normal_matrix: Matrix3<f64> = instance.to_object.fixed_view::<3, 3>(0, 0).transpose();
+    Unit::try_new(
+        (normal_matrix * n.into_inner().cast::<f64>()).cast::<f32>(),
+        0.0,
+    )
 }
 
 /// An object-space hit of `instance` (number `id`) moved to world space.
 fn to_world(instance: &Instance, id: InstanceId, mut h: Hit) -> SceneHit {
     let m = &instance.to_world;
     h.point = m.transform_point(&h.point.cast::<f64>()).cast::<f32>();
-    // Normals move by the inverse transpose. Under a mirror this keeps the object's front
-    // side in front (the world winding turns over, the faces do not), as glTF, three.js
-    // and Unity have it: a mirrored closed mesh still faces outwards.
-    let normal_matrix: Matrix3<f64> = instance.to_object.fixed_view::<3, 3>(0, 0).transpose();
-    let to_world_normal =
-        |n: &Vector3<f32>| Unit::try_new((normal_matrix * n.cast::<f64>()).cast::<f32>(), 0.0);
-    if let Some(n) = to_world_normal(&h.normal.into_inner()) {
-        h.normal = n;
-    }
-    h.shading_normal = h
-        .shading_normal
-        .and_then(|n| to_world_normal(&n.into_inner()));
+    h.normal = world_normal(instance, &h.normal).unwrap_or(h.normal);
+    h.shading_normal = h.shading_normal.and_then(|n| world_normal(instance, &n));
     // `front_face` stays the mesh's: the world ray meets the moved normal from the same
     // side (n·M⁻¹ · M·d = n·d), and it is the side the culling used.
     SceneHit {

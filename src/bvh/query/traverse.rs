@@ -332,6 +332,21 @@ impl Bvh {
         );
     }
 
+    /// The unit geometric normal of triangle `triangle` (as [`Hit::normal`] gives it) from
+    /// the tree's table of them, made on first use (on all cores); `None` for a number that
+    /// names no triangle.
+    pub(crate) fn cached_normal(&self, triangle: u32) -> Option<Unit<Vector3<f32>>> {
+        let normals = self.normals.get_or_init(|| {
+            let mesh = &self.mesh;
+            crate::bvh::par::map_indexed(mesh.triangle_count(), |i| {
+                let [a, b, c] = mesh.triangle(i);
+                unit_normal(&LeafTriangle::new(&a, &b, &c).normal())
+            })
+            .into_boxed_slice()
+        });
+        normals.get(triangle as usize).copied()
+    }
+
     /// Fills in a hit's details from the mesh.
     fn hit(&self, direction: &Vector3<f32>, h: CompactHit) -> Hit {
         let i = h.triangle as usize;
@@ -341,7 +356,7 @@ impl Bvh {
         let point = Point3::from(a.coords * w + b.coords * h.u + c.coords * h.v);
         // The leaves store the corners bit for bit, so this is the normal the test used.
         let n = LeafTriangle::new(&a, &b, &c).normal();
-        let normal = unit(&n).unwrap_or_else(|| Unit::new_unchecked(Vector3::z()));
+        let normal = unit_normal(&n);
         let shading_normal = mesh
             .corner_normals(i)
             .and_then(|[na, nb, nc]| unit(&(na * w + nb * h.u + nc * h.v)));
@@ -382,6 +397,12 @@ pub(in crate::bvh) fn keep_closer(
     if closer {
         *best = Some((slot, h));
     }
+}
+
+/// A triangle's unit normal from its cross product; +z for a degenerate triangle (which no
+/// ray hits).
+fn unit_normal(n: &Vector3<f32>) -> Unit<Vector3<f32>> {
+    unit(n).unwrap_or_else(|| Unit::new_unchecked(Vector3::z()))
 }
 
 /// Normalizes without overflow or underflow (scaling by the largest component first);

@@ -311,6 +311,7 @@ impl TryFrom<SavedBvh> for Bvh {
             options,
             far_fields: Default::default(),
             inside_grid: Default::default(),
+            normals: Default::default(),
             built_cost: 0.0,
             spare_positions: Vec::new(),
         };

@@ -165,6 +165,7 @@ impl Bvh {
     fn refill_from(&mut self, positions: &[Point3<f32>]) {
         self.far_fields = Default::default();
         self.inside_grid = Default::default();
+        self.normals = Default::default();
         let triangles = self.mesh.triangles();
         let fill = |(packet, slots): (&mut TrianglePacket, &[u32])| {
             for (lane, &t) in slots.iter().enumerate() {
