@@ -67,7 +67,7 @@ pub trait RayCast: Sync {
     /// [`SceneOptions`] (which holds them, and the instances' mask and filter) for a scene.
     type Options<'a>: Sync;
     /// The compact answer: [`CompactHit`], or [`SceneCompactHit`].
-    type Compact: Copy + std::fmt::Debug + PartialEq + Send;
+    type Compact: Copy + std::fmt::Debug + PartialEq + Send + Sync;
     /// The whole answer: [`Hit`], or [`SceneHit`].
     type Hit;
     /// Which triangle a hit names: its number (`u32`) in a mesh, a [`SceneTriangle`] in a
@@ -468,9 +468,9 @@ const RAYS_PER_TASK: usize = 256;
 /// geometry's (for a scene, the world's) space. The options are the ray queries' (for a
 /// scene, its mask and filter choose the instances; culling and the triangle test do not
 /// apply to points).
-pub trait PointQuery {
+pub trait PointQuery: Sync {
     /// As [`RayCast::Options`].
-    type Options<'a>;
+    type Options<'a>: Sync;
     /// The answer of [`closest_point`](PointQuery::closest_point): [`ClosestPoint`], or
     /// [`SceneClosestPoint`].
     type Closest;

@@ -6,7 +6,7 @@ from typing import Callable, Dict, Literal, Optional, Sequence, Union, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BVH", "Mesh", "MeshrayError", "Scene", "from_trimesh", "from_open3d"]
+__all__ = ["BVH", "Geometry", "Mesh", "MeshrayError", "Scene", "from_trimesh", "from_open3d"]
 
 _Array = npt.ArrayLike
 _Vec3 = Sequence[float]
@@ -30,16 +30,9 @@ class Mesh:
     @property
     def triangle_count(self) -> int: ...
 
-@final
-class BVH:
-    """A bounding volume hierarchy over a mesh: build once, cast many rays."""
+class Geometry:
+    """What BVH and Scene share: every query (a scene's answers add an instance column)."""
 
-    def __new__(cls, mesh: Mesh, quality: Literal["fast", "default", "high"] = "default") -> "BVH": ...
-    @property
-    def mesh(self) -> Mesh: ...
-    @property
-    def triangle_normals(self) -> npt.NDArray[np.float32]:
-        """Each triangle's unit normal, (m, 3) (zero when degenerate): cast's normal."""
     def cast(
         self,
         origins: _Array,
@@ -51,7 +44,7 @@ class BVH:
         cull: Literal["none", "back", "front"] = "none",
         progress: Union[bool, Callable[[int, int], object], None] = None,
     ) -> Dict[str, np.ndarray]:
-        """One ray per row; returns t (inf on a miss), triangle (-1), u, v, point, normal."""
+        """One ray per row: t (inf on a miss), instance (a scene's, -1), triangle (-1), u, v, point, normal."""
     def pick(
         self,
         view: _Array,
@@ -62,20 +55,6 @@ class BVH:
         cull: Literal["none", "back", "front"] = "none",
     ) -> Dict[str, np.ndarray]:
         """Casts the camera rays through pixels (x, y); the same dict as cast."""
-    def select_frustum(
-        self, view: _Array, projection: _Array, viewport: Sequence[float], a: Sequence[float], b: Sequence[float]
-    ) -> npt.NDArray[np.int64]:
-        """Triangles in the frustum under a screen rectangle, hidden ones included."""
-    def visible(
-        self,
-        view: _Array,
-        projection: _Array,
-        viewport: Sequence[float],
-        a: Sequence[float],
-        b: Sequence[float],
-        samples: int = 1,
-    ) -> npt.NDArray[np.int64]:
-        """Triangles seen through a screen rectangle (samples x samples rays per pixel)."""
     def all_hits(
         self,
         origin: _Vec3,
@@ -85,7 +64,7 @@ class BVH:
         watertight: bool = True,
         cull: Literal["none", "back", "front"] = "none",
     ) -> Dict[str, np.ndarray]:
-        """Every hit of one ray, nearest first: t, triangle, u, v."""
+        """Every hit of one ray, nearest first: t, instance (a scene's), triangle, u, v."""
     def occluded(
         self,
         origins: _Array,
@@ -115,15 +94,40 @@ class BVH:
         watertight: bool = True,
         cull: Literal["none", "back", "front"] = "none",
     ) -> Dict[str, np.ndarray]:
-        """Every hit of every ray, flattened: ray, t, triangle, u, v (by ray, then t)."""
+        """Every hit of every ray, flattened: ray, t, instance (a scene's), triangle, u, v."""
     def closest_points(self, points: _Array, max_distance: float = float("inf")) -> Dict[str, np.ndarray]:
-        """Per point: point (NaN if none near), triangle (-1), distance (inf), u, v."""
+        """Per point: point (NaN if none near), instance (a scene's), triangle (-1), distance (inf), u, v."""
     def winding_numbers(self, points: _Array, beta: float = 2.0, exact: bool = False) -> npt.NDArray[np.float64]:
         """Generalized winding number per point (fast far-field sum, or exact)."""
     def contains(self, points: _Array, method: str = "winding") -> npt.NDArray[np.bool_]:
         """Inside: winding number >= 1/2 ("winding"), or ray crossing parity ("parity")."""
     def signed_distance(self, points: _Array, max_distance: float = float("inf")) -> npt.NDArray[np.float64]:
-        """Distance to the mesh, negative inside; NaN when nothing is within max_distance."""
+        """Distance to the surface, negative inside; NaN when nothing is within max_distance."""
+
+@final
+class BVH(Geometry):
+    """A bounding volume hierarchy over a mesh: build once, cast many rays."""
+
+    def __new__(cls, mesh: Mesh, quality: Literal["fast", "default", "high"] = "default") -> "BVH": ...
+    @property
+    def mesh(self) -> Mesh: ...
+    @property
+    def triangle_normals(self) -> npt.NDArray[np.float32]:
+        """Each triangle's unit normal, (m, 3): cast's normal."""
+    def select_frustum(
+        self, view: _Array, projection: _Array, viewport: Sequence[float], a: Sequence[float], b: Sequence[float]
+    ) -> npt.NDArray[np.int64]:
+        """Triangles in the frustum under a screen rectangle, hidden ones included."""
+    def visible(
+        self,
+        view: _Array,
+        projection: _Array,
+        viewport: Sequence[float],
+        a: Sequence[float],
+        b: Sequence[float],
+        samples: int = 1,
+    ) -> npt.NDArray[np.int64]:
+        """Triangles seen through a screen rectangle (samples x samples rays per pixel)."""
     def select_box(self, lo: _Vec3, hi: _Vec3) -> npt.NDArray[np.int64]: ...
     def select_sphere(self, centre: _Vec3, radius: float) -> npt.NDArray[np.int64]: ...
     def to_bytes(self) -> bytes: ...
@@ -131,7 +135,7 @@ class BVH:
     def from_bytes(data: bytes) -> "BVH": ...
 
 @final
-class Scene:
+class Scene(Geometry):
     """BVHs placed by 4 x 4 transforms, queried together in world space."""
 
     def __new__(cls) -> "Scene": ...
@@ -139,56 +143,6 @@ class Scene:
     def set_transform(self, id: int, transform: _Array) -> None: ...
     def remove(self, id: int) -> None: ...
     def __len__(self) -> int: ...
-    def cast(
-        self,
-        origins: _Array,
-        directions: _Array,
-        t_min: float = 0.0,
-        t_max: float = float("inf"),
-        any_hit: bool = False,
-        watertight: bool = True,
-        cull: Literal["none", "back", "front"] = "none",
-        progress: Union[bool, Callable[[int, int], object], None] = None,
-    ) -> Dict[str, np.ndarray]:
-        """One ray per row: t, instance (-1 on a miss), triangle, u, v, point, normal."""
-    def occluded(
-        self,
-        origins: _Array,
-        directions: _Array,
-        t_min: float = 0.0,
-        t_max: float = float("inf"),
-        watertight: bool = True,
-        cull: Literal["none", "back", "front"] = "none",
-    ) -> npt.NDArray[np.bool_]:
-        """Whether each ray hits anything in its range (no details)."""
-    def count_hits(
-        self,
-        origins: _Array,
-        directions: _Array,
-        t_min: float = 0.0,
-        t_max: float = float("inf"),
-        watertight: bool = True,
-        cull: Literal["none", "back", "front"] = "none",
-    ) -> npt.NDArray[np.int32]:
-        """How many triangles each ray hits, over all instances."""
-    def cast_all(
-        self,
-        origins: _Array,
-        directions: _Array,
-        t_min: float = 0.0,
-        t_max: float = float("inf"),
-        watertight: bool = True,
-        cull: Literal["none", "back", "front"] = "none",
-    ) -> Dict[str, np.ndarray]:
-        """Every hit of every ray: ray, t, instance, triangle, u, v (by ray, then t)."""
-    def closest_points(self, points: _Array, max_distance: float = float("inf")) -> Dict[str, np.ndarray]:
-        """Per point: point, instance (-1), triangle (-1), distance (inf), u, v."""
-    def winding_numbers(self, points: _Array, beta: float = 2.0, exact: bool = False) -> npt.NDArray[np.float64]:
-        """The winding number of all instances together per point."""
-    def contains(self, points: _Array) -> npt.NDArray[np.bool_]:
-        """Inside: the exact winding number of all instances is at least 1/2."""
-    def signed_distance(self, points: _Array, max_distance: float = float("inf")) -> npt.NDArray[np.float64]:
-        """World distance to the nearest instance, negative inside; NaN if none within."""
 
 def from_trimesh(mesh: object) -> Mesh:
     """A Mesh from a trimesh.Trimesh."""

@@ -212,3 +212,55 @@ def test_pickling_keeps_ids_transforms_and_shared_bvhs():
     assert len(pickle.dumps(two)) < len(pickle.dumps(one)) + 200
     # The freed ids are free again: the next add takes one of them.
     assert copy.add(sphere) in (0, 3)
+
+
+def test_one_query_surface_a_bvh_and_its_identity_scene_answer_alike():
+    """Every query is one method of meshray.Geometry, written once over the library's traits:
+    a BVH and a scene of that BVH placed where it is give the same answers (a scene's add
+    the instance column), the scene's normals moved through the identity's normal matrix,
+    within an ulp. Methods a scene lacked before (pick, all_hits, contains by parity) come
+    with it."""
+    mesh = meshray.Mesh.load(ASSET)
+    bvh = meshray.BVH(mesh)
+    scene = meshray.Scene()
+    scene.add(bvh)
+    assert isinstance(bvh, meshray.Geometry) and isinstance(scene, meshray.Geometry)
+    origins, directions = random_rays(mesh.vertices, 3000, np.random.default_rng(39))
+    for any_hit in (False, True):
+        a = bvh.cast(origins, directions, any_hit=any_hit, cull="back")
+        b = scene.cast(origins, directions, any_hit=any_hit, cull="back")
+        hit = a["triangle"] >= 0
+        assert hit.sum() > 500
+        np.testing.assert_array_equal(b["instance"], np.where(hit, 0, -1))
+        for key in ("t", "triangle", "u", "v", "point"):
+            np.testing.assert_array_equal(a[key], b[key])
+        np.testing.assert_allclose(a["normal"][hit], b["normal"][hit], atol=1e-6)
+    np.testing.assert_array_equal(bvh.occluded(origins, directions), scene.occluded(origins, directions))
+    np.testing.assert_array_equal(bvh.count_hits(origins, directions), scene.count_hits(origins, directions))
+    a, b = bvh.cast_all(origins, directions), scene.cast_all(origins, directions)
+    for key in ("ray", "t", "triangle", "u", "v"):
+        np.testing.assert_array_equal(a[key], b[key])
+    assert (b["instance"] == 0).all()
+    one_a, one_b = bvh.all_hits(origins[0], directions[0]), scene.all_hits(origins[0], directions[0])
+    np.testing.assert_array_equal(one_a["t"], one_b["t"])
+    view = np.eye(4, dtype=np.float32)
+    view[2, 3] = -6.0
+    view[1, 3] = -1.0
+    f = 1.0 / np.tan(0.4)
+    projection = np.array([[f, 0, 0, 0], [0, f, 0, 0], [0, 0, -1.002, -0.2002], [0, 0, -1, 0]], np.float32)
+    pixels = np.array([[x, y] for x in range(0, 64, 4) for y in range(0, 64, 4)], np.float32)
+    a, b = bvh.pick(view, projection, (64, 64), pixels), scene.pick(view, projection, (64, 64), pixels)
+    assert (a["triangle"] >= 0).any()
+    np.testing.assert_array_equal(a["triangle"], b["triangle"])
+    points = np.random.default_rng(39).uniform(-3, 3, size=(500, 3)).astype(np.float32)
+    a, b = bvh.closest_points(points), scene.closest_points(points)
+    for key in ("point", "triangle", "distance", "u", "v"):
+        np.testing.assert_array_equal(a[key], b[key])
+    np.testing.assert_array_equal(bvh.winding_numbers(points), scene.winding_numbers(points))
+    for method in ("winding", "parity"):
+        np.testing.assert_array_equal(bvh.contains(points, method=method), scene.contains(points, method=method))
+    np.testing.assert_array_equal(bvh.signed_distance(points), scene.signed_distance(points))
+    with pytest.raises(ValueError, match="method"):
+        scene.contains(points, method="vote")
+    with pytest.raises(TypeError):
+        meshray.Geometry()

@@ -1,0 +1,347 @@
+//! `meshray.Geometry`: what `BVH` and `Scene` share, every query, each a method written once
+//! here (its arguments read once, by [`RayRows`] and the functions of `convert`) over the
+//! library's traits (`queries`). A `BVH` holds a mesh's tree, a `Scene` placed trees; the
+//! methods dispatch on which.
+
+use crate::convert::{RayRows, as_array, matrix, points, query, ray_query, winding_accuracy};
+use crate::errors::to_py;
+use crate::queries::{self, Geometry, Inside};
+use meshray::{Bvh, Ray, Scene};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::sync::{Arc, Mutex};
+
+/// A mesh's BVH, or a scene of placed ones: what the queries are asked of. (The base class
+/// of `meshray.BVH` and `meshray.Scene`.)
+#[pyclass(module = "meshray", name = "Geometry", subclass, frozen)]
+pub(crate) struct PyGeometry {
+    inner: Inner,
+}
+
+/// Which geometry.
+enum Inner {
+    Mesh(Arc<Bvh>),
+    /// The scene as it stands. A query works on a snapshot (the `Arc`, cloned under the
+    /// lock) without the GIL; an edit while queries run on other threads edits a copy (the
+    /// instances' list, not their BVHs), so neither waits for the other, and the lock is
+    /// never held while the GIL is released.
+    Scene(Mutex<Arc<Scene>>),
+}
+
+impl PyGeometry {
+    /// A mesh's BVH.
+    pub(crate) fn mesh(bvh: Arc<Bvh>) -> PyGeometry {
+        PyGeometry {
+            inner: Inner::Mesh(bvh),
+        }
+    }
+
+    /// An empty scene.
+    pub(crate) fn scene() -> PyGeometry {
+        PyGeometry {
+            inner: Inner::Scene(Mutex::new(Arc::new(Scene::new()))),
+        }
+    }
+
+    /// The mesh's BVH (`None` for a scene).
+    pub(crate) fn bvh(&self) -> Option<&Arc<Bvh>> {
+        match &self.inner {
+            Inner::Mesh(bvh) => Some(bvh),
+            Inner::Scene(_) => None,
+        }
+    }
+
+    /// The scene as it stands now, for one query (`None` for a mesh).
+    pub(crate) fn snapshot(&self) -> Option<Arc<Scene>> {
+        match &self.inner {
+            Inner::Mesh(_) => None,
+            Inner::Scene(scene) => Some(scene.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+        }
+    }
+
+    /// Edits the scene (a copy of it when a query still holds the current one); `None` for
+    /// a mesh.
+    pub(crate) fn edit<T>(&self, f: impl FnOnce(&mut Scene) -> T) -> Option<T> {
+        match &self.inner {
+            Inner::Mesh(_) => None,
+            Inner::Scene(scene) => {
+                let mut scene = scene.lock().unwrap_or_else(|e| e.into_inner());
+                Some(f(Arc::make_mut(&mut scene)))
+            }
+        }
+    }
+}
+
+/// Runs `$body` with `$g` bound to the geometry: a `&Bvh` or a `&Scene` (a snapshot), so
+/// the body, generic code over [`Geometry`], is written once.
+macro_rules! on_geometry {
+    ($geometry:expr, $g:ident => $body:expr) => {
+        match &$geometry.inner {
+            Inner::Mesh(bvh) => {
+                let $g: &Bvh = bvh;
+                $body
+            }
+            Inner::Scene(scene) => {
+                let snapshot = scene.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let $g: &Scene = &snapshot;
+                $body
+            }
+        }
+    };
+}
+
+/// `G`'s ray options (for type inference in [`on_geometry`]'s bodies).
+fn ray_options<G: Geometry>(
+    _: &G,
+    cull: &str,
+    watertight: bool,
+) -> PyResult<<G as meshray::query::RayCast>::Options<'static>> {
+    Ok(G::ray_options(query(cull, watertight)?))
+}
+
+#[pymethods]
+impl PyGeometry {
+    /// Casts one ray per row of `origins` and `directions` (`(n, 3)` arrays; directions need
+    /// not be unit length: `t` is in their units). Returns a dict of arrays, one entry per
+    /// ray: `t` (inf on a miss), `instance` (a scene's: -1 on a miss), `triangle` (-1 on a
+    /// miss; a scene's: the number in that instance's mesh), `u`, `v` (barycentrics of the
+    /// second and third corner), `point` and `normal` (the unit geometric normal; a scene's
+    /// in world space; NaN on a miss). `any_hit=True` returns some hit rather than the
+    /// nearest (faster, for visibility); the watertight triangle test is the default
+    /// (`watertight=False`: plain Cramer's rule, a little faster, can slip through a shared
+    /// edge); `cull` is "none", "back" or "front". A ray with a zero, NaN or infinite
+    /// direction hits nothing. `progress(done, total)`, if given, is called after each block
+    /// of 65,536 rays (with the GIL held; an exception it raises stops the batch and is
+    /// raised here); `progress=True` shows a `tqdm` bar instead (a warning when tqdm is not
+    /// installed).
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, any_hit = false, watertight = true, cull = "none", progress = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn cast<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        any_hit: bool,
+        watertight: bool,
+        cull: &str,
+        progress: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let rays = RayRows::read(origins, directions, t_min, t_max)?;
+        let source = rays.source()?;
+        on_geometry!(self, g => {
+            let options = ray_options(g, cull, watertight)?;
+            queries::cast(py, g, rays.len(), |i| source.ray(i), ray_query(any_hit), &options, progress)
+        })
+    }
+
+    /// Picks through pixels: for each `(x, y)` row of `pixels` (pixel coordinates, origin top
+    /// left, `y` down), the camera ray of `view` and `projection` (4 × 4 arrays, row-major as
+    /// written on paper: `projection @ view @ point`) in a viewport of `viewport = (width,
+    /// height)` pixels, cast as `cast` does. The same dict as `cast`.
+    #[pyo3(signature = (view, projection, viewport, pixels, watertight = true, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn pick<'py>(
+        &self,
+        py: Python<'py>,
+        view: [[f32; 4]; 4],
+        projection: [[f32; 4]; 4],
+        viewport: [f32; 2],
+        pixels: &Bound<'py, PyAny>,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let pixels: PyReadonlyArray2<'py, f32> = as_array(pixels, "float32")
+            .and_then(|a| a.call_method1("reshape", ((-1i64, 2i64),)))
+            .and_then(|a| a.extract())
+            .map_err(|_| PyValueError::new_err("pixels: expected an (n, 2) array of numbers"))?;
+        let camera =
+            meshray::Camera::new(matrix(&view), matrix(&projection), viewport).map_err(to_py)?;
+        let rays = pixels
+            .as_array()
+            .rows()
+            .into_iter()
+            .map(|p| camera.pixel_ray([p[0], p[1]]))
+            .collect::<Result<Vec<Ray>, _>>()
+            .map_err(to_py)?;
+        on_geometry!(self, g => {
+            let options = ray_options(g, cull, watertight)?;
+            queries::cast(py, g, rays.len(), |i| rays[i], meshray::RayQuery::Closest, &options, None)
+        })
+    }
+
+    /// Every hit of one ray, nearest first: a dict of arrays `t`, `instance` (a scene's),
+    /// `triangle`, `u`, `v`.
+    #[pyo3(signature = (origin, direction, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn all_hits<'py>(
+        &self,
+        py: Python<'py>,
+        origin: &Bound<'py, PyAny>,
+        direction: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let rays = RayRows::read(origin, direction, t_min, t_max)?.rays()?;
+        if rays.len() != 1 {
+            return Err(PyValueError::new_err(
+                "expected one origin and one direction",
+            ));
+        }
+        let out = on_geometry!(self, g => {
+            let options = ray_options(g, cull, watertight)?;
+            queries::cast_all(py, g, &rays, &options)
+        })?;
+        out.del_item("ray")?;
+        Ok(out)
+    }
+
+    /// Whether each ray hits anything in its range (a bool array): `cast(any_hit=True)`'s
+    /// answer to "is there a hit?" without the hit's details, for shadow rays and lines of
+    /// sight. Options as for `cast`.
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn occluded<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let rays = RayRows::read(origins, directions, t_min, t_max)?;
+        let blocked = on_geometry!(self, g => {
+            let options = ray_options(g, cull, watertight)?;
+            queries::occluded(py, g, &rays, &options)
+        })?;
+        Ok(blocked.into_pyarray(py))
+    }
+
+    /// How many triangles each ray hits in its range (an int32 array): `cast_all`'s count
+    /// per ray, without making the hits. Options as for `cast`.
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn count_hits<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyArray1<i32>>> {
+        let rays = RayRows::read(origins, directions, t_min, t_max)?;
+        let counts = on_geometry!(self, g => {
+            let options = ray_options(g, cull, watertight)?;
+            queries::count_hits(py, g, &rays, &options)
+        })?;
+        Ok(counts.into_pyarray(py))
+    }
+
+    /// Every hit of every ray, flattened: a dict of arrays `ray` (the row each hit belongs
+    /// to), `t`, `instance` (a scene's), `triangle`, `u`, `v`, sorted by ray, then `t` (then
+    /// instance, then triangle). Options as for `cast`.
+    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
+    #[allow(clippy::too_many_arguments)]
+    fn cast_all<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        t_min: f32,
+        t_max: f32,
+        watertight: bool,
+        cull: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let rays = RayRows::read(origins, directions, t_min, t_max)?.rays()?;
+        on_geometry!(self, g => {
+            let options = ray_options(g, cull, watertight)?;
+            queries::cast_all(py, g, &rays, &options)
+        })
+    }
+
+    /// The nearest point of the surface to each row of `points` (`(n, 3)`), within
+    /// `max_distance` (a scene's measured in world space): a dict of arrays `point` (NaN
+    /// where nothing is that near), `instance` (a scene's, -1), `triangle` (-1), `distance`
+    /// (inf), `u`, `v`. Distances are compared in float64.
+    #[pyo3(signature = (points, max_distance = f32::INFINITY))]
+    fn closest_points<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+        max_distance: f32,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let points = self::points(points)?;
+        on_geometry!(self, g => queries::closest_points(py, g, &points, max_distance))
+    }
+
+    /// The generalized winding number at each row of `points` (`(n, 3)`): about 1 inside a
+    /// closed outward-facing surface, 0 outside, in between near the holes of an open one
+    /// (a scene's: the sum over its instances). A float64 array (NaN for a NaN or infinite
+    /// point). Fast by default (Barill et al.'s far-field sum with `beta`, within 0.02 of the
+    /// exact sum at `beta = 2`); `exact=True` sums every triangle's solid angle. All cores,
+    /// without the GIL.
+    #[pyo3(signature = (points, beta = 2.0, exact = false))]
+    fn winding_numbers<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+        beta: f64,
+        exact: bool,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let accuracy = winding_accuracy(beta, exact)?;
+        let points = self::points(points)?;
+        let w = on_geometry!(self, g => queries::winding_numbers(py, g, &points, accuracy));
+        Ok(w.into_pyarray(py))
+    }
+
+    /// Whether each row of `points` is inside: a bool array. `method="winding"` (the
+    /// default): the exact winding number is at least 1/2, right on open meshes, soups and
+    /// meshes with overlaps as on closed ones. `method="parity"`: the answer before winding
+    /// numbers, for closed meshes only: the parity of a ray's crossings (watertight test),
+    /// the same answer along three fixed directions taken by majority.
+    #[pyo3(signature = (points, method = "winding"))]
+    fn contains<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+        method: &str,
+    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let method = match method {
+            "winding" => Inside::Winding,
+            "parity" => Inside::Parity,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "method must be 'winding' or 'parity', not {other:?}"
+                )));
+            }
+        };
+        let points = self::points(points)?;
+        let inside = on_geometry!(self, g => queries::contains(py, g, &points, method));
+        Ok(inside.into_pyarray(py))
+    }
+
+    /// The distance from each row of `points` to the surface (a scene's in world space),
+    /// negative inside (where `contains` holds): a float64 array, NaN where nothing is within
+    /// `max_distance` (or the point is NaN or infinite). The magnitude is `closest_points`'
+    /// distance.
+    #[pyo3(signature = (points, max_distance = f32::INFINITY))]
+    fn signed_distance<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+        max_distance: f32,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let points = self::points(points)?;
+        let d = on_geometry!(self, g => queries::signed_distance(py, g, &points, max_distance))?;
+        Ok(d.into_pyarray(py))
+    }
+}

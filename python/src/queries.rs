@@ -1,0 +1,427 @@
+//! Every query of `BVH` and `Scene`, written once over the library's query traits
+//! (`RayCast` for rays, `PointQuery` for points): numpy answers filled on all cores with the
+//! GIL released. A mesh's answers and a scene's differ only in the `instance` column, which a
+//! scene's carry.
+
+use crate::convert::{RayRows, check_distance, rows};
+use crate::report::Report;
+use meshray::prelude::*;
+use meshray::query::{ClosestPoint, InstanceId, WindingAccuracy};
+use meshray::{Bvh, CompactHit, Culling, QueryOptions, Ray, RayQuery, Scene, SceneOptions};
+use nalgebra::{Unit, Vector3};
+use numpy::IntoPyArray;
+use numpy::ndarray::{Array1, Array2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rayon::prelude::*;
+
+/// What the binding needs of a geometry beyond the two traits: whether its answers name an
+/// instance, and its options made from the mesh's (a scene's Python queries see every
+/// instance).
+pub(crate) trait Geometry: RayCast + PointQuery {
+    /// Whether answers carry an `instance` column (a scene's).
+    const INSTANCES: bool;
+    /// The ray queries' options from culling and the triangle test.
+    fn ray_options(query: QueryOptions) -> <Self as RayCast>::Options<'static>;
+    /// The point queries' options.
+    fn point_options() -> <Self as PointQuery>::Options<'static>;
+}
+
+impl Geometry for Bvh {
+    const INSTANCES: bool = false;
+    fn ray_options(query: QueryOptions) -> QueryOptions {
+        query
+    }
+    fn point_options() -> QueryOptions {
+        QueryOptions::default()
+    }
+}
+
+impl Geometry for Scene {
+    const INSTANCES: bool = true;
+    fn ray_options(query: QueryOptions) -> SceneOptions<'static> {
+        SceneOptions {
+            query,
+            ..Default::default()
+        }
+    }
+    fn point_options() -> SceneOptions<'static> {
+        SceneOptions::default()
+    }
+}
+
+/// Rays per block of a cast: the progress report's step, and the most rays made at once.
+const BLOCK: usize = 1 << 16;
+
+/// `cast`: ray `ray(i)` for `i` in `0..n` cast with `query`, in blocks of [`BLOCK`] (each
+/// made, cast with the batch query and written on all cores without the GIL; `progress`
+/// told between blocks). Per ray: `t` (inf on a miss), `instance` (a scene's, -1),
+/// `triangle` (-1), `u`, `v`, `point` (`origin + t·direction`) and `normal` (the unit
+/// geometric normal from the tree's table, in world space for a scene; NaN on a miss).
+pub(crate) fn cast<'py, G: Geometry>(
+    py: Python<'py>,
+    g: &G,
+    n: usize,
+    ray: impl Fn(usize) -> Ray + Sync,
+    query: RayQuery,
+    options: &<G as RayCast>::Options<'_>,
+    progress: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut out = Answers::new(n, G::INSTANCES);
+    let report = Report::new(py, progress, n)?;
+    let (mut rays, mut hits, mut normals) = (Vec::with_capacity(BLOCK.min(n)), vec![], vec![]);
+    for start in (0..n).step_by(BLOCK) {
+        let end = (start + BLOCK).min(n);
+        py.detach(|| {
+            (start..end)
+                .into_par_iter()
+                .map(&ray)
+                .collect_into_vec(&mut rays);
+            g.cast_rays(&rays, query, options, &mut hits);
+            // The table of normals is made by the first call, from this thread (on all
+            // cores), rather than inside the loop below.
+            if let Some(first) = hits.iter().flatten().next() {
+                g.hit_normal(first);
+            }
+            // The normals in a loop of their own: each is a read from anywhere in the table,
+            // and a short loop keeps many in flight at once.
+            hits.par_iter()
+                .with_min_len(4096)
+                .map(|h| h.as_ref().and_then(|h| g.hit_normal(h)))
+                .collect_into_vec(&mut normals);
+            out.fill::<G>(start, &rays, &hits, &normals);
+        });
+        report.done(start, end, n)?;
+    }
+    report.finish()?;
+    out.into_dict(py)
+}
+
+/// What `cast` answers, one entry per ray.
+struct Answers {
+    t: Vec<f32>,
+    /// The instance hit (a scene's cast), -1 on a miss; `None` for a mesh's cast.
+    instance: Option<Vec<i64>>,
+    triangle: Vec<i64>,
+    u: Vec<f32>,
+    v: Vec<f32>,
+    point: Vec<f32>,
+    normal: Vec<f32>,
+}
+
+impl Answers {
+    /// Answers for `n` rays, all misses; with an `instance` column for a scene.
+    fn new(n: usize, instances: bool) -> Answers {
+        Answers {
+            t: vec![f32::INFINITY; n],
+            instance: instances.then(|| vec![-1; n]),
+            triangle: vec![-1; n],
+            u: vec![f32::NAN; n],
+            v: vec![f32::NAN; n],
+            point: vec![f32::NAN; 3 * n],
+            normal: vec![f32::NAN; 3 * n],
+        }
+    }
+
+    /// Writes rows `start..` from a block's rays, hits and normals, in parallel (a miss
+    /// leaves its row as [`Answers::new`] made it).
+    fn fill<G: RayCast>(
+        &mut self,
+        start: usize,
+        rays: &[Ray],
+        hits: &[Option<G::Compact>],
+        normals: &[Option<Unit<Vector3<f32>>>],
+    ) {
+        let end = start + rays.len();
+        (
+            self.t[start..end].par_iter_mut(),
+            self.triangle[start..end].par_iter_mut(),
+            self.u[start..end].par_iter_mut(),
+            self.v[start..end].par_iter_mut(),
+            self.point[3 * start..3 * end].par_chunks_mut(3),
+            self.normal[3 * start..3 * end].par_chunks_mut(3),
+            (rays, hits, normals).into_par_iter(),
+        )
+            .into_par_iter()
+            .with_min_len(1024)
+            .for_each(|(t, tri, u, v, p, nrm, (ray, hit, normal))| {
+                let Some(hit) = hit else { return };
+                let (_, h) = G::mesh_hit(hit);
+                (*t, *tri, *u, *v) = (h.t, i64::from(h.triangle), h.u, h.v);
+                p.copy_from_slice(ray.at(h.t).coords.as_slice());
+                if let Some(n) = normal {
+                    nrm.copy_from_slice(n.as_slice());
+                }
+            });
+        if let Some(instance) = &mut self.instance {
+            (instance[start..end].par_iter_mut(), hits.par_iter())
+                .into_par_iter()
+                .with_min_len(1024)
+                .for_each(|(x, hit)| {
+                    let id = hit.as_ref().and_then(|h| G::mesh_hit(h).0);
+                    *x = id.map_or(-1, i64::from);
+                });
+        }
+    }
+
+    fn into_dict(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let out = PyDict::new(py);
+        out.set_item("t", self.t.into_pyarray(py))?;
+        if let Some(instance) = self.instance {
+            out.set_item("instance", instance.into_pyarray(py))?;
+        }
+        out.set_item("triangle", self.triangle.into_pyarray(py))?;
+        out.set_item("u", self.u.into_pyarray(py))?;
+        out.set_item("v", self.v.into_pyarray(py))?;
+        out.set_item("point", rows(self.point)?.into_pyarray(py))?;
+        out.set_item("normal", rows(self.normal)?.into_pyarray(py))?;
+        Ok(out)
+    }
+}
+
+/// `answer(ray)` for each ray, on all cores without the GIL.
+pub(crate) fn each_ray<T: Send>(
+    py: Python<'_>,
+    rays: &RayRows<'_>,
+    answer: impl Fn(&Ray) -> T + Sync,
+) -> PyResult<Vec<T>> {
+    let rays = rays.rays()?;
+    Ok(py.detach(|| rays.par_iter().with_min_len(256).map(&answer).collect()))
+}
+
+/// `answer(point)` for each point, on all cores without the GIL.
+pub(crate) fn each_point<T: Send>(
+    py: Python<'_>,
+    points: &[[f32; 3]],
+    answer: impl Fn([f32; 3]) -> T + Sync,
+) -> Vec<T> {
+    py.detach(|| {
+        points
+            .par_iter()
+            .with_min_len(256)
+            .map(|&q| answer(q))
+            .collect()
+    })
+}
+
+/// `occluded`: whether each ray hits anything in its range.
+pub(crate) fn occluded<G: Geometry>(
+    py: Python<'_>,
+    g: &G,
+    rays: &RayRows<'_>,
+    options: &<G as RayCast>::Options<'_>,
+) -> PyResult<Vec<bool>> {
+    each_ray(py, rays, |ray| {
+        g.cast_ray(ray, RayQuery::Any, options).is_some()
+    })
+}
+
+/// `count_hits`: how many triangles each ray hits in its range.
+pub(crate) fn count_hits<G: Geometry>(
+    py: Python<'_>,
+    g: &G,
+    rays: &RayRows<'_>,
+    options: &<G as RayCast>::Options<'_>,
+) -> PyResult<Vec<i32>> {
+    each_ray(py, rays, |ray| {
+        i32::try_from(g.count_hits(ray, options)).unwrap_or(i32::MAX)
+    })
+}
+
+/// `cast_all`: every hit of every ray as a dict of flat arrays: `ray` (the row each hit
+/// belongs to), `t`, `instance` (a scene's), `triangle`, `u`, `v`, sorted by ray, then `t`
+/// (then instance, then triangle). Tasks of 256 rays on all cores without the GIL, one
+/// scratch vector per thread: no allocation per ray.
+pub(crate) fn cast_all<'py, G: Geometry>(
+    py: Python<'py>,
+    g: &G,
+    rays: &[Ray],
+    options: &<G as RayCast>::Options<'_>,
+) -> PyResult<Bound<'py, PyDict>> {
+    const TASK: usize = 256;
+    // Per task: its rays' hits in order, and how many each ray has.
+    let tasks: Vec<(Vec<G::Compact>, Vec<u32>)> = py.detach(|| {
+        rays.par_chunks(TASK)
+            .map_init(Vec::new, |scratch, rays| {
+                let (mut found, mut counts) = (Vec::new(), Vec::with_capacity(rays.len()));
+                for ray in rays {
+                    g.all_triangles(ray, options, scratch);
+                    found.extend_from_slice(scratch);
+                    counts.push(scratch.len() as u32);
+                }
+                (found, counts)
+            })
+            .collect()
+    });
+    let count = tasks.iter().map(|(found, _)| found.len()).sum();
+    let listed = tasks.iter().enumerate().flat_map(|(k, (found, counts))| {
+        let rows = counts
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, &n)| std::iter::repeat_n(k * TASK + i, n as usize));
+        rows.zip(found).map(|(r, h)| (r, G::mesh_hit(h)))
+    });
+    hit_columns(py, count, G::INSTANCES, listed)
+}
+
+/// `count` hits of many rays as a dict of flat arrays: `ray`, `t`, `instance` (for a
+/// scene), `triangle`, `u`, `v`, in the order given.
+fn hit_columns<'py>(
+    py: Python<'py>,
+    count: usize,
+    instances: bool,
+    hits: impl Iterator<Item = (usize, (Option<InstanceId>, CompactHit))>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (mut ray, mut t, mut triangle) = (
+        Vec::with_capacity(count),
+        Vec::with_capacity(count),
+        Vec::with_capacity(count),
+    );
+    let (mut instance, mut u, mut v) = (
+        Vec::with_capacity(if instances { count } else { 0 }),
+        Vec::with_capacity(count),
+        Vec::with_capacity(count),
+    );
+    for (r, (id, h)) in hits {
+        ray.push(r as i64);
+        t.push(h.t);
+        if instances {
+            instance.push(id.map_or(-1, i64::from));
+        }
+        triangle.push(i64::from(h.triangle));
+        u.push(h.u);
+        v.push(h.v);
+    }
+    let out = PyDict::new(py);
+    out.set_item("ray", ray.into_pyarray(py))?;
+    out.set_item("t", t.into_pyarray(py))?;
+    if instances {
+        out.set_item("instance", instance.into_pyarray(py))?;
+    }
+    out.set_item("triangle", triangle.into_pyarray(py))?;
+    out.set_item("u", u.into_pyarray(py))?;
+    out.set_item("v", v.into_pyarray(py))?;
+    Ok(out)
+}
+
+/// `closest_points`: per point, `point` (NaN where nothing is within `max_distance`),
+/// `instance` (a scene's, -1), `triangle` (-1), `distance` (inf), `u`, `v`.
+pub(crate) fn closest_points<'py, G: Geometry>(
+    py: Python<'py>,
+    g: &G,
+    points: &[[f32; 3]],
+    max_distance: f32,
+) -> PyResult<Bound<'py, PyDict>> {
+    check_distance(max_distance)?;
+    let options = G::point_options();
+    let found = each_point(py, points, |q| {
+        g.closest_point(q, max_distance, &options)
+            .map(|c| G::mesh_point(&c))
+    });
+    closest_columns(py, &found, G::INSTANCES)
+}
+
+/// The nearest points as a dict of arrays (see [`closest_points`]).
+fn closest_columns<'py>(
+    py: Python<'py>,
+    found: &[Option<(Option<InstanceId>, ClosestPoint)>],
+    instances: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n = found.len();
+    let mut point = Array2::from_elem((n, 3), f32::NAN);
+    let (mut instance, mut triangle, mut distance) = (
+        Array1::from_elem(n, -1i64),
+        Array1::from_elem(n, -1i64),
+        Array1::from_elem(n, f32::INFINITY),
+    );
+    let (mut u, mut v) = (
+        Array1::from_elem(n, f32::NAN),
+        Array1::from_elem(n, f32::NAN),
+    );
+    for (i, c) in found.iter().enumerate() {
+        let Some((id, c)) = c else { continue };
+        for k in 0..3 {
+            point[(i, k)] = c.point[k];
+        }
+        instance[i] = id.map_or(-1, i64::from);
+        triangle[i] = i64::from(c.triangle);
+        distance[i] = c.distance;
+        u[i] = c.u;
+        v[i] = c.v;
+    }
+    let out = PyDict::new(py);
+    out.set_item("point", point.into_pyarray(py))?;
+    if instances {
+        out.set_item("instance", instance.into_pyarray(py))?;
+    }
+    out.set_item("triangle", triangle.into_pyarray(py))?;
+    out.set_item("distance", distance.into_pyarray(py))?;
+    out.set_item("u", u.into_pyarray(py))?;
+    out.set_item("v", v.into_pyarray(py))?;
+    Ok(out)
+}
+
+/// `winding_numbers`: the generalized winding number at each point.
+pub(crate) fn winding_numbers<G: Geometry>(
+    py: Python<'_>,
+    g: &G,
+    points: &[[f32; 3]],
+    accuracy: WindingAccuracy,
+) -> Vec<f64> {
+    let options = G::point_options();
+    each_point(py, points, |q| g.winding_number(q, accuracy, &options))
+}
+
+/// How `contains` decides.
+#[derive(Clone, Copy)]
+pub(crate) enum Inside {
+    /// The exact winding number is at least ½.
+    Winding,
+    /// The parity of a ray's crossings (watertight test), for closed surfaces: the same
+    /// answer along two fixed directions in general position, a third breaking a
+    /// disagreement.
+    Parity,
+}
+
+/// `contains`: whether each point is inside.
+pub(crate) fn contains<G: Geometry>(
+    py: Python<'_>,
+    g: &G,
+    points: &[[f32; 3]],
+    method: Inside,
+) -> Vec<bool> {
+    let options = G::point_options();
+    let crossing = G::ray_options(QueryOptions {
+        culling: Culling::None,
+        watertight: true,
+    });
+    let directions = [
+        [0.5773, 0.5774, 0.5773],
+        [-0.6001, 0.2673, 0.7539],
+        [0.1411, -0.8632, -0.4848],
+    ];
+    each_point(py, points, |q| match method {
+        Inside::Winding => g.contains(q, &options),
+        Inside::Parity => {
+            let odd = |d: &[f32; 3]| g.count_hits(&Ray::new(q, *d), &crossing) % 2 == 1;
+            let (a, b) = (odd(&directions[0]), odd(&directions[1]));
+            if a == b { a } else { odd(&directions[2]) }
+        }
+    })
+}
+
+/// `signed_distance`: the distance to the surface, negative inside; NaN where nothing is
+/// within `max_distance`.
+pub(crate) fn signed_distance<G: Geometry>(
+    py: Python<'_>,
+    g: &G,
+    points: &[[f32; 3]],
+    max_distance: f32,
+) -> PyResult<Vec<f64>> {
+    check_distance(max_distance)?;
+    let options = G::point_options();
+    Ok(each_point(py, points, |q| {
+        g.signed_distance(q, max_distance, &options)
+            .unwrap_or(f64::NAN)
+    }))
+}
