@@ -7,8 +7,8 @@ export interface QueryOptions {
   near?: number;
   /** Hits with `t > far` are ignored (default Infinity). */
   far?: number;
-  /** Which faces can be hit: "both" (default), "front" (back faces culled) or "back". */
-  side?: "both" | "front" | "back";
+  /** Which faces are culled, as the Rust crate's `Culling` and Python's `cull` name them: "none" (default), "back" (front faces only) or "front" (back faces only). */
+  cull?: "none" | "back" | "front";
   /** The watertight triangle test (default true): no ray slips between two triangles sharing an edge; false for plain Cramer's rule, a little faster. */
   watertight?: boolean;
 }

@@ -196,14 +196,16 @@ const QUALITIES = { fast: 0, default: 1, high: 2 };
 
 // The constructor's first argument when `fromBytes` hands it a loaded tree's handle.
 const LOADED = Symbol("loaded");
-const SIDES = { both: 0, front: 2, back: 4 };
+// The culling vocabulary of the Rust crate (`Culling::None`, `Back`, `Front`) and the Python
+// package (`cull="none"`, `"back"`, `"front"`): the faces culled, by name.
+const CULLS = { none: 0, back: 2, front: 4 };
 
-// Query flags from options: side ("both", "front": back faces culled, "back": front faces
+// Query flags from options: cull ("none", "back": back faces culled, "front": front faces
 // culled) and watertight.
 function flagsOf(options) {
-  const side = options?.side ?? "both";
-  if (!(side in SIDES)) throw new Error(`meshray: side must be "both", "front" or "back", not ${JSON.stringify(side)}`);
-  return SIDES[side] | ((options?.watertight ?? true) ? 1 : 0);
+  const cull = options?.cull ?? "none";
+  if (!Object.hasOwn(CULLS, cull)) throw new Error(`meshray: cull must be "none", "back" or "front", not ${JSON.stringify(cull)}`);
+  return CULLS[cull] | ((options?.watertight ?? true) ? 1 : 0);
 }
 
 function rangeOf(options) {

@@ -267,9 +267,9 @@ function sideFlags(side) {
   return side === FrontSide ? CULL_BACK : side === BackSide ? CULL_FRONT : 0;
 }
 
-// The same as meshray.js's `side` option.
-function sideName(side) {
-  return side === FrontSide ? "front" : side === BackSide ? "back" : "both";
+// The same as meshray.js's `cull` option.
+function cullName(side) {
+  return side === FrontSide ? "back" : side === BackSide ? "front" : "none";
 }
 
 // Whether the ray meets triangle (a, b, c)'s front (counter-clockwise) side.
@@ -407,8 +407,8 @@ function raycastTree(object, geometry, material, matrixWorld, tree, raycaster, i
       }
       return true;
     }
-    const side = sideName(material.side);
-    const all = bvh.allHitsBatch([q.ox, q.oy, q.oz, q.dx, q.dy, q.dz], { near, far, side, watertight: tree.watertight });
+    const cull = cullName(material.side);
+    const all = bvh.allHitsBatch([q.ox, q.oy, q.oz, q.dx, q.dy, q.dz], { near, far, cull, watertight: tree.watertight });
     for (let i = 0; i < all.distance.length; i++) {
       intersects.push(intersection(object, geometry, position, tree.first + all.triangle[i], all.distance[i], all.u[i], all.v[i], 0));
     }
@@ -418,8 +418,8 @@ function raycastTree(object, geometry, material, matrixWorld, tree, raycaster, i
   // Groups and/or a partial drawRange: every hit, kept per range that tests it (three tests
   // a triangle once per group that holds it) with that range's material side.
   // One side in every range: meshray culls; else both sides, and the side test below.
-  const side = ranges.every((r) => sideName(r.side) === sideName(ranges[0].side)) ? sideName(ranges[0].side) : "both";
-  const all = bvh.allHitsBatch([q.ox, q.oy, q.oz, q.dx, q.dy, q.dz], { near, far, side, watertight: tree.watertight });
+  const cull = ranges.every((r) => cullName(r.side) === cullName(ranges[0].side)) ? cullName(ranges[0].side) : "none";
+  const all = bvh.allHitsBatch([q.ox, q.oy, q.oz, q.dx, q.dy, q.dz], { near, far, cull, watertight: tree.watertight });
   const index = geometry.index;
   let best = null;
   for (let i = 0; i < all.distance.length; i++) {
@@ -428,7 +428,7 @@ function raycastTree(object, geometry, material, matrixWorld, tree, raycaster, i
     let front;
     for (const r of ranges) {
       if (j < r.start || j >= r.end) continue;
-      if ((r.side === FrontSide || r.side === BackSide) && side === "both") {
+      if ((r.side === FrontSide || r.side === BackSide) && cull === "none") {
         front ??= index
           ? isFront(position, index.getX(j), index.getX(j + 1), index.getX(j + 2))
           : isFront(position, j, j + 1, j + 2);

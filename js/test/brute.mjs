@@ -37,11 +37,11 @@ export function hitTriangle(o, d, [a, b, c]) {
 
 /**
  * Every hit of ray `k` of `rays` (ox oy oz dx dy dz) with `t` in [near, far] on the faces
- * `side` keeps ("both", "front", "back"), nearest first: `{ t, triangle, u, v, margin }`.
+ * `cull` keeps ("none"; "back": front faces only; "front": back faces only), nearest first: `{ t, triangle, u, v, margin }`.
  * Hits just outside an edge (margin above -slack) are kept and flagged `outside`, so a
  * comparison can call them borderline.
  */
-export function bruteHits(mesh, rays, k, { near = 0, far = Infinity, side = "both" } = {}, slack = 1e-5) {
+export function bruteHits(mesh, rays, k, { near = 0, far = Infinity, cull = "none" } = {}, slack = 1e-5) {
   const o = [rays[6 * k], rays[6 * k + 1], rays[6 * k + 2]];
   const d = [rays[6 * k + 3], rays[6 * k + 4], rays[6 * k + 5]];
   const count = (mesh.indices ? mesh.indices.length : mesh.positions.length / 3) / 3;
@@ -49,7 +49,7 @@ export function bruteHits(mesh, rays, k, { near = 0, far = Infinity, side = "bot
   for (let t = 0; t < count; t++) {
     const h = hitTriangle(o, d, corners(mesh, t));
     if (!h || h.margin < -slack || h.t < near * (1 - 1e-6) || h.t > far * (1 + 1e-6)) continue;
-    if ((side === "front" && !h.front) || (side === "back" && h.front)) continue;
+    if ((cull === "back" && !h.front) || (cull === "front" && h.front)) continue;
     hits.push({ ...h, triangle: t, outside: h.margin < 0 });
   }
   return hits.sort((x, y) => x.t - y.t);

@@ -108,8 +108,8 @@ test("a sphere, with a range, culling and the watertight test", () => {
   for (const options of [
     {},
     { near: 5, far: 8 },
-    { side: "front" },
-    { side: "back" },
+    { cull: "back" },
+    { cull: "front" },
     { watertight: true },
   ]) {
     assert.ok(checkRays(mesh, bvh, set, options) > 100, JSON.stringify(options));
@@ -117,10 +117,10 @@ test("a sphere, with a range, culling and the watertight test", () => {
   // From outside, front faces are met first: the sphere's triangles turn counter-clockwise
   // seen from outside.
   // (A ray off the axis, which would pass through vertices.)
-  const front = bvh.closestHit([1.13, -2.93, 10], [0, 0, -1], { side: "front" });
+  const front = bvh.closestHit([1.13, -2.93, 10], [0, 0, -1], { cull: "back" });
   assert.ok(front.frontFace && Math.abs(front.distance - 7.5055) < 2e-2, JSON.stringify(front));
   assert.ok(front.normal[2] > 0.9, "the normal faces the ray");
-  const back = bvh.closestHit([1.13, -2.93, 10], [0, 0, -1], { side: "back" });
+  const back = bvh.closestHit([1.13, -2.93, 10], [0, 0, -1], { cull: "front" });
   assert.ok(!back.frontFace && Math.abs(back.distance - 11.4945) < 2e-2, JSON.stringify(back));
   bvh.free();
 });
@@ -226,7 +226,8 @@ test("bad queries throw; NaN and zero directions hit nothing", () => {
   const cases = [
     [() => bvh.closestHit([0, 0, 1], [0, 0, -1], { near: -1 }), /near/],
     [() => bvh.closestHit([0, 0, 1], [0, 0, -1], { far: NaN }), /far/],
-    [() => bvh.closestHit([0, 0, 1], [0, 0, -1], { side: "left" }), /side/],
+    [() => bvh.closestHit([0, 0, 1], [0, 0, -1], { cull: "left" }), /cull/],
+    [() => bvh.closestHit([0, 0, 1], [0, 0, -1], { cull: "toString" }), /cull/],
     [() => bvh.closestHit([0, 0], [0, 0, -1]), /three numbers/],
     [() => bvh.closestHit(null, [0, 0, -1]), /origin/],
     [() => bvh.closestHits(new Float32Array(7)), /multiple of 6/],
@@ -321,7 +322,7 @@ test("batches take near and far per ray, as single rays with their own range ans
   for (const [options, single] of [
     [{ near, far }, (k) => ({ near: near[k], far: far[k] })],
     [{ near: 0.5, far }, (k) => ({ near: 0.5, far: far[k] })],
-    [{ near, side: "front" }, (k) => ({ near: near[k], side: "front" })],
+    [{ near, cull: "back" }, (k) => ({ near: near[k], cull: "back" })],
   ]) {
     const closest = bvh.closestHits(rayset, options);
     const any = bvh.anyHits(rayset, options);

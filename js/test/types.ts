@@ -15,15 +15,15 @@ import {
 export async function usage(): Promise<number> {
   await init();
   const bvh = new BVH(new Float32Array(9), [0, 1, 2], { quality: "high" });
-  const hit: Hit | null = bvh.closestHit([0, 0, 1], new THREE.Vector3(0, 0, -1), { side: "front" });
+  const hit: Hit | null = bvh.closestHit([0, 0, 1], new THREE.Vector3(0, 0, -1), { cull: "back" });
   const batch: BatchHits = bvh.closestHits(new Float32Array(6), { near: 0, far: 10 });
   bvh.refit(new Float32Array(9));
   const copy: BVH = BVH.fromBytes(bvh.toBytes());
   const built: BVH = await buildAsync(new Float32Array(9), null, { quality: "fast" });
   const inside: boolean = bvh.contains([0, 0, 0]);
   const distance: number | null = bvh.signedDistance({ x: 0, y: 0, z: 0 });
-  // @ts-expect-error: sides are "both", "front" or "back"
-  bvh.anyHit([0, 0, 1], [0, 0, -1], { side: "double" });
+  // @ts-expect-error: cull is "none", "back" or "front"
+  bvh.anyHit([0, 0, 1], [0, 0, -1], { cull: "both" });
   // @ts-expect-error: a quality the builder does not have
   new BVH([], null, { quality: "best" });
   bvh.free();
