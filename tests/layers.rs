@@ -198,7 +198,9 @@ fn every_module_uses_only_its_layer_and_those_below() {
 }
 
 /// The folders of `src/bvh`, bottom first: each uses only its own folder and those before
-/// it (and the files of `bvh/` itself, shared by all).
+/// it (and the files of `bvh/` itself, shared by all). The compiler holds the layers above
+/// the tree to its facade (`bvh/facade.rs`; the folders' modules are visible in `bvh` only);
+/// the order among the folders, which Rust's visibility cannot say, is checked here.
 const BVH_FOLDERS: [&str; 4] = ["layout", "build", "query", "upkeep"];
 
 /// The paths after `crate::bvh::` in `code`: the tree's module each names (`crate::bvh::wide::X`

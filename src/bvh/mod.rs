@@ -18,18 +18,18 @@ mod par;
 mod query;
 mod upkeep;
 
-// The folders' modules by their short names, for the modules of the tree and for the scene,
-// which builds its top-level tree with `build::tree` and walks it with `query` (`kernel`,
-// `walk`, `lanes_near`): the one way in from above.
-pub(crate) use build::tree;
+// The folders' modules by their short names, for the tree's own modules only; the layers
+// above reach the tree's insides through `facade` alone (the compiler holds them to it).
+pub(crate) mod facade;
+pub(in crate::bvh) use build::tree;
 use build::{lbvh, reinsert};
-pub(crate) use layout::{leaf, ray_node, wide};
-pub(crate) use query::kernel;
+pub(in crate::bvh) use layout::{leaf, ray_node, wide};
+pub(in crate::bvh) use query::kernel;
 #[cfg(feature = "kernel-lab")]
 pub use query::lab;
 #[cfg(target_arch = "x86_64")]
-pub(crate) use query::simd;
-pub(crate) use query::{inside, nearest, ray_query, traverse, walk, winding};
+pub(in crate::bvh) use query::simd;
+pub(in crate::bvh) use query::{inside, nearest, ray_query, traverse, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;
 use upkeep::stats;

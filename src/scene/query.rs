@@ -2,10 +2,7 @@
 //! top-level trees and queries the instances it reaches in their own object space.
 
 use super::{Instance, InstanceId, Scene, SceneHit, SceneOptions};
-use crate::bvh::kernel;
-use crate::bvh::nearest::lanes_near;
-use crate::bvh::walk::{Visitor, walk};
-use crate::bvh::wide::{WIDTH, WideNode};
+use crate::bvh::facade::{Visitor, WIDTH, WideNode, kernel, lanes_near, walk};
 use crate::closest_point::distance_query;
 use crate::{ClosestPoint, CompactHit, Hit, Ray, RayQuery};
 use nalgebra::{Matrix3, Point3, Unit, Vector3};

@@ -8,8 +8,7 @@
 //! corners moved, rounded outwards), which can only keep too many boxes, never too few.
 
 use super::{Instance, InstanceId, Scene, SceneOptions};
-use crate::bvh::walk::{Visitor, walk};
-use crate::bvh::wide::{WIDTH, WideNode};
+use crate::bvh::facade::{Visitor, WIDTH, WideNode, walk};
 use crate::region::{Region, Selector};
 
 /// A triangle of a scene: the instance and the triangle's number in its mesh. Selections

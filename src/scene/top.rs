@@ -20,10 +20,10 @@
 //! "Scenes".
 
 use super::{Instance, InstanceId};
+use crate::bvh::facade::WideNode;
 #[cfg(any(test, debug_assertions))]
-use crate::bvh::tree::CheckedLeaves;
-use crate::bvh::tree::{self, Leaves, Links};
-use crate::bvh::wide::WideNode;
+use crate::bvh::facade::tree::CheckedLeaves;
+use crate::bvh::facade::tree::{self, Leaves, Links};
 use crate::{Aabb, BuildOptions};
 
 /// Rebuild once the refit tree's cost exceeds its cost after the build by this factor.
