@@ -23,6 +23,8 @@ export interface BatchOptions extends Omit<QueryOptions, "near" | "far"> {
 
 /** One ray's hit. */
 export interface Hit {
+  /** A scene's answer: the instance hit (-1 where none); absent for a BVH's. */
+  instance?: number;
   /** The ray parameter `t` of the hit: the distance when the direction is unit length. */
   distance: number;
   /** The triangle's number (its position in the index buffer / 3). */
@@ -40,6 +42,8 @@ export interface Hit {
 
 /** One hit of `allHits`. */
 export interface ShortHit {
+  /** A scene's answer: the instance hit (-1 where none); absent for a BVH's. */
+  instance?: number;
   distance: number;
   triangle: number;
   u: number;
@@ -48,6 +52,8 @@ export interface ShortHit {
 
 /** Per-ray answers of a batch: misses have distance Infinity, triangle -1, u and v NaN. */
 export interface BatchHits {
+  /** A scene's answers: the instance of each (-1 where none); absent for a BVH's. */
+  instance?: Int32Array;
   distance: Float32Array;
   triangle: Int32Array;
   u: Float32Array;
@@ -62,6 +68,8 @@ export interface AllHits extends BatchHits {
 
 /** The mesh's nearest point to a query point. */
 export interface ClosestPoint {
+  /** A scene's answer: the instance hit (-1 where none); absent for a BVH's. */
+  instance?: number;
   point: [number, number, number];
   distance: number;
   triangle: number;
@@ -111,33 +119,15 @@ export function memoryBytes(): number;
 /** @internal The last single-ray hit: `t u v px py pz nx ny nz front` (10 floats). */
 export function _hitView(): Float32Array;
 
-/** A bounding volume hierarchy over a triangle mesh, in WebAssembly memory. */
-export class BVH {
-  /**
-   * Builds the tree of `positions` (x y z per vertex) and `indices` (three per triangle;
-   * without them every three vertices are a triangle). Throws for indices out of range, NaN
-   * or infinite coordinates, an empty mesh, arrays of the wrong length, or more than 16
-   * million triangles (what WebAssembly's 4 GiB can build).
-   */
-  constructor(
-    positions: Float32Array | Float64Array | number[],
-    indices?: Uint32Array | Uint16Array | Uint8Array | number[] | null,
-    options?: { quality?: "fast" | "default" | "high" },
-  );
-  readonly triangleCount: number;
-  readonly bounds: { min: [number, number, number]; max: [number, number, number] };
-  /** Frees the memory now; later calls throw. A forgotten tree is freed by the GC. */
+/**
+ * What a `BVH` and a `Scene` share: every query. A scene's answers add the instance hit
+ * (`instance`) beside the triangle (its number in that instance's mesh), in world space.
+ */
+export class Geometry {
+  /** @internal Made by `BVH` and `Scene` only; throws otherwise. */
+  protected constructor(handle: number, what: string, instances: boolean);
+  /** Frees the memory now; later calls throw. A forgotten one is freed by the GC. */
   free(): void;
-  /** The tree as bytes (the mesh and the tree's shape, with a checksum), for `fromBytes`. */
-  toBytes(): Uint8Array;
-  /** A tree from `toBytes`'s bytes, checked whole: corrupt bytes throw. */
-  static fromBytes(bytes: Uint8Array | ArrayBuffer): BVH;
-  /**
-   * Moves the vertices to `positions` (one x y z per vertex of the built mesh) and refits
-   * the tree: exact answers for the new positions, O(n), no allocation after the first
-   * call. Throws for another vertex count or NaN or infinite coordinates.
-   */
-  refit(positions: Float32Array | Float64Array | number[]): void;
   closestHit(origin: Vec3, direction: Vec3, options?: QueryOptions): Hit | null;
   /**
    * @internal Fast path of the three.js adapter: the nearest hit's triangle or -1, its
@@ -178,6 +168,33 @@ export class BVH {
   signedDistance(point: Vec3, maxDistance?: number): number | null;
   /** `signedDistance` for each of `points` (x y z each): NaN where it is null. */
   signedDistances(points: Float32Array | Float64Array | number[], maxDistance?: number): Float64Array;
+}
+
+/** A bounding volume hierarchy over a triangle mesh, in WebAssembly memory. */
+export class BVH extends Geometry {
+  /**
+   * Builds the tree of `positions` (x y z per vertex) and `indices` (three per triangle;
+   * without them every three vertices are a triangle). Throws for indices out of range, NaN
+   * or infinite coordinates, an empty mesh, arrays of the wrong length, or more than 16
+   * million triangles (what WebAssembly's 4 GiB can build).
+   */
+  constructor(
+    positions: Float32Array | Float64Array | number[],
+    indices?: Uint32Array | Uint16Array | Uint8Array | number[] | null,
+    options?: { quality?: "fast" | "default" | "high" },
+  );
+  readonly triangleCount: number;
+  readonly bounds: { min: [number, number, number]; max: [number, number, number] };
+  /** The tree as bytes (the mesh and the tree's shape, with a checksum), for `fromBytes`. */
+  toBytes(): Uint8Array;
+  /** A tree from `toBytes`'s bytes, checked whole: corrupt bytes throw. */
+  static fromBytes(bytes: Uint8Array | ArrayBuffer): BVH;
+  /**
+   * Moves the vertices to `positions` (one x y z per vertex of the built mesh) and refits
+   * the tree: exact answers for the new positions, O(n), no allocation after the first
+   * call. Throws for another vertex count or NaN or infinite coordinates.
+   */
+  refit(positions: Float32Array | Float64Array | number[]): void;
   selectBox(min: Vec3, max: Vec3): Uint32Array;
   selectSphere(centre: Vec3, radius: number): Uint32Array;
   /**
@@ -191,4 +208,24 @@ export class BVH {
     a: [number, number],
     b: [number, number],
   ): Uint32Array;
+}
+
+/**
+ * BVHs placed by 4×4 transforms and asked together, in world space. A scene holds each BVH
+ * as it was when placed.
+ */
+export class Scene extends Geometry {
+  constructor();
+  /**
+   * Places `bvh` by `matrix` (16 numbers column-major, or anything with `elements`, as a
+   * three.js `Matrix4`; the identity when omitted); returns the instance's id. Throws for a
+   * freed BVH and a singular, non-affine or non-finite transform.
+   */
+  add(bvh: BVH, matrix?: ArrayLike<number> | { elements: ArrayLike<number> }): number;
+  /** Moves instance `id` to `matrix`. */
+  setTransform(id: number, matrix: ArrayLike<number> | { elements: ArrayLike<number> }): void;
+  /** Removes instance `id` (a later `add` may reuse its id). */
+  remove(id: number): void;
+  /** How many instances the scene holds. */
+  readonly size: number;
 }

@@ -290,11 +290,309 @@ const registry = new FinalizationRegistry((handle) => {
 });
 
 /**
+ * What a `BVH` (one mesh) and a `Scene` (BVHs placed by transforms) share: every query,
+ * each written once here over the module's calls, which answer for a tree and a scene
+ * alike. A scene's answers add the instance hit (`instance`, -1 where none) beside the
+ * triangle (its number in that instance's mesh); its points and normals are in world space.
+ */
+export class Geometry {
+  #handle = 0;
+  #what;
+  #instances;
+
+  /** Internal: a BVH or Scene constructor hands over the module's handle. */
+  constructor(handle, what, instances) {
+    if (new.target === Geometry) throw new Error("meshray: Geometry is the base of BVH and Scene; make one of those");
+    this.#handle = handle;
+    this.#what = what;
+    this.#instances = instances;
+    registry.register(this, handle, this);
+  }
+
+  /** Internal: the handle, or an error when freed. */
+  _live() {
+    if (this.#handle === 0) throw new Error(`meshray: this ${this.#what} was freed`);
+    return this.#handle;
+  }
+
+  /** Frees the module's memory now (else the garbage collector does, some time). */
+  free() {
+    if (this.#handle === 0) return;
+    registry.unregister(this);
+    check(wasm.mr_free(this.#handle));
+    this.#handle = 0;
+  }
+
+
+  _cast(origin, direction, options, any) {
+    const handle = this._live();
+    const [ox, oy, oz] = vector3(origin, "origin");
+    const [dx, dy, dz] = vector3(direction, "direction");
+    const [near, far] = rangeOf(options);
+    const triangle = wasm.mr_cast(handle, ox, oy, oz, dx, dy, dz, near, far, flagsOf(options), any);
+    if (triangle === -1) return null;
+    if (triangle < -1) check(triangle + 1);
+    const { f32 } = heap();
+    const at = wasm.mr_hit() / 4;
+    return {
+      ...(this.#instances ? { instance: wasm.mr_hit_instance() } : {}),
+      distance: f32[at],
+      triangle,
+      u: f32[at + 1],
+      v: f32[at + 2],
+      point: [f32[at + 3], f32[at + 4], f32[at + 5]],
+      normal: [f32[at + 6], f32[at + 7], f32[at + 8]],
+      frontFace: f32[at + 9] === 1,
+    };
+  }
+
+
+  /**
+   * The nearest hit of the ray `origin + t·direction`, `near <= t <= far`, or null.
+   * `distance` is `t` (the distance when `direction` is unit length), `u`, `v` the
+   * barycentrics (the point is `(1-u-v)·a + u·b + v·c`), `normal` the triangle's unit
+   * normal (counter-clockwise corners face it), `frontFace` whether the ray meets that side.
+   * A zero, NaN or infinite direction hits nothing.
+   */
+  closestHit(origin, direction, options) {
+    return this._cast(origin, direction, options, 0);
+  }
+
+
+  /**
+   * Internal fast path for adapters (meshray/three), not public API: `closestHit` with
+   * scalar arguments, unchecked `near`/`far` and raw query `flags` (1 watertight, 2 back
+   * faces culled, 4 front faces culled), allocating nothing. Returns the triangle, or -1
+   * for no hit; the hit's `t u v` are then the first three floats of `_hitView()`.
+   */
+  _closestHitRaw(ox, oy, oz, dx, dy, dz, near, far, flags) {
+    // Mode 2: the closest hit's t u v only (the adapter reads the triangle itself).
+    const triangle = wasm.mr_cast(this._live(), ox, oy, oz, dx, dy, dz, near, far, flags, 2);
+    if (triangle < -1) check(triangle + 1);
+    return triangle;
+  }
+
+
+  /** Some hit in range (not always the nearest), or null: the fastest occlusion test. */
+  anyHit(origin, direction, options) {
+    return this._cast(origin, direction, options, 1);
+  }
+
+
+  /** Every hit of one ray in range, nearest first: `{ distance, triangle, u, v }` each. */
+  allHits(origin, direction, options) {
+    const [ox, oy, oz] = vector3(origin, "origin");
+    const [dx, dy, dz] = vector3(direction, "direction");
+    const all = this.allHitsBatch(new Float32Array([ox, oy, oz, dx, dy, dz]), options);
+    return Array.from(all.distance, (distance, k) => ({
+      ...(this.#instances ? { instance: all.instance[k] } : {}),
+      distance,
+      triangle: all.triangle[k],
+      u: all.u[k],
+      v: all.v[k],
+    }));
+  }
+
+
+  _rays(rays) {
+    const n = floats(rays, 6, "rays (ox oy oz dx dy dz per ray)");
+    check(wasm.mr_rays(n));
+    heap().f32.set(rays, wasm.mr_input() / 4);
+    return n;
+  }
+
+
+  _answers(n, keys) {
+    const { f32, i32, u32 } = heap();
+    const out = {};
+    const arrays = {
+      distance: [f32, 0, Float32Array],
+      triangle: [i32, 1, Int32Array],
+      u: [f32, 2, Float32Array],
+      v: [f32, 3, Float32Array],
+      ray: [u32, 4, Uint32Array],
+      instance: [i32, 9, Int32Array],
+    };
+    for (const key of this.#instances ? [...keys, "instance"] : keys) {
+      const [view, k] = arrays[key];
+      const at = wasm.mr_out(k) / 4;
+      out[key] = view.slice(at, at + n);
+    }
+    return out;
+  }
+
+
+  /**
+   * The nearest hit of each ray of `rays` (`ox oy oz dx dy dz` per ray, a Float32Array):
+   * typed arrays `distance` (Infinity on a miss), `triangle` (-1), `u`, `v`.
+   */
+  closestHits(rays, options) {
+    return this._castBatch(rays, options, 0);
+  }
+
+
+  /** Any hit of each ray of `rays`, as `closestHits` reports them. */
+  anyHits(rays, options) {
+    return this._castBatch(rays, options, 1);
+  }
+
+
+  _castBatch(rays, options, any) {
+    const handle = this._live();
+    const flags = flagsOf(options);
+    const n = this._rays(rays);
+    const [near, far] = batchRange(options, n);
+    check(wasm.mr_cast_batch(handle, n, near, far, flags, any));
+    return this._answers(n, ["distance", "triangle", "u", "v"]);
+  }
+
+
+  /**
+   * Every hit of each ray of `rays`, flattened, nearest first per ray: typed arrays `ray`
+   * (which ray), `distance`, `triangle`, `u`, `v`.
+   */
+  allHitsBatch(rays, options) {
+    const handle = this._live();
+    const flags = flagsOf(options);
+    const n = this._rays(rays);
+    const [near, far] = batchRange(options, n);
+    const count = check(Number(wasm.mr_all_hits(handle, n, near, far, flags)));
+    return this._answers(count, ["ray", "distance", "triangle", "u", "v"]);
+  }
+
+
+  /**
+   * The mesh's nearest point to `point` within `maxDistance`, or null: `{ point, distance,
+   * triangle, u, v }`.
+   */
+  closestPoint(point, maxDistance = Infinity) {
+    const out = this.closestPoints(new Float32Array(vector3(point, "point")), maxDistance);
+    if (out.triangle[0] < 0) return null;
+    return {
+      ...(this.#instances ? { instance: out.instance[0] } : {}),
+      point: Array.from(out.point),
+      distance: out.distance[0],
+      triangle: out.triangle[0],
+      u: out.u[0],
+      v: out.v[0],
+    };
+  }
+
+
+  /**
+   * The nearest mesh point to each of `points` (x y z each) within `maxDistance`: typed
+   * arrays `point` (three per query, NaN when none), `distance` (Infinity), `triangle`
+   * (-1), `u`, `v`.
+   */
+  closestPoints(points, maxDistance = Infinity) {
+    const handle = this._live();
+    maxDistanceOf(maxDistance);
+    const n = this._points(points);
+    check(wasm.mr_closest_points(handle, n, maxDistance));
+    const out = this._answers(n, ["distance", "triangle", "u", "v"]);
+    const at = wasm.mr_out(5) / 4;
+    out.point = heap().f32.slice(at, at + 3 * n);
+    return out;
+  }
+
+
+  _points(points) {
+    const n = floats(points, 3, "points");
+    check(wasm.mr_points(n));
+    heap().f32.set(points, wasm.mr_input() / 4);
+    return n;
+  }
+
+
+  // The f64 answers of the last batch of `n` points (winding numbers, signed distances).
+  _numbers(n) {
+    const at = wasm.mr_out(6) / 8;
+    return heap().f64.slice(at, at + n);
+  }
+
+
+  /**
+   * The generalized winding number of the mesh at `point` (Jacobson et al. 2013): the sum of
+   * the signed solid angles of its triangles there, over 4π. For a closed mesh whose
+   * triangles turn counter-clockwise seen from outside it is 1 inside and 0 outside; for a
+   * mesh with holes, overlaps or loose triangles it moves smoothly between. By default the
+   * fast sum (Barill et al. 2018: a subtree farther than `beta` times its radius counts as
+   * one far-field term; `beta` >= 1, default 2: within 0.02 of the exact sum); `exact: true`
+   * sums every triangle's solid angle. NaN for a NaN or infinite point. The first call on a
+   * tree computes its far-field terms.
+   */
+  windingNumber(point, options) {
+    return this.windingNumbers(new Float32Array(vector3(point, "point")), options)[0];
+  }
+
+
+  /**
+   * The winding number at each of `points` (x y z each), as `windingNumber` answers it: a
+   * Float64Array.
+   */
+  windingNumbers(points, options) {
+    const handle = this._live();
+    const [beta, exact] = windingOf(options);
+    const n = this._points(points);
+    check(wasm.mr_winding_numbers(handle, n, beta, exact));
+    return this._numbers(n);
+  }
+
+
+  /**
+   * Whether `point` is inside the mesh: its exact winding number is at least ½. On a closed
+   * mesh that is the parity of a ray's crossings; on an open one, a soup or overlapping
+   * shells it is still what "inside" means. False for a NaN or infinite point. The first
+   * call on a tree makes a lattice of known winding numbers (about one point per four
+   * triangles).
+   */
+  contains(point) {
+    return this.containsPoints(new Float32Array(vector3(point, "point")))[0] === 1;
+  }
+
+
+  /**
+   * Whether each of `points` (x y z each) is inside the mesh, as `contains` answers it: a
+   * Uint8Array of 1 (inside) and 0.
+   */
+  containsPoints(points) {
+    const handle = this._live();
+    const n = this._points(points);
+    check(wasm.mr_contains(handle, n));
+    const at = wasm.mr_out(7);
+    return heap().u8.slice(at, at + n);
+  }
+
+
+  /**
+   * The distance from `point` to the mesh, negative inside it (where `contains` holds): the
+   * distance of `closestPoint`, in f64. Null when no triangle is within `maxDistance`, and
+   * for a NaN or infinite point.
+   */
+  signedDistance(point, maxDistance = Infinity) {
+    const d = this.signedDistances(new Float32Array(vector3(point, "point")), maxDistance)[0];
+    return Number.isNaN(d) ? null : d;
+  }
+
+
+  /**
+   * The signed distance of each of `points` (x y z each), as `signedDistance` answers it: a
+   * Float64Array, NaN where no triangle is within `maxDistance`.
+   */
+  signedDistances(points, maxDistance = Infinity) {
+    const handle = this._live();
+    maxDistanceOf(maxDistance);
+    const n = this._points(points);
+    check(wasm.mr_signed_distances(handle, n, maxDistance));
+    return this._numbers(n);
+  }
+}
+
+/**
  * A bounding volume hierarchy over a triangle mesh, in WebAssembly memory. Answers are
  * exact: what testing every triangle would answer.
  */
-export class BVH {
-  #handle = 0;
+export class BVH extends Geometry {
 
   /**
    * Builds the tree of a mesh: `positions` (x y z per vertex) and `indices` (three vertex
@@ -309,8 +607,7 @@ export class BVH {
     const w = exports();
     if (positions === LOADED) {
       // BVH.fromBytes: `indices` is the loaded tree's handle.
-      this.#handle = indices;
-      registry.register(this, this.#handle, this);
+      super(indices, "BVH", false);
       return;
     }
     const vertices = floats(positions, 3, "positions");
@@ -338,23 +635,17 @@ export class BVH {
       }
       u32.set(indices, at);
     }
-    this.#handle = check(w.mr_build(QUALITIES[quality]));
-    registry.register(this, this.#handle, this);
-  }
-
-  #live() {
-    if (this.#handle === 0) throw new Error("meshray: this BVH was freed");
-    return this.#handle;
+    super(check(w.mr_build(QUALITIES[quality])), "BVH", false);
   }
 
   /** The mesh's triangle count. */
   get triangleCount() {
-    return check(wasm.mr_triangle_count(this.#live()));
+    return check(wasm.mr_triangle_count(this._live()));
   }
 
   /** The mesh's bounds: `{ min: [x, y, z], max: [x, y, z] }`. */
   get bounds() {
-    check(wasm.mr_bounds(this.#live()));
+    check(wasm.mr_bounds(this._live()));
     const { f32 } = heap();
     const at = wasm.mr_hit() / 4;
     return { min: Array.from(f32.subarray(at, at + 3)), max: Array.from(f32.subarray(at + 3, at + 6)) };
@@ -370,7 +661,7 @@ export class BVH {
    * count or NaN or infinite coordinates (the tree is then unchanged).
    */
   refit(positions) {
-    const handle = this.#live();
+    const handle = this._live();
     const vertices = floats(positions, 3, "positions");
     const w = exports();
     check(w.mr_stage_mesh(vertices, 0));
@@ -384,7 +675,7 @@ export class BVH {
    * array of morph targets' deltas (three per vertex). `_pose` then poses it.
    */
   _rig(joints, weights, targets) {
-    const handle = this.#live();
+    const handle = this._live();
     const n = (joints?.length ?? 0) + (weights?.length ?? 0) + targets.reduce((a, t) => a + t.length, 0);
     check(wasm.mr_points(Math.ceil(n / 3)));
     const f32 = heap().f32;
@@ -402,7 +693,7 @@ export class BVH {
    * joint (column-major), `weights` one per morph target; refits (or rebuilds) the tree.
    */
   _pose(matrices, weights) {
-    const handle = this.#live();
+    const handle = this._live();
     check(wasm.mr_points(Math.ceil((matrices.length + weights.length) / 3)));
     const f32 = heap().f32;
     const at = wasm.mr_input() / 4;
@@ -416,7 +707,7 @@ export class BVH {
    * view, not a copy: valid until the tree next changes or the module's memory grows).
    */
   _positions(vertices) {
-    const at = wasm.mr_positions(this.#live()) / 4;
+    const at = wasm.mr_positions(this._live()) / 4;
     return heap().f32.subarray(at, at + 3 * vertices);
   }
 
@@ -426,7 +717,7 @@ export class BVH {
    * About 40 bytes per triangle.
    */
   toBytes() {
-    const n = Number(check(wasm.mr_save(this.#live())));
+    const n = Number(check(wasm.mr_save(this._live())));
     const at = wasm.mr_out(8);
     return heap().u8.slice(at, at + n);
   }
@@ -445,270 +736,23 @@ export class BVH {
     return new BVH(LOADED, check(w.mr_load()));
   }
 
-  /** Frees the tree's memory now (else the garbage collector does, some time). */
-  free() {
-    if (this.#handle === 0) return;
-    registry.unregister(this);
-    check(wasm.mr_free(this.#handle));
-    this.#handle = 0;
-  }
-
-  #cast(origin, direction, options, any) {
-    const handle = this.#live();
-    const [ox, oy, oz] = vector3(origin, "origin");
-    const [dx, dy, dz] = vector3(direction, "direction");
-    const [near, far] = rangeOf(options);
-    const triangle = wasm.mr_cast(handle, ox, oy, oz, dx, dy, dz, near, far, flagsOf(options), any);
-    if (triangle === -1) return null;
-    if (triangle < -1) check(triangle + 1);
-    const { f32 } = heap();
-    const at = wasm.mr_hit() / 4;
-    return {
-      distance: f32[at],
-      triangle,
-      u: f32[at + 1],
-      v: f32[at + 2],
-      point: [f32[at + 3], f32[at + 4], f32[at + 5]],
-      normal: [f32[at + 6], f32[at + 7], f32[at + 8]],
-      frontFace: f32[at + 9] === 1,
-    };
-  }
-
-  /**
-   * The nearest hit of the ray `origin + t·direction`, `near <= t <= far`, or null.
-   * `distance` is `t` (the distance when `direction` is unit length), `u`, `v` the
-   * barycentrics (the point is `(1-u-v)·a + u·b + v·c`), `normal` the triangle's unit
-   * normal (counter-clockwise corners face it), `frontFace` whether the ray meets that side.
-   * A zero, NaN or infinite direction hits nothing.
-   */
-  closestHit(origin, direction, options) {
-    return this.#cast(origin, direction, options, 0);
-  }
-
-  /**
-   * Internal fast path for adapters (meshray/three), not public API: `closestHit` with
-   * scalar arguments, unchecked `near`/`far` and raw query `flags` (1 watertight, 2 back
-   * faces culled, 4 front faces culled), allocating nothing. Returns the triangle, or -1
-   * for no hit; the hit's `t u v` are then the first three floats of `_hitView()`.
-   */
-  _closestHitRaw(ox, oy, oz, dx, dy, dz, near, far, flags) {
-    // Mode 2: the closest hit's t u v only (the adapter reads the triangle itself).
-    const triangle = wasm.mr_cast(this.#live(), ox, oy, oz, dx, dy, dz, near, far, flags, 2);
-    if (triangle < -1) check(triangle + 1);
-    return triangle;
-  }
-
-  /** Some hit in range (not always the nearest), or null: the fastest occlusion test. */
-  anyHit(origin, direction, options) {
-    return this.#cast(origin, direction, options, 1);
-  }
-
-  /** Every hit of one ray in range, nearest first: `{ distance, triangle, u, v }` each. */
-  allHits(origin, direction, options) {
-    const [ox, oy, oz] = vector3(origin, "origin");
-    const [dx, dy, dz] = vector3(direction, "direction");
-    const all = this.allHitsBatch(new Float32Array([ox, oy, oz, dx, dy, dz]), options);
-    return Array.from(all.distance, (distance, k) => ({
-      distance,
-      triangle: all.triangle[k],
-      u: all.u[k],
-      v: all.v[k],
-    }));
-  }
-
-  #rays(rays) {
-    const n = floats(rays, 6, "rays (ox oy oz dx dy dz per ray)");
-    check(wasm.mr_rays(n));
-    heap().f32.set(rays, wasm.mr_input() / 4);
-    return n;
-  }
-
-  #answers(n, keys) {
-    const { f32, i32, u32 } = heap();
-    const out = {};
-    const arrays = {
-      distance: [f32, 0, Float32Array],
-      triangle: [i32, 1, Int32Array],
-      u: [f32, 2, Float32Array],
-      v: [f32, 3, Float32Array],
-      ray: [u32, 4, Uint32Array],
-    };
-    for (const key of keys) {
-      const [view, k] = arrays[key];
-      const at = wasm.mr_out(k) / 4;
-      out[key] = view.slice(at, at + n);
-    }
-    return out;
-  }
-
-  /**
-   * The nearest hit of each ray of `rays` (`ox oy oz dx dy dz` per ray, a Float32Array):
-   * typed arrays `distance` (Infinity on a miss), `triangle` (-1), `u`, `v`.
-   */
-  closestHits(rays, options) {
-    return this.#castBatch(rays, options, 0);
-  }
-
-  /** Any hit of each ray of `rays`, as `closestHits` reports them. */
-  anyHits(rays, options) {
-    return this.#castBatch(rays, options, 1);
-  }
-
-  #castBatch(rays, options, any) {
-    const handle = this.#live();
-    const flags = flagsOf(options);
-    const n = this.#rays(rays);
-    const [near, far] = batchRange(options, n);
-    check(wasm.mr_cast_batch(handle, n, near, far, flags, any));
-    return this.#answers(n, ["distance", "triangle", "u", "v"]);
-  }
-
-  /**
-   * Every hit of each ray of `rays`, flattened, nearest first per ray: typed arrays `ray`
-   * (which ray), `distance`, `triangle`, `u`, `v`.
-   */
-  allHitsBatch(rays, options) {
-    const handle = this.#live();
-    const flags = flagsOf(options);
-    const n = this.#rays(rays);
-    const [near, far] = batchRange(options, n);
-    const count = check(Number(wasm.mr_all_hits(handle, n, near, far, flags)));
-    return this.#answers(count, ["ray", "distance", "triangle", "u", "v"]);
-  }
-
-  /**
-   * The mesh's nearest point to `point` within `maxDistance`, or null: `{ point, distance,
-   * triangle, u, v }`.
-   */
-  closestPoint(point, maxDistance = Infinity) {
-    const out = this.closestPoints(new Float32Array(vector3(point, "point")), maxDistance);
-    if (out.triangle[0] < 0) return null;
-    return {
-      point: Array.from(out.point),
-      distance: out.distance[0],
-      triangle: out.triangle[0],
-      u: out.u[0],
-      v: out.v[0],
-    };
-  }
-
-  /**
-   * The nearest mesh point to each of `points` (x y z each) within `maxDistance`: typed
-   * arrays `point` (three per query, NaN when none), `distance` (Infinity), `triangle`
-   * (-1), `u`, `v`.
-   */
-  closestPoints(points, maxDistance = Infinity) {
-    const handle = this.#live();
-    maxDistanceOf(maxDistance);
-    const n = this.#points(points);
-    check(wasm.mr_closest_points(handle, n, maxDistance));
-    const out = this.#answers(n, ["distance", "triangle", "u", "v"]);
-    const at = wasm.mr_out(5) / 4;
-    out.point = heap().f32.slice(at, at + 3 * n);
-    return out;
-  }
-
-  #points(points) {
-    const n = floats(points, 3, "points");
-    check(wasm.mr_points(n));
-    heap().f32.set(points, wasm.mr_input() / 4);
-    return n;
-  }
-
-  // The f64 answers of the last batch of `n` points (winding numbers, signed distances).
-  #numbers(n) {
-    const at = wasm.mr_out(6) / 8;
-    return heap().f64.slice(at, at + n);
-  }
-
-  /**
-   * The generalized winding number of the mesh at `point` (Jacobson et al. 2013): the sum of
-   * the signed solid angles of its triangles there, over 4π. For a closed mesh whose
-   * triangles turn counter-clockwise seen from outside it is 1 inside and 0 outside; for a
-   * mesh with holes, overlaps or loose triangles it moves smoothly between. By default the
-   * fast sum (Barill et al. 2018: a subtree farther than `beta` times its radius counts as
-   * one far-field term; `beta` >= 1, default 2: within 0.02 of the exact sum); `exact: true`
-   * sums every triangle's solid angle. NaN for a NaN or infinite point. The first call on a
-   * tree computes its far-field terms.
-   */
-  windingNumber(point, options) {
-    return this.windingNumbers(new Float32Array(vector3(point, "point")), options)[0];
-  }
-
-  /**
-   * The winding number at each of `points` (x y z each), as `windingNumber` answers it: a
-   * Float64Array.
-   */
-  windingNumbers(points, options) {
-    const handle = this.#live();
-    const [beta, exact] = windingOf(options);
-    const n = this.#points(points);
-    check(wasm.mr_winding_numbers(handle, n, beta, exact));
-    return this.#numbers(n);
-  }
-
-  /**
-   * Whether `point` is inside the mesh: its exact winding number is at least ½. On a closed
-   * mesh that is the parity of a ray's crossings; on an open one, a soup or overlapping
-   * shells it is still what "inside" means. False for a NaN or infinite point. The first
-   * call on a tree makes a lattice of known winding numbers (about one point per four
-   * triangles).
-   */
-  contains(point) {
-    return this.containsPoints(new Float32Array(vector3(point, "point")))[0] === 1;
-  }
-
-  /**
-   * Whether each of `points` (x y z each) is inside the mesh, as `contains` answers it: a
-   * Uint8Array of 1 (inside) and 0.
-   */
-  containsPoints(points) {
-    const handle = this.#live();
-    const n = this.#points(points);
-    check(wasm.mr_contains(handle, n));
-    const at = wasm.mr_out(7);
-    return heap().u8.slice(at, at + n);
-  }
-
-  /**
-   * The distance from `point` to the mesh, negative inside it (where `contains` holds): the
-   * distance of `closestPoint`, in f64. Null when no triangle is within `maxDistance`, and
-   * for a NaN or infinite point.
-   */
-  signedDistance(point, maxDistance = Infinity) {
-    const d = this.signedDistances(new Float32Array(vector3(point, "point")), maxDistance)[0];
-    return Number.isNaN(d) ? null : d;
-  }
-
-  /**
-   * The signed distance of each of `points` (x y z each), as `signedDistance` answers it: a
-   * Float64Array, NaN where no triangle is within `maxDistance`.
-   */
-  signedDistances(points, maxDistance = Infinity) {
-    const handle = this.#live();
-    maxDistanceOf(maxDistance);
-    const n = this.#points(points);
-    check(wasm.mr_signed_distances(handle, n, maxDistance));
-    return this.#numbers(n);
-  }
-
-  #selection(count) {
+  _selection(count) {
     const at = wasm.mr_out(4) / 4;
     return heap().u32.slice(at, at + check(Number(count)));
   }
 
   /** The triangles overlapping the box `min..max`, ascending (a Uint32Array). */
   selectBox(min, max) {
-    const handle = this.#live();
+    const handle = this._live();
     const [a, b] = [vector3(min, "min"), vector3(max, "max")];
-    return this.#selection(wasm.mr_select_box(handle, ...a, ...b));
+    return this._selection(wasm.mr_select_box(handle, ...a, ...b));
   }
 
   /** The triangles overlapping the ball of `radius` around `centre`, ascending. */
   selectSphere(centre, radius) {
-    const handle = this.#live();
+    const handle = this._live();
     if (typeof radius !== "number") throw new Error("meshray: radius must be a number");
-    return this.#selection(wasm.mr_select_sphere(handle, ...vector3(centre, "centre"), radius));
+    return this._selection(wasm.mr_select_sphere(handle, ...vector3(centre, "centre"), radius));
   }
 
   /**
@@ -719,7 +763,7 @@ export class BVH {
    * `viewport` is `[width, height]` in pixels.
    */
   selectFrustum(view, projection, viewport, a, b) {
-    const handle = this.#live();
+    const handle = this._live();
     for (const [m, what] of [[view, "view"], [projection, "projection"]]) {
       if (m == null || m.length !== 16) throw new Error(`meshray: ${what} must be 16 numbers (column-major)`);
     }
@@ -731,6 +775,66 @@ export class BVH {
     const at = wasm.mr_input() / 4;
     f32.set(view, at);
     f32.set(projection, at + 16);
-    return this.#selection(wasm.mr_select_frustum(handle, viewport[0], viewport[1], a[0], a[1], b[0], b[1]));
+    return this._selection(wasm.mr_select_frustum(handle, viewport[0], viewport[1], a[0], a[1], b[0], b[1]));
   }
+}
+
+/**
+ * BVHs placed by 4 × 4 transforms and asked together: each instance is a `BVH` (one BVH
+ * can be placed many times without a copy) and its transform; every query of `Geometry`
+ * answers in world space and names the instance. A scene holds each BVH as it was when
+ * placed: refitting or posing the BVH afterwards leaves the scene's as it was (place it
+ * again to follow it).
+ */
+export class Scene extends Geometry {
+  /** An empty scene. */
+  constructor() {
+    super(check(exports().mr_scene_new()), "Scene", true);
+  }
+
+  // The transform as the module reads it: 16 numbers, column-major (a three.js
+  // `Matrix4.elements`); the identity when omitted.
+  #stage(matrix) {
+    const m = matrix?.elements ?? matrix ?? [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1];
+    if (m.length !== 16 || !Array.from(m).every((x) => typeof x === "number")) {
+      throw new Error("meshray: a transform is 16 numbers, column-major (a three.js Matrix4 or its elements)");
+    }
+    check(wasm.mr_points(6)); // room for 18 floats
+    heap().f32.set(m, wasm.mr_input() / 4);
+  }
+
+  /**
+   * Places `bvh` by `matrix` (16 numbers column-major, or a three.js `Matrix4`; the identity
+   * when omitted) and returns the instance's id (0, 1, ...; a removed id is reused). Throws
+   * for a freed BVH and a singular, non-affine or non-finite transform.
+   */
+  add(bvh, matrix) {
+    const scene = this._live();
+    if (!(bvh instanceof BVH)) throw new Error("meshray: Scene.add takes a BVH");
+    const tree = bvh._live();
+    this.#stage(matrix);
+    return check(wasm.mr_scene_add(scene, tree));
+  }
+
+  /** Moves instance `id` to `matrix` (as for `add`). */
+  setTransform(id, matrix) {
+    const scene = this._live();
+    this.#stage(matrix);
+    check(wasm.mr_scene_set_transform(scene, instanceId(id)));
+  }
+
+  /** Removes instance `id` (its id may be reused by a later `add`). */
+  remove(id) {
+    check(wasm.mr_scene_remove(this._live(), instanceId(id)));
+  }
+
+  /** How many instances the scene holds. */
+  get size() {
+    return check(wasm.mr_scene_len(this._live()));
+  }
+}
+
+function instanceId(id) {
+  if (!Number.isInteger(id) || id < 0 || id >= 2 ** 32) throw new Error(`meshray: no instance ${id} in the scene`);
+  return id;
 }

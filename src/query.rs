@@ -65,7 +65,8 @@ pub struct SceneCompactHit {
 pub trait RayCast: Sync {
     /// The options every query of this geometry takes: [`QueryOptions`] for a mesh,
     /// [`SceneOptions`] (which holds them, and the instances' mask and filter) for a scene.
-    type Options<'a>: Sync;
+    /// Made from a mesh's options, they see everything with those settings.
+    type Options<'a>: Sync + From<QueryOptions>;
     /// The compact answer: [`CompactHit`], or [`SceneCompactHit`].
     type Compact: Copy + std::fmt::Debug + PartialEq + Send + Sync;
     /// The whole answer: [`Hit`], or [`SceneHit`].
@@ -469,8 +470,8 @@ const RAYS_PER_TASK: usize = 256;
 /// scene, its mask and filter choose the instances; culling and the triangle test do not
 /// apply to points).
 pub trait PointQuery: Sync {
-    /// As [`RayCast::Options`].
-    type Options<'a>: Sync;
+    /// As [`RayCast::Options`]; the default sees everything.
+    type Options<'a>: Sync + Default;
     /// The answer of [`closest_point`](PointQuery::closest_point): [`ClosestPoint`], or
     /// [`SceneClosestPoint`].
     type Closest;

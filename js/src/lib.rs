@@ -15,13 +15,14 @@
 
 use meshray::geometry::Aabb;
 use meshray::pose::{Pose, Rig};
-use meshray::prelude::*;
 use meshray::query::WindingAccuracy;
+use meshray::query::{PointQuery, RayCast, SceneCompactHit};
 use meshray::selection::Region;
 use meshray::tree::BuildQuality;
-use meshray::{BuildOptions, Bvh, Camera, Culling, Mesh, QueryOptions, Ray, RayQuery};
+use meshray::{BuildOptions, Bvh, Camera, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene};
 use nalgebra::{Matrix4, Point3, Vector3};
 use std::cell::RefCell;
+use std::sync::Arc;
 
 /// Done.
 const OK: i32 = 0;
@@ -47,6 +48,9 @@ const CULL_BACK: u32 = 2;
 /// Query flags: front faces culled (back faces only).
 const CULL_FRONT: u32 = 4;
 
+/// The bit that marks a scene's handle (a tree's handles stay below it).
+const SCENE: u32 = 1 << 30;
+
 /// The answer buffers a query writes (per ray or per hit), read by JavaScript through
 /// [`mr_out`]: `t` (+inf on a miss), `triangle` (-1), `u`, `v`, and for the all-hits batch
 /// the ray of each hit, for closest points the points (three floats each), for winding
@@ -55,6 +59,9 @@ const CULL_FRONT: u32 = 4;
 struct Answers {
     t: Vec<f32>,
     triangle: Vec<i32>,
+    /// The instance of each answer, for a scene's queries (-1 where none); empty for a
+    /// tree's.
+    instance: Vec<i32>,
     u: Vec<f32>,
     v: Vec<f32>,
     ray: Vec<u32>,
@@ -65,11 +72,28 @@ struct Answers {
     bytes: Vec<u8>,
 }
 
+/// The batches' scratch: a chunk of rays and its answers, one ray's every hit, for a tree
+/// and for a scene.
+#[derive(Default)]
+struct Scratch {
+    chunk: Vec<Ray>,
+    tree: Vec<Option<meshray::CompactHit>>,
+    scene: Vec<Option<SceneCompactHit>>,
+    tree_hits: Vec<meshray::CompactHit>,
+    scene_hits: Vec<SceneCompactHit>,
+}
+
 /// Everything the module holds between calls (one instance is one thread).
 #[derive(Default)]
 struct State {
-    /// Built trees; a handle is an index + 1, and a freed slot is `None`.
-    trees: Vec<Option<Bvh>>,
+    /// Built trees; a handle is an index + 1, and a freed slot is `None`. Shared with the
+    /// scenes that place them: a refit or pose after a tree is placed gives the tree a copy
+    /// of its own, and the scene keeps the tree as it was placed.
+    trees: Vec<Option<Arc<Bvh>>>,
+    /// Scenes; a handle is [`SCENE`] + an index + 1.
+    scenes: Vec<Option<Scene>>,
+    /// Freed scene slots.
+    free_scenes: Vec<usize>,
     /// Each tree's rig, when it has one ([`mr_rig`]), by the tree's slot.
     rigs: Vec<Option<Rig>>,
     /// A pose's joint matrices, kept between frames.
@@ -89,9 +113,10 @@ struct State {
     answers: Answers,
     /// The single-ray answer: `t u v px py pz nx ny nz front` (front 1 or 0).
     hit: [f32; 10],
-    /// Scratch for the closest-hit batch: a chunk of rays and their answers.
-    chunk: Vec<Ray>,
-    short: Vec<Option<meshray::CompactHit>>,
+    /// The single-ray answer's instance (a scene's; -1 for a tree's).
+    hit_instance: i32,
+    /// Scratch for the batches, kept between calls.
+    scratch: Scratch,
     /// The last error's message (UTF-8).
     error: String,
 }
@@ -112,14 +137,12 @@ impl State {
 
     /// Fails with the bad-handle status for `handle`.
     fn bad_handle(&mut self, handle: u32) -> i32 {
-        self.fail(
-            BAD_HANDLE,
-            format!("tree {handle} was freed or never built"),
-        )
+        self.fail(BAD_HANDLE, freed(handle))
     }
 
     /// Keeps a new tree in a free slot (or a new one); returns its handle.
     fn keep(&mut self, tree: Bvh) -> i32 {
+        let tree = Arc::new(tree);
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.trees[slot] = Some(tree);
@@ -135,17 +158,38 @@ impl State {
 
     fn tree(&self, handle: u32) -> Option<&Bvh> {
         let slot = (handle as usize).checked_sub(1)?;
-        self.trees.get(slot)?.as_ref()
+        self.trees.get(slot)?.as_deref()
     }
 
-    /// Splits the state into the tree (or a bad-handle status) and the buffers the queries
-    /// read and write.
-    fn parts(&mut self, handle: u32) -> Result<(&Bvh, &[f32], &mut Answers), i32> {
-        let slot = (handle as usize).wrapping_sub(1);
-        match self.trees.get(slot) {
-            Some(Some(tree)) => Ok((tree, &self.input, &mut self.answers)),
+    /// The geometry of `handle`: a tree, or a scene.
+    fn geometry(&self, handle: u32) -> Option<Geometry<'_>> {
+        if handle & SCENE != 0 {
+            let slot = ((handle & !SCENE) as usize).checked_sub(1)?;
+            return self.scenes.get(slot)?.as_ref().map(Geometry::Scene);
+        }
+        self.tree(handle).map(Geometry::Mesh)
+    }
+
+    /// Splits the state into the geometry (or a bad-handle status) and the buffers the
+    /// queries read and write.
+    fn parts(&mut self, handle: u32) -> Result<(Geometry<'_>, &[f32], &mut Answers), i32> {
+        let geometry = if handle & SCENE != 0 {
+            let slot = ((handle & !SCENE) as usize).wrapping_sub(1);
+            self.scenes
+                .get(slot)
+                .and_then(Option::as_ref)
+                .map(Geometry::Scene)
+        } else {
+            let slot = (handle as usize).wrapping_sub(1);
+            self.trees
+                .get(slot)
+                .and_then(Option::as_deref)
+                .map(Geometry::Mesh)
+        };
+        match geometry {
+            Some(g) => Ok((g, &self.input, &mut self.answers)),
             // `self.error` directly: `bad_handle` would borrow all of `self`.
-            _ => {
+            None => {
                 self.error = freed(handle);
                 Err(BAD_HANDLE)
             }
@@ -153,8 +197,29 @@ impl State {
     }
 }
 
+/// What a query is asked of: a tree, or a scene of placed trees.
+#[derive(Clone, Copy)]
+enum Geometry<'a> {
+    Mesh(&'a Bvh),
+    Scene(&'a Scene),
+}
+
+/// Runs `$body` with `$g` bound to the geometry (`&Bvh` or `&Scene`): the body, generic code
+/// over the library's query traits, is written once.
+macro_rules! on_geometry {
+    ($geometry:expr, $g:ident => $body:expr) => {
+        match $geometry {
+            Geometry::Mesh($g) => $body,
+            Geometry::Scene($g) => $body,
+        }
+    };
+}
+
 /// The message of a bad handle.
 fn freed(handle: u32) -> String {
+    if handle & SCENE != 0 {
+        return format!("scene {} was freed or never made", handle & !SCENE);
+    }
     format!("tree {handle} was freed or never built")
 }
 
@@ -336,7 +401,7 @@ pub extern "C" fn mr_refit(handle: u32) -> i32 {
         let Some(Some(tree)) = s.trees.get_mut(slot) else {
             return s.bad_handle(handle);
         };
-        match tree.refit(&s.positions) {
+        match Arc::make_mut(tree).refit(&s.positions) {
             Ok(()) => OK,
             Err(e) => s.fail(BAD_INPUT, e.to_string()),
         }
@@ -503,7 +568,7 @@ pub extern "C" fn mr_pose(handle: u32, joints: usize, targets: usize) -> i32 {
         let (Some(Some(tree)), Some(Some(rig))) = (s.trees.get_mut(slot), s.rigs.get(slot)) else {
             unreachable!("checked above");
         };
-        let result = tree.pose(rig, &pose);
+        let result = Arc::make_mut(tree).pose(rig, &pose);
         s.matrices = matrices;
         match result {
             Ok(update) => i32::from(update.rebuilt),
@@ -527,6 +592,17 @@ pub extern "C" fn mr_positions(handle: u32) -> *const f32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_free(handle: u32) -> i32 {
     with(|s| {
+        if handle & SCENE != 0 {
+            let slot = ((handle & !SCENE) as usize).wrapping_sub(1);
+            return match s.scenes.get_mut(slot) {
+                Some(scene @ Some(_)) => {
+                    *scene = None;
+                    s.free_scenes.push(slot);
+                    OK
+                }
+                _ => s.bad_handle(handle),
+            };
+        }
         let slot = (handle as usize).wrapping_sub(1);
         match s.trees.get_mut(slot) {
             Some(tree @ Some(_)) => {
@@ -539,6 +615,117 @@ pub extern "C" fn mr_free(handle: u32) -> i32 {
             }
             _ => s.bad_handle(handle),
         }
+    })
+}
+
+/// A new, empty scene: its handle (≥ [`SCENE`]), or a negative status. Freed with
+/// [`mr_free`].
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_scene_new() -> i32 {
+    with(|s| {
+        let slot = match s.free_scenes.pop() {
+            Some(slot) => {
+                s.scenes[slot] = Some(Scene::new());
+                slot
+            }
+            None => {
+                s.scenes.push(Some(Scene::new()));
+                s.scenes.len() - 1
+            }
+        };
+        match u32::try_from(slot + 1) {
+            Ok(n) if n < SCENE => (SCENE | n) as i32,
+            _ => s.fail(NO_MEMORY, "too many scenes"),
+        }
+    })
+}
+
+/// The 4 × 4 transform (16 floats, column-major as three.js keeps a `Matrix4`) staged at
+/// [`mr_input`] (see [`mr_points`]).
+fn staged_transform(s: &mut State) -> Result<Matrix4<f32>, i32> {
+    if s.input.len() < 16 {
+        return Err(s.fail(BAD_INPUT, "a transform needs 16 numbers (column-major)"));
+    }
+    Ok(Matrix4::from_column_slice(&s.input[..16]))
+}
+
+/// The scene of `handle`, mutable, or a bad-handle status.
+fn scene_mut(s: &mut State, handle: u32) -> Result<&mut Scene, i32> {
+    let slot = ((handle & !SCENE) as usize).wrapping_sub(1);
+    if handle & SCENE == 0 || !matches!(s.scenes.get(slot), Some(Some(_))) {
+        return Err(s.fail(BAD_HANDLE, freed(handle | SCENE)));
+    }
+    Ok(s.scenes[slot].as_mut().expect("checked above"))
+}
+
+/// Places tree `tree` in scene `scene` by the transform staged at [`mr_input`]: the new
+/// instance's id (≥ 0), or a negative status (a bad handle; a singular, non-affine or
+/// out-of-range transform). The scene holds the tree as it is now (a later refit or pose
+/// of the tree gives the tree a copy of its own).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_scene_add(scene: u32, tree: u32) -> i32 {
+    with(|s| {
+        let Some(bvh) = (tree as usize)
+            .checked_sub(1)
+            .and_then(|slot| s.trees.get(slot)?.clone())
+        else {
+            return s.bad_handle(tree);
+        };
+        let transform = match staged_transform(s) {
+            Ok(m) => m,
+            Err(code) => return code,
+        };
+        let placed = match scene_mut(s, scene) {
+            Ok(placed) => placed.add(bvh, transform),
+            Err(code) => return code,
+        };
+        match placed {
+            Ok(id) => i32::try_from(id).unwrap_or(BAD_INPUT),
+            Err(e) => s.fail(BAD_INPUT, e.to_string()),
+        }
+    })
+}
+
+/// Moves instance `id` of scene `scene` to the transform staged at [`mr_input`].
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_scene_set_transform(scene: u32, id: u32) -> i32 {
+    with(|s| {
+        let transform = match staged_transform(s) {
+            Ok(m) => m,
+            Err(code) => return code,
+        };
+        let moved = match scene_mut(s, scene) {
+            Ok(placed) => placed.set_transform(id, transform),
+            Err(code) => return code,
+        };
+        match moved {
+            Ok(()) => OK,
+            Err(e) => s.fail(BAD_INPUT, e.to_string()),
+        }
+    })
+}
+
+/// Removes instance `id` from scene `scene` (its id may be reused by a later add).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_scene_remove(scene: u32, id: u32) -> i32 {
+    with(|s| {
+        let removed = match scene_mut(s, scene) {
+            Ok(placed) => placed.remove(id).map(drop),
+            Err(code) => return code,
+        };
+        match removed {
+            Ok(()) => OK,
+            Err(e) => s.fail(BAD_INPUT, e.to_string()),
+        }
+    })
+}
+
+/// How many instances scene `scene` holds, or a bad-handle status.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_scene_len(scene: u32) -> i32 {
+    with(|s| match scene_mut(s, scene) {
+        Ok(placed) => i32::try_from(placed.len()).unwrap_or(i32::MAX),
+        Err(code) => code,
     })
 }
 
@@ -568,6 +755,12 @@ pub extern "C" fn mr_bounds(handle: u32) -> i32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_hit() -> *const f32 {
     with(|s| s.hit.as_ptr())
+}
+
+/// The single-ray answer's instance (a scene's; -1 for a tree's), after [`mr_cast`].
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_hit_instance() -> i32 {
+    with(|s| s.hit_instance)
 }
 
 /// Single-ray queries: the closest hit with its point, normal and side.
@@ -601,44 +794,76 @@ pub extern "C" fn mr_cast(
         if status != OK {
             return status - 1;
         }
-        let Some(tree) = s.tree(handle) else {
+        let query = match mode {
+            ANY => RayQuery::Any,
+            CLOSEST | CLOSEST_SHORT => RayQuery::Closest,
+            m => return s.fail(BAD_INPUT, format!("unknown query mode {m}")) - 1,
+        };
+        let Some(geometry) = s.geometry(handle) else {
             return s.bad_handle(handle) - 1;
         };
         let ray = Ray::with_range([ox, oy, oz], [dx, dy, dz], near, far);
-        let options = options(flags);
-        if mode == CLOSEST_SHORT {
-            return match tree.cast_ray(&ray, RayQuery::Closest, &options) {
-                Some(h) => {
-                    s.hit[..3].copy_from_slice(&[h.t, h.u, h.v]);
-                    h.triangle as i32
-                }
-                None => -1,
-            };
-        }
-        let hit = match mode {
-            ANY => tree.any_hit(&ray, &options),
-            CLOSEST => tree.closest_hit(&ray, &options),
-            m => return s.fail(BAD_INPUT, format!("unknown query mode {m}")) - 1,
-        };
-        match hit {
-            Some(h) => {
-                s.hit = [
-                    h.t,
-                    h.u,
-                    h.v,
-                    h.point.x,
-                    h.point.y,
-                    h.point.z,
-                    h.normal.x,
-                    h.normal.y,
-                    h.normal.z,
-                    f32::from(u8::from(h.front_face)),
-                ];
-                h.triangle as i32
+        let found =
+            on_geometry!(geometry, g => one_hit(g, &ray, query, flags, mode == CLOSEST_SHORT));
+        match found {
+            Some((instance, triangle, hit)) => {
+                s.hit_instance = instance;
+                let n = if mode == CLOSEST_SHORT { 3 } else { 10 };
+                s.hit[..n].copy_from_slice(&hit[..n]);
+                triangle as i32
             }
             None => -1,
         }
     })
+}
+
+/// One ray's hit through the query traits: its instance (-1 for a tree's), triangle, and
+/// `t u v` (`short`) or `t u v px py pz nx ny nz front`.
+fn one_hit<G: RayCast>(
+    g: &G,
+    ray: &Ray,
+    query: RayQuery,
+    flags: u32,
+    short: bool,
+) -> Option<(i32, u32, [f32; 10])>
+where
+    G::Hit: WholeHit,
+{
+    let compact = g.cast_ray(ray, query, &G::Options::from(options(flags)))?;
+    let (instance, h) = G::mesh_hit(&compact);
+    let instance = instance.map_or(-1, |id| id as i32);
+    let mut out = [h.t, h.u, h.v, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+    if !short {
+        let whole = g.hit_details(ray, &compact)?;
+        let w = whole.hit();
+        out[3..].copy_from_slice(&[
+            w.point.x,
+            w.point.y,
+            w.point.z,
+            w.normal.x,
+            w.normal.y,
+            w.normal.z,
+            f32::from(u8::from(w.front_face)),
+        ]);
+    }
+    Some((instance, h.triangle, out))
+}
+
+/// A whole hit as a tree's: a scene's is in world space.
+trait WholeHit {
+    fn hit(&self) -> &meshray::Hit;
+}
+
+impl WholeHit for meshray::Hit {
+    fn hit(&self) -> &meshray::Hit {
+        self
+    }
+}
+
+impl WholeHit for meshray::query::SceneHit {
+    fn hit(&self) -> &meshray::Hit {
+        &self.hit
+    }
 }
 
 /// Makes room for `n` rays (six floats each: origin, direction) at [`mr_input`].
@@ -668,7 +893,8 @@ pub extern "C" fn mr_input() -> *mut f32 {
 
 /// An answer buffer of the last batch: 0 `t` (f32), 1 `triangle` (i32), 2 `u`, 3 `v` (f32),
 /// 4 `ray` (u32, all-hits), 5 `point` (three f32 each, closest points), 6 `number` (f64,
-/// winding numbers and signed distances), 7 `inside` (u8, 1 or 0), 8 `bytes` (a saved tree).
+/// winding numbers and signed distances), 7 `inside` (u8, 1 or 0), 8 `bytes` (a saved tree),
+/// 9 `instance` (i32, a scene's answers: the instance of each, -1 where none).
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_out(k: u32) -> *const u8 {
     with(|s| {
@@ -682,6 +908,7 @@ pub extern "C" fn mr_out(k: u32) -> *const u8 {
             5 => a.point.as_ptr().cast(),
             6 => a.number.as_ptr().cast(),
             7 => a.inside.as_ptr(),
+            9 => a.instance.as_ptr().cast(),
             _ => a.bytes.as_ptr(),
         }
     })
@@ -692,11 +919,13 @@ pub extern "C" fn mr_out(k: u32) -> *const u8 {
 fn per_ray(a: &mut Answers, n: usize) -> bool {
     let ok = resize(&mut a.t, n)
         && resize(&mut a.triangle, n)
+        && resize(&mut a.instance, n)
         && resize(&mut a.u, n)
         && resize(&mut a.v, n);
     if ok {
         a.t.fill(f32::INFINITY);
         a.triangle.fill(-1);
+        a.instance.fill(-1);
         a.u.fill(f32::NAN);
         a.v.fill(f32::NAN);
     }
@@ -726,10 +955,9 @@ pub extern "C" fn mr_cast_batch(
                 format!("{n} rays asked, room made for {}", s.input.len() / 6),
             );
         }
-        let options = options(flags);
         let ranges = std::mem::take(&mut s.ranges);
-        let (mut chunk, mut short) = (std::mem::take(&mut s.chunk), std::mem::take(&mut s.short));
-        let (tree, input, answers) = match s.parts(handle) {
+        let mut scratch = std::mem::take(&mut s.scratch);
+        let (geometry, input, answers) = match s.parts(handle) {
             Ok(parts) => parts,
             Err(code) => {
                 s.ranges = ranges;
@@ -740,36 +968,101 @@ pub extern "C" fn mr_cast_batch(
             s.ranges = ranges;
             return s.fail(NO_MEMORY, format!("no memory for the answers of {n} rays"));
         }
-        let mut answer = |k: usize, hit: Option<meshray::CompactHit>| {
-            if let Some(h) = hit {
-                answers.t[k] = h.t;
-                answers.triangle[k] = h.triangle as i32;
-                answers.u[k] = h.u;
-                answers.v[k] = h.v;
-            }
-        };
         let query = if any != 0 {
             RayQuery::Any
         } else {
             RayQuery::Closest
         };
-        // The batch query chunk by chunk, so that the rays made from the input take a chunk's
-        // memory, not the whole batch's.
+        let batch = Batch {
+            input,
+            ranges: &ranges,
+            near,
+            far,
+            flags,
+        };
+        match geometry {
+            Geometry::Mesh(g) => {
+                batch.cast(g, n, query, &mut scratch.chunk, &mut scratch.tree, answers)
+            }
+            Geometry::Scene(g) => {
+                batch.cast(g, n, query, &mut scratch.chunk, &mut scratch.scene, answers)
+            }
+        }
+        (s.scratch, s.ranges) = (scratch, ranges);
+        OK
+    })
+}
+
+/// A batch's rays as JavaScript staged them: ray `k` from `input`, over `near..far` or,
+/// when `near` is NaN, its own range from `ranges`.
+struct Batch<'a> {
+    input: &'a [f32],
+    ranges: &'a [f32],
+    near: f32,
+    far: f32,
+    flags: u32,
+}
+
+impl Batch<'_> {
+    /// Ray `k`.
+    fn ray(&self, k: usize) -> Ray {
+        let (near, far) = range_of(self.ranges, k, self.near, self.far);
+        ray_at(self.input, k, near, far)
+    }
+
+    /// The batch query chunk by chunk (so that the rays made from the input take a chunk's
+    /// memory, not the whole batch's), each hit into `answers`.
+    fn cast<G: RayCast>(
+        &self,
+        g: &G,
+        n: usize,
+        query: RayQuery,
+        chunk: &mut Vec<Ray>,
+        hits: &mut Vec<Option<G::Compact>>,
+        answers: &mut Answers,
+    ) {
+        let options = G::Options::from(options(self.flags));
         for start in (0..n).step_by(RAYS_PER_CHUNK) {
             let end = (start + RAYS_PER_CHUNK).min(n);
             chunk.clear();
-            chunk.extend((start..end).map(|k| {
-                let (near, far) = range_of(&ranges, k, near, far);
-                ray_at(input, k, near, far)
-            }));
-            tree.cast_rays(&chunk, query, &options, &mut short);
-            for (k, hit) in (start..end).zip(short.drain(..)) {
-                answer(k, hit);
+            chunk.extend((start..end).map(|k| self.ray(k)));
+            g.cast_rays(chunk, query, &options, hits);
+            for (k, hit) in (start..end).zip(hits.drain(..)) {
+                if let Some(hit) = hit {
+                    let (instance, h) = G::mesh_hit(&hit);
+                    answers.t[k] = h.t;
+                    answers.triangle[k] = h.triangle as i32;
+                    answers.instance[k] = instance.map_or(-1, |id| id as i32);
+                    answers.u[k] = h.u;
+                    answers.v[k] = h.v;
+                }
             }
         }
-        (s.chunk, s.short, s.ranges) = (chunk, short, ranges);
-        OK
-    })
+    }
+
+    /// Every hit of each of the `n` rays, flattened into `a` (ray, t, instance, triangle,
+    /// u, v per hit), nearest first per ray.
+    fn all_hits<G: RayCast>(
+        &self,
+        g: &G,
+        n: usize,
+        scratch: &mut Vec<G::Compact>,
+        a: &mut Answers,
+    ) {
+        let options = G::Options::from(options(self.flags));
+        for k in 0..n {
+            g.all_triangles(&self.ray(k), &options, scratch);
+            for hit in scratch.iter() {
+                let (instance, h) = G::mesh_hit(hit);
+                a.ray.push(k as u32);
+                a.t.push(h.t);
+                a.triangle.push(h.triangle as i32);
+                a.instance.push(instance.map_or(-1, |id| id as i32));
+                a.u.push(h.u);
+                a.v.push(h.v);
+            }
+        }
+    }
 }
 
 /// Every hit of each of the `n` rays at [`mr_input`], nearest first per ray, flattened:
@@ -788,9 +1081,9 @@ pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags:
                 format!("{n} rays asked, room made for {}", s.input.len() / 6),
             ));
         }
-        let options = options(flags);
         let ranges = std::mem::take(&mut s.ranges);
-        let (tree, input, a) = match s.parts(handle) {
+        let mut scratch = std::mem::take(&mut s.scratch);
+        let (geometry, input, a) = match s.parts(handle) {
             Ok(parts) => parts,
             Err(code) => {
                 s.ranges = ranges;
@@ -801,18 +1094,20 @@ pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags:
             v.clear();
         }
         a.triangle.clear();
+        a.instance.clear();
         a.ray.clear();
-        for k in 0..n {
-            let (near, far) = range_of(&ranges, k, near, far);
-            for h in tree.all_hits(&ray_at(input, k, near, far), &options) {
-                a.ray.push(k as u32);
-                a.t.push(h.t);
-                a.triangle.push(h.triangle as i32);
-                a.u.push(h.u);
-                a.v.push(h.v);
-            }
+        let batch = Batch {
+            input,
+            ranges: &ranges,
+            near,
+            far,
+            flags,
+        };
+        match geometry {
+            Geometry::Mesh(g) => batch.all_hits(g, n, &mut scratch.tree_hits, a),
+            Geometry::Scene(g) => batch.all_hits(g, n, &mut scratch.scene_hits, a),
         }
-        s.ranges = ranges;
+        (s.scratch, s.ranges) = (scratch, ranges);
         s.answers.t.len() as i64
     })
 }
@@ -826,25 +1121,37 @@ pub extern "C" fn mr_closest_points(handle: u32, n: usize, max_distance: f32) ->
         if max_distance.is_nan() || max_distance < 0.0 {
             return bad_max_distance(s, max_distance);
         }
-        on_points(s, handle, n, |tree, input, a| {
+        on_points(s, handle, n, |geometry, input, a| {
             if !per_ray(a, n) || !resize(&mut a.point, 3 * n) {
                 return false;
             }
             a.point.fill(f32::NAN);
-            for k in 0..n {
-                if let Some(c) =
-                    tree.closest_point(point_at(input, k), max_distance, &Default::default())
-                {
-                    a.t[k] = c.distance;
-                    a.triangle[k] = c.triangle as i32;
-                    a.u[k] = c.u;
-                    a.v[k] = c.v;
-                    a.point[3 * k..3 * k + 3].copy_from_slice(&[c.point.x, c.point.y, c.point.z]);
-                }
-            }
+            on_geometry!(geometry, g => closest_points(g, input, n, max_distance, a));
             true
         })
     })
+}
+
+/// The nearest point of `g` to each of the `n` points of `input` into `a`.
+fn closest_points<G: PointQuery>(
+    g: &G,
+    input: &[f32],
+    n: usize,
+    max_distance: f32,
+    a: &mut Answers,
+) {
+    let options = G::Options::default();
+    for k in 0..n {
+        if let Some(found) = g.closest_point(point_at(input, k), max_distance, &options) {
+            let (instance, c) = G::mesh_point(&found);
+            a.t[k] = c.distance;
+            a.triangle[k] = c.triangle as i32;
+            a.instance[k] = instance.map_or(-1, |id| id as i32);
+            a.u[k] = c.u;
+            a.v[k] = c.v;
+            a.point[3 * k..3 * k + 3].copy_from_slice(&[c.point.x, c.point.y, c.point.z]);
+        }
+    }
 }
 
 /// Refuses a NaN or negative `max_distance`.
@@ -862,17 +1169,17 @@ fn on_points(
     s: &mut State,
     handle: u32,
     n: usize,
-    answer: impl FnOnce(&Bvh, &[f32], &mut Answers) -> bool,
+    answer: impl FnOnce(Geometry<'_>, &[f32], &mut Answers) -> bool,
 ) -> i32 {
     let status = check_points(s, n);
     if status != OK {
         return status;
     }
-    let (tree, input, a) = match s.parts(handle) {
+    let (geometry, input, a) = match s.parts(handle) {
         Ok(parts) => parts,
         Err(code) => return code,
     };
-    if !answer(tree, input, a) {
+    if !answer(geometry, input, a) {
         return s.fail(
             NO_MEMORY,
             format!("no memory for the answers of {n} points"),
@@ -916,13 +1223,15 @@ pub extern "C" fn mr_winding_numbers(handle: u32, n: usize, beta: f64, exact: u3
         } else {
             WindingAccuracy::FarField { beta }
         };
-        on_points(s, handle, n, |tree, input, a| {
+        on_points(s, handle, n, |geometry, input, a| {
             if !resize(&mut a.number, n) {
                 return false;
             }
-            for (k, w) in a.number.iter_mut().enumerate() {
-                *w = tree.winding_number(point_at(input, k), accuracy, &Default::default());
-            }
+            on_geometry!(geometry, g => {
+                for (k, w) in a.number.iter_mut().enumerate() {
+                    *w = g.winding_number(point_at(input, k), accuracy, &Default::default());
+                }
+            });
             true
         })
     })
@@ -934,13 +1243,15 @@ pub extern "C" fn mr_winding_numbers(handle: u32, n: usize, beta: f64, exact: u3
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_contains(handle: u32, n: usize) -> i32 {
     with(|s| {
-        on_points(s, handle, n, |tree, input, a| {
+        on_points(s, handle, n, |geometry, input, a| {
             if !resize(&mut a.inside, n) {
                 return false;
             }
-            for (k, inside) in a.inside.iter_mut().enumerate() {
-                *inside = u8::from(tree.contains(point_at(input, k), &Default::default()));
-            }
+            on_geometry!(geometry, g => {
+                for (k, inside) in a.inside.iter_mut().enumerate() {
+                    *inside = u8::from(g.contains(point_at(input, k), &Default::default()));
+                }
+            });
             true
         })
     })
@@ -955,15 +1266,17 @@ pub extern "C" fn mr_signed_distances(handle: u32, n: usize, max_distance: f32) 
         if max_distance.is_nan() || max_distance < 0.0 {
             return bad_max_distance(s, max_distance);
         }
-        on_points(s, handle, n, |tree, input, a| {
+        on_points(s, handle, n, |geometry, input, a| {
             if !resize(&mut a.number, n) {
                 return false;
             }
-            for (k, d) in a.number.iter_mut().enumerate() {
-                *d = tree
-                    .signed_distance(point_at(input, k), max_distance, &Default::default())
-                    .unwrap_or(f64::NAN);
-            }
+            on_geometry!(geometry, g => {
+                for (k, d) in a.number.iter_mut().enumerate() {
+                    *d = g
+                        .signed_distance(point_at(input, k), max_distance, &Default::default())
+                        .unwrap_or(f64::NAN);
+                }
+            });
             true
         })
     })

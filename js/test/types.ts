@@ -2,7 +2,7 @@
 // calls it, so a declaration that does not match the code's shape, or refers to a three.js
 // type that does not exist, fails CI. Lines marked @ts-expect-error must stay errors.
 import * as THREE from "three";
-import { BVH, buildAsync, init, type Hit, type BatchHits } from "meshray";
+import { BVH, Geometry, Scene, buildAsync, init, type Hit, type BatchHits } from "meshray";
 import {
   MeshrayBoundsTree,
   acceleratedRaycast,
@@ -18,6 +18,16 @@ export async function usage(): Promise<number> {
   const hit: Hit | null = bvh.closestHit([0, 0, 1], new THREE.Vector3(0, 0, -1), { cull: "back" });
   const batch: BatchHits = bvh.closestHits(new Float32Array(6), { near: 0, far: 10 });
   bvh.refit(new Float32Array(9));
+  const scene = new Scene();
+  const id: number = scene.add(bvh, new THREE.Matrix4().makeTranslation(1, 0, 0));
+  scene.setTransform(id, new THREE.Matrix4().elements);
+  const placed: Geometry = scene;
+  const fromScene: BatchHits = placed.closestHits(new Float32Array(6), { cull: "front" });
+  const instances: Int32Array | undefined = fromScene.instance;
+  scene.remove(id);
+  // @ts-expect-error: a scene places BVHs, not scenes
+  scene.add(scene);
+  scene.free();
   const copy: BVH = BVH.fromBytes(bvh.toBytes());
   const built: BVH = await buildAsync(new Float32Array(9), null, { quality: "fast" });
   const inside: boolean = bvh.contains([0, 0, 0]);
@@ -39,5 +49,5 @@ export async function usage(): Promise<number> {
   const hits = new THREE.Raycaster().intersectObject(new THREE.Mesh(geometry));
   geometry.disposeBoundsTree();
   return (hit?.distance ?? 0) + batch.distance.length + tree.count + hits.length +
-    Number(inside) + (distance ?? 0) + copy.triangleCount + built.triangleCount;
+    Number(inside) + (distance ?? 0) + copy.triangleCount + built.triangleCount + (instances?.length ?? 0) + scene.size;
 }

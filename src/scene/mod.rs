@@ -123,6 +123,16 @@ impl Default for SceneOptions<'_> {
     }
 }
 
+/// Every instance, with these culling and triangle-test settings.
+impl From<QueryOptions> for SceneOptions<'_> {
+    fn from(query: QueryOptions) -> Self {
+        SceneOptions {
+            query,
+            ..Default::default()
+        }
+    }
+}
+
 impl std::fmt::Debug for SceneOptions<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SceneOptions")
