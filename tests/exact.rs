@@ -8,15 +8,20 @@
 //!   triangle or another one at exactly that t), so the tree never loses a hit;
 //! - an independent f64 solve: hit/miss equal and t within 1e-5 relative (plus the f32
 //!   rounding bound), except on rays the f64 error bound calls borderline (within rounding of
-//!   an edge or the range's ends), which are counted and must stay rare.
+//!   an edge or the range's ends), which are counted and must stay rare;
+//! - and a scene of that one tree placed where it is, asked through the same traits, must give
+//!   the tree's answers bit for bit (closest, any, every hit and the count).
 mod common;
 
 use common::*;
 use meshray::geometry::intersect_triangle;
 use meshray::prelude::*;
 use meshray::tree::BuildQuality;
-use meshray::{BuildOptions, Bvh, Culling, Hit, Mesh, QueryOptions, Ray, RayQuery};
+use meshray::{
+    BuildOptions, Bvh, Culling, Hit, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions,
+};
 use nalgebra::{Point3, Vector3};
+use std::sync::Arc;
 
 const RAYS_PER_SET: usize = 10_000;
 
@@ -41,8 +46,31 @@ fn fail(tally: &mut Tally, set: &str, k: usize, ray: &Ray, what: String) {
     }
 }
 
+/// A ray's compact answers through the ray trait, as a mesh's, in bits: the closest hit,
+/// some hit, every hit and the count.
+type Answers = (Option<[u32; 4]>, Option<[u32; 4]>, Vec<[u32; 4]>, usize);
+
+fn answers<G: RayCast>(g: &G, ray: &Ray, options: &G::Options<'_>) -> Answers {
+    let bits = |h: &G::Compact| {
+        let (_, h) = G::mesh_hit(h);
+        [h.t.to_bits(), h.triangle, h.u.to_bits(), h.v.to_bits()]
+    };
+    let mut all = Vec::new();
+    g.all_triangles(ray, options, &mut all);
+    (
+        g.cast_ray(ray, RayQuery::Closest, options)
+            .as_ref()
+            .map(bits),
+        g.cast_ray(ray, RayQuery::Any, options).as_ref().map(bits),
+        all.iter().map(bits).collect(),
+        g.count_hits(ray, options),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
 fn check_ray(
     bvh: &Bvh,
+    scene: &Scene,
     exact: &ExactMesh,
     chunks: &Chunks,
     ray: &Ray,
@@ -54,6 +82,21 @@ fn check_ray(
     let closest = bvh.closest_hit(ray, &options);
     let brute = brute_all_f32(mesh, chunks, ray, &options);
     tally.rays += 1;
+
+    // 0. a scene of this one tree, placed where it is, answers with the same bits
+    let (mine, placed) = (
+        answers(bvh, ray, &options),
+        answers(scene, ray, &SceneOptions::from(options)),
+    );
+    if mine != placed {
+        fail(
+            tally,
+            set,
+            k,
+            ray,
+            format!("the tree {mine:?} != a scene of it {placed:?}"),
+        );
+    }
 
     // 1. the same bits as the f32 brute force
     match (&closest, brute.first()) {
@@ -222,8 +265,13 @@ fn check_mesh_with(name: &str, mesh: Mesh, build: &BuildOptions) {
     let started = std::time::Instant::now();
     let exact = ExactMesh::new(&mesh);
     let chunks = Chunks::new(&mesh);
-    let bvh = Bvh::build_with(mesh, build);
+    let bvh = Arc::new(Bvh::build_with(mesh, build));
     meshray::diagnostics::validate(&bvh).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut scene = Scene::new();
+    scene
+        .add(bvh.clone(), nalgebra::Matrix4::identity())
+        .unwrap();
+    let bvh = &*bvh;
     let mesh = bvh.mesh();
     let mut rng = Rng::new(
         name.bytes()
@@ -245,7 +293,16 @@ fn check_mesh_with(name: &str, mesh: Mesh, build: &BuildOptions) {
                 culling: [Culling::None, Culling::None, Culling::Back, Culling::Front][k % 4],
                 watertight: (k / 4) % 2 == 1,
             };
-            check_ray(&bvh, &exact, &chunks, ray, options, (set, k), &mut tally);
+            check_ray(
+                bvh,
+                &scene,
+                &exact,
+                &chunks,
+                ray,
+                options,
+                (set, k),
+                &mut tally,
+            );
         }
         println!(
             "{name} {set}: {} rays, {} hits, {} all-hits, {} exact ties, {} borderline (f64), max rel t error {:.2e}",
@@ -271,7 +328,7 @@ fn check_mesh_with(name: &str, mesh: Mesh, build: &BuildOptions) {
             tally.rays
         );
         failures.extend(tally.failures);
-        failures.extend(check_batch(&bvh, name, set, rays));
+        failures.extend(check_batch(bvh, name, set, rays));
     }
     println!(
         "{name}: {} triangles, {:?}, {:.1} s",

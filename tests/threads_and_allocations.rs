@@ -59,38 +59,40 @@ fn on_a_pool_of_its_own<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// Every single-ray query a picking loop calls, on `bvh`, with rays that mostly hit.
-fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
+/// Every single-ray query a picking loop calls, through the query traits, on `g` (a tree, or
+/// a scene whose top level is up to date), with rays into `mesh` that mostly hit.
+fn queries_allocate_nothing<G: RayCast + PointQuery>(name: &str, g: &G, mesh: &Mesh) {
     let mut rng = common::Rng::new(3);
-    let mut rays = common::random_rays(bvh.mesh(), 2000, &mut rng);
-    rays.extend(common::camera_rays(bvh.mesh(), 40));
+    let mut rays = common::random_rays(mesh, 2000, &mut rng);
+    rays.extend(common::camera_rays(mesh, 40));
+    let at = <G as PointQuery>::Options::default();
     for (culling, watertight) in [
         (Culling::None, false),
         (Culling::Back, false),
         (Culling::Front, false),
         (Culling::None, true),
     ] {
-        let options = QueryOptions {
+        let options = <G as RayCast>::Options::from(QueryOptions {
             culling,
             watertight,
-        };
+        });
         let what = |q: &str| format!("{name}: {q} ({culling:?}, watertight {watertight})");
         let hits = allocation_free(&what("closest_hit"), &rays, |r| {
-            bvh.closest_hit(r, &options).is_some()
+            g.closest_hit(r, &options).is_some()
         });
         allocation_free(&what("any_hit"), &rays, |r| {
-            bvh.any_hit(r, &options).is_some()
+            g.any_hit(r, &options).is_some()
         });
         allocation_free(&what("closest_triangle"), &rays, |r| {
-            bvh.cast_ray(r, RayQuery::Closest, &options).is_some()
+            g.cast_ray(r, RayQuery::Closest, &options).is_some()
         });
         allocation_free(&what("any_triangle"), &rays, |r| {
-            bvh.cast_ray(r, RayQuery::Any, &options).is_some()
+            g.cast_ray(r, RayQuery::Any, &options).is_some()
         });
         // Every hit, compact, into a vector already large enough.
         let mut all = Vec::with_capacity(4096);
         allocation_free(&what("all_triangles"), &rays, |r| {
-            bvh.all_triangles(r, &options, &mut all);
+            g.all_triangles(r, &options, &mut all);
             !all.is_empty()
         });
         // The batch query into a vector already large enough (camera rows walk as packets).
@@ -99,13 +101,13 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
         // block now and then for whichever thread comes (other tests' jobs count too).
         on_a_pool_of_its_own(|| {
             let mut batch = Vec::with_capacity(rays.len());
-            bvh.cast_rays(&rays, RayQuery::Closest, &options, &mut batch);
+            g.cast_rays(&rays, RayQuery::Closest, &options, &mut batch);
             let before = allocations();
-            bvh.cast_rays(&rays, RayQuery::Closest, &options, &mut batch);
+            g.cast_rays(&rays, RayQuery::Closest, &options, &mut batch);
             assert_eq!(allocations() - before, 0, "{}", what("cast_rays"));
             assert_eq!(batch.iter().flatten().count(), hits);
             let before = allocations();
-            bvh.cast_rays(&rays, RayQuery::Any, &options, &mut batch);
+            g.cast_rays(&rays, RayQuery::Any, &options, &mut batch);
             assert_eq!(allocations() - before, 0, "{}", what("cast_rays, any hit"));
             assert_eq!(batch.iter().flatten().count(), hits);
         });
@@ -117,16 +119,15 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
         );
     }
     let near = allocation_free(&format!("{name}: closest_point"), &rays, |r| {
-        bvh.closest_point(r.origin(), f32::INFINITY, &Default::default())
-            .is_some()
+        g.closest_point(r.origin(), f32::INFINITY, &at).is_some()
     });
     assert_eq!(near, rays.len());
     // Inside or outside: the first call makes the far-field terms and the lattice; then
     // nothing, for the lattice's segments and the sums' fallbacks alike.
     let first = rays[0].origin();
-    bvh.contains(first, &Default::default());
+    g.contains(first, &at);
     let inside = allocation_free(&format!("{name}: contains"), &rays, |r| {
-        bvh.contains(r.origin() + r.direction() * 0.5, &Default::default())
+        g.contains(r.origin() + r.direction() * 0.5, &at)
     });
     assert!(
         inside > 0,
@@ -138,12 +139,11 @@ fn queries_allocate_nothing(name: &str, bvh: &Bvh) {
         (WindingAccuracy::Exact, 100),
     ] {
         allocation_free(&format!("{name}: winding_number"), &rays[..points], |r| {
-            bvh.winding_number(r.origin(), accuracy, &Default::default()) > 0.5
+            g.winding_number(r.origin(), accuracy, &at) > 0.5
         });
     }
     allocation_free(&format!("{name}: signed_distance"), &rays, |r| {
-        bvh.signed_distance(r.origin(), f32::INFINITY, &Default::default())
-            .is_some()
+        g.signed_distance(r.origin(), f32::INFINITY, &at).is_some()
     });
 }
 
@@ -167,7 +167,13 @@ fn the_counter_counts() {
 
 #[test]
 fn queries_allocate_nothing_on_the_scene() {
-    queries_allocate_nothing("scene", &scene());
+    let bvh = Arc::new(scene());
+    queries_allocate_nothing("scene", &*bvh, bvh.mesh());
+    // The same through a scene of that one tree placed where it is.
+    let mut placed = Scene::new();
+    placed.add(bvh.clone(), Matrix4::identity()).unwrap();
+    placed.update();
+    queries_allocate_nothing("scene, as one instance", &placed, bvh.mesh());
 }
 
 #[test]
@@ -182,7 +188,7 @@ fn queries_allocate_nothing_on_deep_trees() {
         "happy-buddha/happy_vrip_res3.obj",
     ] {
         let bvh = Bvh::build(common::shared_mesh(name).unwrap());
-        queries_allocate_nothing(name, &bvh);
+        queries_allocate_nothing(name, &bvh, bvh.mesh());
     }
 }
 

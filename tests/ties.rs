@@ -1,5 +1,6 @@
 //! Deterministic ties: among triangles hit at exactly the same `t`, the closest hit is the
-//! lowest triangle number, whatever the build options, the batch path or the triangle test;
+//! lowest triangle number, whatever the build options, the batch path or the triangle test,
+//! asked through the ray trait of a tree and of a scene of that tree placed where it is;
 //! among scene instances hit at the same `t`, the lowest instance number.
 mod common;
 
@@ -74,6 +75,37 @@ fn rays(n: usize) -> Vec<Ray> {
         .collect()
 }
 
+/// The closest hit of every ray through the ray trait (whole, compact, batched) is `want`'s
+/// `(t, triangle)`.
+fn closest_through_the_trait<G: RayCast>(
+    g: &G,
+    rays: &[Ray],
+    options: &G::Options<'_>,
+    want: &[Option<(f32, u32)>],
+    what: &str,
+) {
+    let mut batch = Vec::new();
+    g.cast_rays(rays, RayQuery::Closest, options, &mut batch);
+    let as_mesh = |h: &G::Compact| {
+        let (_, h) = G::mesh_hit(h);
+        (h.t, h.triangle)
+    };
+    for (i, ray) in rays.iter().enumerate() {
+        let short = g.cast_ray(ray, RayQuery::Closest, options);
+        assert_eq!(short.as_ref().map(as_mesh), want[i], "ray {i}, {what}");
+        assert_eq!(
+            g.closest_hit(ray, options).is_some(),
+            want[i].is_some(),
+            "ray {i}, the whole hit, {what}"
+        );
+        assert_eq!(
+            batch[i].as_ref().map(as_mesh),
+            want[i],
+            "ray {i}, batch, {what}"
+        );
+    }
+}
+
 #[test]
 fn the_lowest_triangle_wins_a_tie_under_every_build_and_test() {
     let mesh = layered_grid();
@@ -105,19 +137,14 @@ fn the_lowest_triangle_wins_a_tie_under_every_build_and_test() {
             ..Default::default()
         };
         for build in &builds {
-            let bvh = Bvh::build_with(mesh.clone(), build);
-            let mut batch = Vec::new();
-            bvh.cast_rays(&rays, RayQuery::Closest, &options, &mut batch);
-            for (i, ray) in rays.iter().enumerate() {
-                let got = bvh.closest_hit(ray, &options).map(|h| (h.t, h.triangle));
-                assert_eq!(got, want[i], "ray {i}, {build:?}, watertight {watertight}");
-                let short = bvh
-                    .cast_ray(ray, RayQuery::Closest, &options)
-                    .map(|h| (h.t, h.triangle));
-                assert_eq!(short, want[i], "ray {i}, short answer");
-                let batched = batch[i].as_ref().map(|h| (h.t, h.triangle));
-                assert_eq!(batched, want[i], "ray {i}, batch");
-            }
+            let bvh = Arc::new(Bvh::build_with(mesh.clone(), build));
+            let what = format!("{build:?}, watertight {watertight}");
+            closest_through_the_trait(&*bvh, &rays, &options, &want, &what);
+            // A scene of that one tree placed where it is: the same ties, the same winners.
+            let mut scene = Scene::new();
+            scene.add(bvh, Matrix4::identity()).unwrap();
+            let scene_options = SceneOptions::from(options);
+            closest_through_the_trait(&scene, &rays, &scene_options, &want, &what);
         }
     }
     assert!(ties > 4000, "only {ties} rays hit the grid");

@@ -92,13 +92,13 @@ macro_rules! on_geometry {
     };
 }
 
-/// `G`'s ray options (for type inference in [`on_geometry`]'s bodies).
+/// `G`'s ray options from their names (`G` from the argument, for [`on_geometry`]'s bodies).
 fn ray_options<G: Geometry>(
     _: &G,
     cull: &str,
     watertight: bool,
 ) -> PyResult<<G as meshray::query::RayCast>::Options<'static>> {
-    Ok(G::ray_options(query(cull, watertight)?))
+    Ok(query(cull, watertight)?.into())
 }
 
 #[pymethods]

@@ -7,7 +7,7 @@ use crate::convert::{RayRows, check_distance, rows};
 use crate::report::Report;
 use meshray::prelude::*;
 use meshray::query::{ClosestPoint, InstanceId, WindingAccuracy};
-use meshray::{Bvh, CompactHit, Culling, QueryOptions, Ray, RayQuery, Scene, SceneOptions};
+use meshray::{Bvh, CompactHit, Culling, QueryOptions, Ray, RayQuery, Scene};
 use nalgebra::{Unit, Vector3};
 use numpy::IntoPyArray;
 use numpy::ndarray::{Array1, Array2};
@@ -15,39 +15,20 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 
-/// What the binding needs of a geometry beyond the two traits: whether its answers name an
-/// instance, and its options made from the mesh's (a scene's Python queries see every
-/// instance).
+/// What the binding needs of a geometry beyond the two traits: whether its answers carry an
+/// `instance` column (a scene's). Its options come from the traits (`From<QueryOptions>`
+/// for rays, `Default` for points: a scene's Python queries see every instance).
 pub(crate) trait Geometry: RayCast + PointQuery {
-    /// Whether answers carry an `instance` column (a scene's).
+    /// Whether answers carry an `instance` column.
     const INSTANCES: bool;
-    /// The ray queries' options from culling and the triangle test.
-    fn ray_options(query: QueryOptions) -> <Self as RayCast>::Options<'static>;
-    /// The point queries' options.
-    fn point_options() -> <Self as PointQuery>::Options<'static>;
 }
 
 impl Geometry for Bvh {
     const INSTANCES: bool = false;
-    fn ray_options(query: QueryOptions) -> QueryOptions {
-        query
-    }
-    fn point_options() -> QueryOptions {
-        QueryOptions::default()
-    }
 }
 
 impl Geometry for Scene {
     const INSTANCES: bool = true;
-    fn ray_options(query: QueryOptions) -> SceneOptions<'static> {
-        SceneOptions {
-            query,
-            ..Default::default()
-        }
-    }
-    fn point_options() -> SceneOptions<'static> {
-        SceneOptions::default()
-    }
 }
 
 /// Rays per block of a cast: the progress report's step, and the most rays made at once.
@@ -313,7 +294,7 @@ pub(crate) fn closest_points<'py, G: Geometry>(
     max_distance: f32,
 ) -> PyResult<Bound<'py, PyDict>> {
     check_distance(max_distance)?;
-    let options = G::point_options();
+    let options = <G as PointQuery>::Options::default();
     let found = each_point(py, points, |q| {
         g.closest_point(q, max_distance, &options)
             .map(|c| G::mesh_point(&c))
@@ -368,7 +349,7 @@ pub(crate) fn winding_numbers<G: Geometry>(
     points: &[[f32; 3]],
     accuracy: WindingAccuracy,
 ) -> Vec<f64> {
-    let options = G::point_options();
+    let options = <G as PointQuery>::Options::default();
     each_point(py, points, |q| g.winding_number(q, accuracy, &options))
 }
 
@@ -390,8 +371,8 @@ pub(crate) fn contains<G: Geometry>(
     points: &[[f32; 3]],
     method: Inside,
 ) -> Vec<bool> {
-    let options = G::point_options();
-    let crossing = G::ray_options(QueryOptions {
+    let options = <G as PointQuery>::Options::default();
+    let crossing = <G as RayCast>::Options::from(QueryOptions {
         culling: Culling::None,
         watertight: true,
     });
@@ -419,7 +400,7 @@ pub(crate) fn signed_distance<G: Geometry>(
     max_distance: f32,
 ) -> PyResult<Vec<f64>> {
     check_distance(max_distance)?;
-    let options = G::point_options();
+    let options = <G as PointQuery>::Options::default();
     Ok(each_point(py, points, |q| {
         g.signed_distance(q, max_distance, &options)
             .unwrap_or(f64::NAN)
