@@ -944,53 +944,72 @@ pub extern "C" fn mr_cast_batch(
     flags: u32,
     any: u32,
 ) -> i32 {
-    with(|s| {
-        let status = check_batch(s, n, near, far, flags);
-        if status != OK {
-            return status;
+    let query = if any != 0 {
+        RayQuery::Any
+    } else {
+        RayQuery::Closest
+    };
+    let status = with(|s| {
+        on_rays(
+            s,
+            (handle, n, near, far, flags),
+            |batch, geometry, answers, scratch| {
+                if !per_ray(answers, n) {
+                    return Err((NO_MEMORY, format!("no memory for the answers of {n} rays")));
+                }
+                let chunk = &mut scratch.chunk;
+                match geometry {
+                    Geometry::Mesh(g) => batch.cast(g, n, query, chunk, &mut scratch.tree, answers),
+                    Geometry::Scene(g) => {
+                        batch.cast(g, n, query, chunk, &mut scratch.scene, answers)
+                    }
+                }
+                Ok(0)
+            },
+        )
+    });
+    i32::try_from(status).unwrap_or(BAD_INPUT)
+}
+
+/// A batch query on the `n` rays staged at [`mr_input`] (`args`: the handle, `n`, `near`,
+/// `far`, the flags): checks them and the handle, then runs `query` with the rays, the
+/// geometry, the answers and the scratch (kept for the next call). Returns `query`'s count,
+/// or a negative status.
+fn on_rays(
+    s: &mut State,
+    (handle, n, near, far, flags): (u32, usize, f32, f32, u32),
+    query: impl FnOnce(&Batch, Geometry<'_>, &mut Answers, &mut Scratch) -> Result<i64, (i32, String)>,
+) -> i64 {
+    let status = check_batch(s, n, near, far, flags);
+    if status != OK {
+        return i64::from(status);
+    }
+    if n.checked_mul(6).is_none_or(|len| len > s.input.len()) {
+        return i64::from(s.fail(
+            BAD_INPUT,
+            format!("{n} rays asked, room made for {}", s.input.len() / 6),
+        ));
+    }
+    let ranges = std::mem::take(&mut s.ranges);
+    let mut scratch = std::mem::take(&mut s.scratch);
+    let answered = match s.parts(handle) {
+        Ok((geometry, input, answers)) => {
+            let batch = Batch {
+                input,
+                ranges: &ranges,
+                near,
+                far,
+                flags,
+            };
+            query(&batch, geometry, answers, &mut scratch).map_err(|(code, why)| {
+                s.error = why;
+                code
+            })
         }
-        if n.checked_mul(6).is_none_or(|len| len > s.input.len()) {
-            return s.fail(
-                BAD_INPUT,
-                format!("{n} rays asked, room made for {}", s.input.len() / 6),
-            );
-        }
-        let ranges = std::mem::take(&mut s.ranges);
-        let mut scratch = std::mem::take(&mut s.scratch);
-        let (geometry, input, answers) = match s.parts(handle) {
-            Ok(parts) => parts,
-            Err(code) => {
-                s.ranges = ranges;
-                return code;
-            }
-        };
-        if !per_ray(answers, n) {
-            s.ranges = ranges;
-            return s.fail(NO_MEMORY, format!("no memory for the answers of {n} rays"));
-        }
-        let query = if any != 0 {
-            RayQuery::Any
-        } else {
-            RayQuery::Closest
-        };
-        let batch = Batch {
-            input,
-            ranges: &ranges,
-            near,
-            far,
-            flags,
-        };
-        match geometry {
-            Geometry::Mesh(g) => {
-                batch.cast(g, n, query, &mut scratch.chunk, &mut scratch.tree, answers)
-            }
-            Geometry::Scene(g) => {
-                batch.cast(g, n, query, &mut scratch.chunk, &mut scratch.scene, answers)
-            }
-        }
-        (s.scratch, s.ranges) = (scratch, ranges);
-        OK
-    })
+        Err(code) => Err(code),
+    };
+    (s.scratch, s.ranges) = (scratch, ranges);
+    answered.unwrap_or_else(i64::from)
 }
 
 /// A batch's rays as JavaScript staged them: ray `k` from `input`, over `near..far` or,
@@ -1071,44 +1090,23 @@ impl Batch<'_> {
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_all_hits(handle: u32, n: usize, near: f32, far: f32, flags: u32) -> i64 {
     with(|s| {
-        let status = check_batch(s, n, near, far, flags);
-        if status != OK {
-            return i64::from(status);
-        }
-        if n.checked_mul(6).is_none_or(|len| len > s.input.len()) {
-            return i64::from(s.fail(
-                BAD_INPUT,
-                format!("{n} rays asked, room made for {}", s.input.len() / 6),
-            ));
-        }
-        let ranges = std::mem::take(&mut s.ranges);
-        let mut scratch = std::mem::take(&mut s.scratch);
-        let (geometry, input, a) = match s.parts(handle) {
-            Ok(parts) => parts,
-            Err(code) => {
-                s.ranges = ranges;
-                return i64::from(code);
-            }
-        };
-        for v in [&mut a.t, &mut a.u, &mut a.v] {
-            v.clear();
-        }
-        a.triangle.clear();
-        a.instance.clear();
-        a.ray.clear();
-        let batch = Batch {
-            input,
-            ranges: &ranges,
-            near,
-            far,
-            flags,
-        };
-        match geometry {
-            Geometry::Mesh(g) => batch.all_hits(g, n, &mut scratch.tree_hits, a),
-            Geometry::Scene(g) => batch.all_hits(g, n, &mut scratch.scene_hits, a),
-        }
-        (s.scratch, s.ranges) = (scratch, ranges);
-        s.answers.t.len() as i64
+        on_rays(
+            s,
+            (handle, n, near, far, flags),
+            |batch, geometry, a, scratch| {
+                for v in [&mut a.t, &mut a.u, &mut a.v] {
+                    v.clear();
+                }
+                a.triangle.clear();
+                a.instance.clear();
+                a.ray.clear();
+                match geometry {
+                    Geometry::Mesh(g) => batch.all_hits(g, n, &mut scratch.tree_hits, a),
+                    Geometry::Scene(g) => batch.all_hits(g, n, &mut scratch.scene_hits, a),
+                }
+                Ok(a.t.len() as i64)
+            },
+        )
     })
 }
 
