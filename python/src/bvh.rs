@@ -2,7 +2,7 @@
 //! Python, as trimesh and Open3D users spell it). Its queries are `Geometry`'s; here are
 //! building, the mesh, selections and saving.
 
-use crate::convert::{matrix, rows};
+use crate::convert::{camera, rows};
 use crate::errors::{MeshrayError, to_py};
 use crate::geometry::PyGeometry;
 use crate::mesh::Mesh;
@@ -119,8 +119,8 @@ impl PyBvh {
         a: [f32; 2],
         b: [f32; 2],
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-        let frustum = meshray::Camera::new(matrix(&view), matrix(&projection), viewport)
-            .and_then(|camera| camera.frustum(a, b))
+        let frustum = camera(&view, &projection, viewport)?
+            .frustum(a, b)
             .map_err(to_py)?;
         let bvh = PyBvh::tree(slf);
         let region = meshray::selection::Region::Frustum(frustum);
@@ -141,8 +141,7 @@ impl PyBvh {
         b: [f32; 2],
         samples: u32,
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-        let camera =
-            meshray::Camera::new(matrix(&view), matrix(&projection), viewport).map_err(to_py)?;
+        let camera = camera(&view, &projection, viewport)?;
         let bvh = PyBvh::tree(slf);
         let found = slf
             .py()

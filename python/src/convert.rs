@@ -1,13 +1,14 @@
 //! Arrays in and out: numpy arrays (or lists) read as float32 rows or indices, checked and
 //! refused with a `ValueError` naming the argument; answers written as numpy arrays.
 
+use meshray::prelude::*;
 use meshray::query::WindingAccuracy;
-use meshray::{Culling, QueryOptions, Ray, RayQuery};
+use meshray::{Camera, Culling, QueryOptions, Ray, RayQuery};
 use numpy::ndarray::Array2;
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt};
 
 /// `numpy.asarray(object, dtype)`: arrays, lists and tuples alike, copied only when the
 /// dtype differs.
@@ -164,6 +165,16 @@ pub(crate) fn matrix(rows: &[[f32; 4]; 4]) -> mint::ColumnMatrix4<f32> {
     mint::ColumnMatrix4::from(columns)
 }
 
+/// The camera of a `view` and a `projection` (4 × 4, row-major as written on paper:
+/// `projection @ view @ point`) in a viewport of `(width, height)` pixels.
+pub(crate) fn camera(
+    view: &[[f32; 4]; 4],
+    projection: &[[f32; 4]; 4],
+    viewport: [f32; 2],
+) -> PyResult<Camera> {
+    Camera::new(matrix(view), matrix(projection), viewport).map_err(crate::errors::to_py)
+}
+
 /// `cast`'s `any_hit` as the batch query's question.
 pub(crate) fn ray_query(any_hit: bool) -> RayQuery {
     if any_hit {
@@ -213,34 +224,80 @@ pub(crate) fn winding_accuracy(beta: f64, exact: bool) -> PyResult<WindingAccura
     Ok(WindingAccuracy::FarField { beta })
 }
 
-/// The query options by name (`cull`: "none", "back" or "front").
-pub(crate) fn query(cull: &str, watertight: bool) -> PyResult<QueryOptions> {
-    Ok(QueryOptions {
-        culling: culling(cull)?,
-        watertight,
-    })
+/// The options every ray query takes, read from its keyword arguments (`**options`):
+/// `t_min` and `t_max` (the range searched, in the direction's units), `watertight` and
+/// `cull`. Every ray method of `BVH` and `Scene` reads them here, so each takes and checks
+/// them alike; they are keyword-only, and an unknown name is refused with a `TypeError` as
+/// Python refuses one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RayOptions {
+    /// The start of each ray's range.
+    pub(crate) t_min: f32,
+    /// The end of each ray's range.
+    pub(crate) t_max: f32,
+    /// Culling and the triangle test.
+    pub(crate) query: QueryOptions,
+}
+
+impl RayOptions {
+    /// Reads `method`'s keyword options (`None`: every default), refusing an unknown name, a
+    /// value of the wrong type (`TypeError`), a NaN or negative `t_min`, a NaN `t_max` and an
+    /// unknown culling (`ValueError`).
+    pub(crate) fn read(method: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<RayOptions> {
+        let mut read = RayOptions {
+            t_min: 0.0,
+            t_max: f32::INFINITY,
+            query: QueryOptions::default(),
+        };
+        for (name, value) in options.into_iter().flatten() {
+            let name: String = name.extract()?;
+            let wrong_type =
+                |e: PyErr| PyTypeError::new_err(format!("{method}() argument '{name}': {e}"));
+            match name.as_str() {
+                "t_min" => read.t_min = value.extract().map_err(wrong_type)?,
+                "t_max" => read.t_max = value.extract().map_err(wrong_type)?,
+                "watertight" => read.query.watertight = value.extract().map_err(wrong_type)?,
+                "cull" => {
+                    read.query.culling = culling(&value.extract::<String>().map_err(wrong_type)?)?
+                }
+                _ => {
+                    return Err(PyTypeError::new_err(format!(
+                        "{method}() got an unexpected keyword argument '{name}' (a ray \
+                         query's options are t_min, t_max, watertight and cull)"
+                    )));
+                }
+            }
+        }
+        check_range(read.t_min, read.t_max)?;
+        Ok(read)
+    }
+
+    /// `ray`, searched over these options' range instead of its own.
+    pub(crate) fn ranged(&self, ray: Ray) -> Ray {
+        Ray::with_range(ray.origin(), ray.direction(), self.t_min, self.t_max)
+    }
 }
 
 /// The rays of a batch as its arguments give them: `origins` and `directions` read as
-/// float32 rows of the same length (a copy only when their dtype or layout differs), over
-/// `[t_min, t_max]`, checked. Every ray query of `BVH` and `Scene` reads its rays here.
+/// float32 rows of the same length (a copy only when their dtype or layout differs), with
+/// the keyword options, checked. Every ray query of `BVH` and `Scene` reads its rays here.
 pub(crate) struct RayRows<'py> {
     origins: PyReadonlyArray2<'py, f32>,
     directions: PyReadonlyArray2<'py, f32>,
-    t_min: f32,
-    t_max: f32,
+    options: RayOptions,
 }
 
 impl<'py> RayRows<'py> {
-    /// Reads and checks the arguments: a NaN or negative `t_min`, a NaN `t_max`, arrays that
-    /// are not `(n, 3)` numbers or differ in length are refused, naming the argument.
+    /// Reads and checks `method`'s arguments: arrays that are not `(n, 3)` numbers or differ
+    /// in length are refused, naming the argument, and the options as [`RayOptions::read`]
+    /// refuses them.
     pub(crate) fn read(
+        method: &str,
         origins: &Bound<'py, PyAny>,
         directions: &Bound<'py, PyAny>,
-        t_min: f32,
-        t_max: f32,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Self> {
-        check_range(t_min, t_max)?;
+        let options = RayOptions::read(method, options)?;
         let (o, d) = (rows3(origins, "origins")?, rows3(directions, "directions")?);
         if o.len() != d.len() {
             return Err(PyValueError::new_err(format!(
@@ -252,8 +309,7 @@ impl<'py> RayRows<'py> {
         Ok(RayRows {
             origins: o,
             directions: d,
-            t_min,
-            t_max,
+            options,
         })
     }
 
@@ -262,13 +318,23 @@ impl<'py> RayRows<'py> {
         self.origins.len() / 3
     }
 
+    /// Culling and the triangle test.
+    pub(crate) fn query_options(&self) -> QueryOptions {
+        self.options.query
+    }
+
+    /// Culling and the triangle test, as `G`'s ray options.
+    pub(crate) fn options<G: RayCast>(&self) -> G::Options<'static> {
+        self.options.query.into()
+    }
+
     /// The rows, for making the rays where a batch needs them (without the GIL).
     pub(crate) fn source(&self) -> PyResult<RaySource<'_>> {
         Ok(RaySource {
             o: self.origins.as_slice()?,
             d: self.directions.as_slice()?,
-            t_min: self.t_min,
-            t_max: self.t_max,
+            t_min: self.options.t_min,
+            t_max: self.options.t_max,
         })
     }
 

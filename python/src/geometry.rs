@@ -3,9 +3,9 @@
 //! library's traits (`queries`). A `BVH` holds a mesh's tree, a `Scene` placed trees; the
 //! methods dispatch on which.
 
-use crate::convert::{RayRows, as_array, matrix, points, query, ray_query, winding_accuracy};
+use crate::convert::{RayOptions, RayRows, as_array, camera, points, ray_query, winding_accuracy};
 use crate::errors::to_py;
-use crate::queries::{self, Geometry, Inside};
+use crate::queries::{self, Inside};
 use meshray::{Bvh, Ray, Scene};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
@@ -75,7 +75,7 @@ impl PyGeometry {
 }
 
 /// Runs `$body` with `$g` bound to the geometry: a `&Bvh` or a `&Scene` (a snapshot), so
-/// the body, generic code over [`Geometry`], is written once.
+/// the body, generic code over [`queries::Geometry`], is written once.
 macro_rules! on_geometry {
     ($geometry:expr, $g:ident => $body:expr) => {
         match &$geometry.inner {
@@ -92,15 +92,6 @@ macro_rules! on_geometry {
     };
 }
 
-/// `G`'s ray options from their names (`G` from the argument, for [`on_geometry`]'s bodies).
-fn ray_options<G: Geometry>(
-    _: &G,
-    cull: &str,
-    watertight: bool,
-) -> PyResult<<G as meshray::query::RayCast>::Options<'static>> {
-    Ok(query(cull, watertight)?.into())
-}
-
 #[pymethods]
 impl PyGeometry {
     /// Casts one ray per row of `origins` and `directions` (`(n, 3)` arrays; directions need
@@ -109,41 +100,37 @@ impl PyGeometry {
     /// miss; a scene's: the number in that instance's mesh), `u`, `v` (barycentrics of the
     /// second and third corner), `point` and `normal` (the unit geometric normal; a scene's
     /// in world space; NaN on a miss). `any_hit=True` returns some hit rather than the
-    /// nearest (faster, for visibility); the watertight triangle test is the default
-    /// (`watertight=False`: plain Cramer's rule, a little faster, can slip through a shared
-    /// edge); `cull` is "none", "back" or "front". A ray with a zero, NaN or infinite
-    /// direction hits nothing. `progress(done, total)`, if given, is called after each block
-    /// of 65,536 rays (with the GIL held; an exception it raises stops the batch and is
-    /// raised here); `progress=True` shows a `tqdm` bar instead (a warning when tqdm is not
-    /// installed).
-    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, any_hit = false, watertight = true, cull = "none", progress = None))]
-    #[allow(clippy::too_many_arguments)]
+    /// nearest (faster, for visibility). A ray with a zero, NaN or infinite direction hits
+    /// nothing. `progress(done, total)`, if given, is called after each block of 65,536 rays
+    /// (with the GIL held; an exception it raises stops the batch and is raised here);
+    /// `progress=True` shows a `tqdm` bar instead (a warning when tqdm is not installed).
+    ///
+    /// The options every ray query takes, by keyword: `t_min` and `t_max` (the range
+    /// searched; 0 and inf), `watertight` (the default, `True`: the watertight triangle
+    /// test; `False`: plain Cramer's rule, a little faster, can slip through a shared edge)
+    /// and `cull` ("none", "back" or "front").
+    #[pyo3(signature = (origins, directions, *, any_hit = false, progress = None, **options))]
     fn cast<'py>(
         &self,
         py: Python<'py>,
         origins: &Bound<'py, PyAny>,
         directions: &Bound<'py, PyAny>,
-        t_min: f32,
-        t_max: f32,
         any_hit: bool,
-        watertight: bool,
-        cull: &str,
         progress: Option<&Bound<'py, PyAny>>,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let rays = RayRows::read(origins, directions, t_min, t_max)?;
-        let source = rays.source()?;
-        on_geometry!(self, g => {
-            let options = ray_options(g, cull, watertight)?;
-            queries::cast(py, g, rays.len(), |i| source.ray(i), ray_query(any_hit), &options, progress)
-        })
+        let rays = RayRows::read("cast", origins, directions, options)?;
+        let (source, query) = (rays.source()?, ray_query(any_hit));
+        let options = rays.query_options();
+        on_geometry!(self, g => queries::cast(py, g, rays.len(), |i| source.ray(i), query, options, progress))
     }
 
     /// Picks through pixels: for each `(x, y)` row of `pixels` (pixel coordinates, origin top
     /// left, `y` down), the camera ray of `view` and `projection` (4 × 4 arrays, row-major as
     /// written on paper: `projection @ view @ point`) in a viewport of `viewport = (width,
-    /// height)` pixels, cast as `cast` does. The same dict as `cast`.
-    #[pyo3(signature = (view, projection, viewport, pixels, watertight = true, cull = "none"))]
-    #[allow(clippy::too_many_arguments)]
+    /// height)` pixels, cast as `cast` does (its `t` from the near plane, in the camera's
+    /// units), with `cast`'s options. The same dict as `cast`.
+    #[pyo3(signature = (view, projection, viewport, pixels, **options))]
     fn pick<'py>(
         &self,
         py: Python<'py>,
@@ -151,121 +138,94 @@ impl PyGeometry {
         projection: [[f32; 4]; 4],
         viewport: [f32; 2],
         pixels: &Bound<'py, PyAny>,
-        watertight: bool,
-        cull: &str,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let options = RayOptions::read("pick", options)?;
+        let camera = camera(&view, &projection, viewport)?;
         let pixels: PyReadonlyArray2<'py, f32> = as_array(pixels, "float32")
             .and_then(|a| a.call_method1("reshape", ((-1i64, 2i64),)))
             .and_then(|a| a.extract())
             .map_err(|_| PyValueError::new_err("pixels: expected an (n, 2) array of numbers"))?;
-        let camera =
-            meshray::Camera::new(matrix(&view), matrix(&projection), viewport).map_err(to_py)?;
         let rays = pixels
             .as_array()
             .rows()
             .into_iter()
-            .map(|p| camera.pixel_ray([p[0], p[1]]))
+            .map(|p| {
+                camera
+                    .pixel_ray([p[0], p[1]])
+                    .map(|ray| options.ranged(ray))
+            })
             .collect::<Result<Vec<Ray>, _>>()
             .map_err(to_py)?;
-        on_geometry!(self, g => {
-            let options = ray_options(g, cull, watertight)?;
-            queries::cast(py, g, rays.len(), |i| rays[i], meshray::RayQuery::Closest, &options, None)
-        })
+        let (closest, query) = (meshray::RayQuery::Closest, options.query);
+        on_geometry!(self, g => queries::cast(py, g, rays.len(), |i| rays[i], closest, query, None))
     }
 
     /// Every hit of one ray, nearest first: a dict of arrays `t`, `instance` (a scene's),
-    /// `triangle`, `u`, `v`.
-    #[pyo3(signature = (origin, direction, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
-    #[allow(clippy::too_many_arguments)]
+    /// `triangle`, `u`, `v`. `cast`'s options.
+    #[pyo3(signature = (origin, direction, **options))]
     fn all_hits<'py>(
         &self,
         py: Python<'py>,
         origin: &Bound<'py, PyAny>,
         direction: &Bound<'py, PyAny>,
-        t_min: f32,
-        t_max: f32,
-        watertight: bool,
-        cull: &str,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let rays = RayRows::read(origin, direction, t_min, t_max)?.rays()?;
+        let rays = RayRows::read("all_hits", origin, direction, options)?;
         if rays.len() != 1 {
             return Err(PyValueError::new_err(
                 "expected one origin and one direction",
             ));
         }
-        let out = on_geometry!(self, g => {
-            let options = ray_options(g, cull, watertight)?;
-            queries::cast_all(py, g, &rays, &options)
-        })?;
+        let (made, query) = (rays.rays()?, rays.query_options());
+        let out = on_geometry!(self, g => queries::cast_all(py, g, &made, query))?;
         out.del_item("ray")?;
         Ok(out)
     }
 
     /// Whether each ray hits anything in its range (a bool array): `cast(any_hit=True)`'s
     /// answer to "is there a hit?" without the hit's details, for shadow rays and lines of
-    /// sight. Options as for `cast`.
-    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
-    #[allow(clippy::too_many_arguments)]
+    /// sight. `cast`'s options.
+    #[pyo3(signature = (origins, directions, **options))]
     fn occluded<'py>(
         &self,
         py: Python<'py>,
         origins: &Bound<'py, PyAny>,
         directions: &Bound<'py, PyAny>,
-        t_min: f32,
-        t_max: f32,
-        watertight: bool,
-        cull: &str,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let rays = RayRows::read(origins, directions, t_min, t_max)?;
-        let blocked = on_geometry!(self, g => {
-            let options = ray_options(g, cull, watertight)?;
-            queries::occluded(py, g, &rays, &options)
-        })?;
-        Ok(blocked.into_pyarray(py))
+        let rays = RayRows::read("occluded", origins, directions, options)?;
+        Ok(on_geometry!(self, g => queries::occluded(py, g, &rays))?.into_pyarray(py))
     }
 
     /// How many triangles each ray hits in its range (an int32 array): `cast_all`'s count
-    /// per ray, without making the hits. Options as for `cast`.
-    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
-    #[allow(clippy::too_many_arguments)]
+    /// per ray, without making the hits. `cast`'s options.
+    #[pyo3(signature = (origins, directions, **options))]
     fn count_hits<'py>(
         &self,
         py: Python<'py>,
         origins: &Bound<'py, PyAny>,
         directions: &Bound<'py, PyAny>,
-        t_min: f32,
-        t_max: f32,
-        watertight: bool,
-        cull: &str,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyArray1<i32>>> {
-        let rays = RayRows::read(origins, directions, t_min, t_max)?;
-        let counts = on_geometry!(self, g => {
-            let options = ray_options(g, cull, watertight)?;
-            queries::count_hits(py, g, &rays, &options)
-        })?;
-        Ok(counts.into_pyarray(py))
+        let rays = RayRows::read("count_hits", origins, directions, options)?;
+        Ok(on_geometry!(self, g => queries::count_hits(py, g, &rays))?.into_pyarray(py))
     }
 
     /// Every hit of every ray, flattened: a dict of arrays `ray` (the row each hit belongs
     /// to), `t`, `instance` (a scene's), `triangle`, `u`, `v`, sorted by ray, then `t` (then
-    /// instance, then triangle). Options as for `cast`.
-    #[pyo3(signature = (origins, directions, t_min = 0.0, t_max = f32::INFINITY, watertight = true, cull = "none"))]
-    #[allow(clippy::too_many_arguments)]
+    /// instance, then triangle). `cast`'s options.
+    #[pyo3(signature = (origins, directions, **options))]
     fn cast_all<'py>(
         &self,
         py: Python<'py>,
         origins: &Bound<'py, PyAny>,
         directions: &Bound<'py, PyAny>,
-        t_min: f32,
-        t_max: f32,
-        watertight: bool,
-        cull: &str,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let rays = RayRows::read(origins, directions, t_min, t_max)?.rays()?;
-        on_geometry!(self, g => {
-            let options = ray_options(g, cull, watertight)?;
-            queries::cast_all(py, g, &rays, &options)
-        })
+        let rays = RayRows::read("cast_all", origins, directions, options)?;
+        let (made, query) = (rays.rays()?, rays.query_options());
+        on_geometry!(self, g => queries::cast_all(py, g, &made, query))
     }
 
     /// The nearest point of the surface to each row of `points` (`(n, 3)`), within

@@ -45,9 +45,10 @@ pub(crate) fn cast<'py, G: Geometry>(
     n: usize,
     ray: impl Fn(usize) -> Ray + Sync,
     query: RayQuery,
-    options: &<G as RayCast>::Options<'_>,
+    options: QueryOptions,
     progress: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let options = <G as RayCast>::Options::from(options);
     let mut out = Answers::new(n, G::INSTANCES);
     let report = Report::new(py, progress, n)?;
     let (mut rays, mut hits, mut normals) = (Vec::with_capacity(BLOCK.min(n)), vec![], vec![]);
@@ -58,7 +59,7 @@ pub(crate) fn cast<'py, G: Geometry>(
                 .into_par_iter()
                 .map(&ray)
                 .collect_into_vec(&mut rays);
-            g.cast_rays(&rays, query, options, &mut hits);
+            g.cast_rays(&rays, query, &options, &mut hits);
             // The table of normals is made by the first call, from this thread (on all
             // cores), rather than inside the loop below.
             if let Some(first) = hits.iter().flatten().next() {
@@ -190,10 +191,10 @@ pub(crate) fn occluded<G: Geometry>(
     py: Python<'_>,
     g: &G,
     rays: &RayRows<'_>,
-    options: &<G as RayCast>::Options<'_>,
 ) -> PyResult<Vec<bool>> {
+    let options = rays.options::<G>();
     each_ray(py, rays, |ray| {
-        g.cast_ray(ray, RayQuery::Any, options).is_some()
+        g.cast_ray(ray, RayQuery::Any, &options).is_some()
     })
 }
 
@@ -202,10 +203,10 @@ pub(crate) fn count_hits<G: Geometry>(
     py: Python<'_>,
     g: &G,
     rays: &RayRows<'_>,
-    options: &<G as RayCast>::Options<'_>,
 ) -> PyResult<Vec<i32>> {
+    let options = rays.options::<G>();
     each_ray(py, rays, |ray| {
-        i32::try_from(g.count_hits(ray, options)).unwrap_or(i32::MAX)
+        i32::try_from(g.count_hits(ray, &options)).unwrap_or(i32::MAX)
     })
 }
 
@@ -217,8 +218,9 @@ pub(crate) fn cast_all<'py, G: Geometry>(
     py: Python<'py>,
     g: &G,
     rays: &[Ray],
-    options: &<G as RayCast>::Options<'_>,
+    options: QueryOptions,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let options = <G as RayCast>::Options::from(options);
     const TASK: usize = 256;
     // Per task: its rays' hits in order, and how many each ray has.
     let tasks: Vec<(Vec<G::Compact>, Vec<u32>)> = py.detach(|| {
@@ -226,7 +228,7 @@ pub(crate) fn cast_all<'py, G: Geometry>(
             .map_init(Vec::new, |scratch, rays| {
                 let (mut found, mut counts) = (Vec::new(), Vec::with_capacity(rays.len()));
                 for ray in rays {
-                    g.all_triangles(ray, options, scratch);
+                    g.all_triangles(ray, &options, scratch);
                     found.extend_from_slice(scratch);
                     counts.push(scratch.len() as u32);
                 }

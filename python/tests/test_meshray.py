@@ -140,6 +140,35 @@ def test_t_range_culling_and_watertight():
     assert np.all(bad["triangle"] == -1)
 
 
+def test_ray_options_are_keywords_read_alike_by_every_ray_query():
+    vertices = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=np.float32)
+    bvh = meshray.BVH(meshray.Mesh(vertices, np.array([[0, 1, 2]])))
+    scene = meshray.Scene()
+    scene.add(bvh)
+    o, d = np.array([[0.2, 0.2, 1.0]]), np.array([[0.0, 0.0, -1.0]])
+    for geometry in (bvh, scene):
+        # Each query honours each option: the range, and culling of the front face.
+        assert not geometry.occluded(o, d, t_max=0.5)[0] and geometry.occluded(o, d, t_min=0.5)[0]
+        assert geometry.count_hits(o, d, cull="front")[0] == 0
+        assert geometry.count_hits(o, d, cull="back", watertight=False)[0] == 1
+        assert len(geometry.cast_all(o, d, t_min=1.5)["t"]) == 0
+        assert len(geometry.all_hits(o[0], d[0], t_max=0.99)["t"]) == 0
+        for query in (geometry.cast, geometry.occluded, geometry.count_hits, geometry.cast_all):
+            name = query.__name__
+            with pytest.raises(TypeError, match=rf"{name}\(\) got an unexpected keyword argument 'tmax'"):
+                query(o, d, tmax=0.5)
+            with pytest.raises(TypeError):  # options are keyword-only
+                query(o, d, 0.0, 0.5)
+            with pytest.raises(TypeError, match=rf"{name}\(\) argument 't_max'"):
+                query(o, d, t_max="far")
+            with pytest.raises(TypeError, match="argument 'watertight'"):
+                query(o, d, watertight="yes")
+            with pytest.raises(ValueError, match="t_min must be >= 0"):
+                query(o, d, t_min=-1.0)
+            with pytest.raises(ValueError, match="cull"):
+                query(o, d, cull="sideways")
+
+
 def test_all_hits_are_sorted_and_complete():
     mesh = meshray.Mesh.load(ASSET)
     bvh = meshray.BVH(mesh)
@@ -455,6 +484,13 @@ def test_pick_frustum_and_visible_selection():
     assert len(bvh.select_frustum(view, projection, viewport, (0, 0), (5, 5))) == 0
     with pytest.raises(meshray.MeshrayError, match="camera"):
         bvh.pick(np.zeros((4, 4)), projection, viewport, [[1, 1]])
+    # The ray options, as cast's: a range along the camera ray (from the near plane).
+    t = centre["t"][0]
+    assert bvh.pick(view, projection, viewport, [[400, 300]], t_max=t)["t"][0] == t
+    assert bvh.pick(view, projection, viewport, [[400, 300]], t_max=0.99 * t)["triangle"][0] == -1
+    assert bvh.pick(view, projection, viewport, [[400, 300]], cull="front", watertight=False)["t"][0] != t
+    with pytest.raises(TypeError, match="unexpected keyword argument 'side'"):
+        bvh.pick(view, projection, viewport, [[400, 300]], side="front")
 
 
 def test_progress_is_reported_and_can_stop_a_batch():
