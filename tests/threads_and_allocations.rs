@@ -397,3 +397,65 @@ fn builds_are_the_same_on_any_number_of_threads() {
         }
     }
 }
+
+/// The tables a tree makes on first use (the unit normals, `contains`' lattice), asked for
+/// the first time from inside parallel loops on eight threads, on fresh trees, many times
+/// over: every answer as one thread gives it, those made while another thread makes the
+/// table (without it) included, and no deadlock. (A table made while its cell is held can
+/// deadlock when a worker waiting on the loop that makes it takes up a job asking for the
+/// same table; that takes a steal at the wrong moment, which this test did not provoke on a
+/// 2-core machine before the fix: the deterministic case is `bvh::lazy`'s unit test.) A
+/// watchdog fails the test rather than let it hang.
+#[test]
+#[cfg_attr(target_os = "wasi", ignore = "no threads on wasm32-wasip1")]
+fn first_use_tables_made_from_inside_parallel_loops() {
+    use rayon::prelude::*;
+    // 80,000 triangles: the tables are made in many parallel jobs.
+    let mesh = common::wavy_grid(200);
+    let mut rng = common::Rng::new(12);
+    let rays = common::random_rays(&mesh, 3000, &mut rng);
+    let points: Vec<Point3<f32>> = rays.iter().map(|r| r.at(2.0)).collect();
+    let reference = Bvh::build(mesh.clone());
+    let options = QueryOptions::default();
+    let hits: Vec<_> = rays
+        .iter()
+        .map(|r| reference.cast_ray(r, RayQuery::Closest, &options))
+        .collect();
+    let normals: Vec<_> = hits
+        .iter()
+        .map(|h| h.and_then(|h| reference.hit_normal(&h)))
+        .collect();
+    let inside: Vec<bool> = points
+        .iter()
+        .map(|&p| reference.contains(p, &options))
+        .collect();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        for round in 0..20 {
+            let fresh = Bvh::build(mesh.clone());
+            let (n, i) = pool.install(|| {
+                let n: Vec<_> = hits
+                    .par_iter()
+                    .with_max_len(1)
+                    .map(|h| h.and_then(|h| fresh.hit_normal(&h)))
+                    .collect();
+                let i: Vec<bool> = points
+                    .par_iter()
+                    .with_max_len(1)
+                    .map(|&p| fresh.contains(p, &options))
+                    .collect();
+                (n, i)
+            });
+            assert_eq!(n, normals, "round {round}: the normals");
+            assert_eq!(i, inside, "round {round}: inside or not");
+        }
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the parallel queries finished (or a deadlock, or a failed assertion above)");
+}

@@ -2,7 +2,7 @@
 //! those before it (`tests/layers.rs` checks): `layout` (the wide nodes and the leaves),
 //! `build` (the builders, which fill them), `query` (the walks, which read them) and
 //! `upkeep` (refit, validation, statistics, saving). `par`, the data-parallel steps, serves
-//! them all.
+//! them all, and `lazy` what the queries make on first use.
 //!
 //! The builders make a binary tree: one flat array of 32-byte [`Node`]s, the root first and
 //! the two children of a node side by side. The queries walk that tree collapsed into 8-wide
@@ -14,6 +14,7 @@
 
 mod build;
 mod layout;
+mod lazy;
 mod par;
 mod query;
 mod upkeep;
@@ -268,10 +269,10 @@ pub struct Bvh {
     far_fields: std::sync::OnceLock<winding::FarFields>,
     /// `contains`' lattice of known winding numbers, made on its first call and dropped by
     /// a refit.
-    inside_grid: std::sync::OnceLock<inside::InsideGrid>,
+    inside_grid: lazy::Lazy<inside::InsideGrid>,
     /// Each triangle's unit geometric normal, by triangle number: made by the first
     /// [`RayCast::hit_normal`](crate::query::RayCast::hit_normal) and dropped by a refit.
-    normals: std::sync::OnceLock<Box<[Unit<Vector3<f32>>]>>,
+    normals: lazy::Lazy<Box<[Unit<Vector3<f32>>]>>,
     /// The SAH cost when the tree was built (or loaded): what a refit tree's is compared
     /// with ([`Bvh::pose`]).
     built_cost: f32,

@@ -93,7 +93,8 @@ impl Bvh {
     /// `Some(inside)` when the nearest lattice point's winding number and the crossings of
     /// the segment from it decide beyond doubt.
     fn inside_by_crossings(&self, p: [f64; 3]) -> Option<bool> {
-        let grid = self.inside_grid();
+        // While another thread makes the lattice, the exact path answers.
+        let grid = self.inside_grid()?;
         let pf = p.map(|c| c as f32);
         let mut i = [0usize; 3];
         for a in 0..3 {
@@ -165,9 +166,10 @@ impl Bvh {
         (!unsure).then_some(count)
     }
 
-    /// The lattice, made on first use.
-    fn inside_grid(&self) -> &InsideGrid {
-        self.inside_grid.get_or_init(|| self.make_inside_grid())
+    /// The lattice, made on first use (on all cores); `None` while another thread makes it
+    /// (see `lazy` for why nothing waits).
+    fn inside_grid(&self) -> Option<&InsideGrid> {
+        self.inside_grid.get_or_make(|| self.make_inside_grid())
     }
 
     fn make_inside_grid(&self) -> InsideGrid {

@@ -334,17 +334,23 @@ impl Bvh {
 
     /// The unit geometric normal of triangle `triangle` (as [`Hit::normal`] gives it) from
     /// the tree's table of them, made on first use (on all cores); `None` for a number that
-    /// names no triangle.
+    /// names no triangle. While another thread makes the table, the normal is computed
+    /// from the corners, as the table computes it (see `lazy` for why nothing waits).
     pub(crate) fn cached_normal(&self, triangle: u32) -> Option<Unit<Vector3<f32>>> {
-        let normals = self.normals.get_or_init(|| {
-            let mesh = &self.mesh;
-            crate::bvh::par::map_indexed(mesh.triangle_count(), |i| {
-                let [a, b, c] = mesh.triangle(i);
-                unit_normal(&LeafTriangle::new(&a, &b, &c).normal())
-            })
-            .into_boxed_slice()
+        let mesh = &self.mesh;
+        let normal = |i: usize| {
+            let [a, b, c] = mesh.triangle(i);
+            unit_normal(&LeafTriangle::new(&a, &b, &c).normal())
+        };
+        let table = self.normals.get_or_make(|| {
+            crate::bvh::par::map_indexed(mesh.triangle_count(), normal).into_boxed_slice()
         });
-        normals.get(triangle as usize).copied()
+        match table {
+            Some(table) => table.get(triangle as usize).copied(),
+            None => {
+                ((triangle as usize) < mesh.triangle_count()).then(|| normal(triangle as usize))
+            }
+        }
     }
 
     /// Fills in a hit's details from the mesh.
