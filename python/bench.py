@@ -1,7 +1,9 @@
 """meshray against Open3D's RaycastingScene (Embree 4 inside; the `open3d-cpu` package) and
 trimesh (with embreex, and its pure-numpy intersector), in one Python process: closest and
 any hit, the count and the list of every crossing, closest point, inside/outside and signed
-distance:
+distance; meshray both through its own calls (`BVH.cast`, ...) and through its Open3D
+drop-in (`meshray.open3d.RaycastingScene`, Open3D's calls with Open3D tensors, as a
+switching user makes them):
 
     python python/bench.py [--rays 1000000] [--points 100000] [--threads 1 2] [--only QUERY ...] [MESH ...]
     python python/bench.py --binding [--rays 1000000] [MESH ...]
@@ -14,7 +16,7 @@ an engine that is not installed is left out. Threads: meshray's (rayon) and Open
 `nthreads`; trimesh's are its own (one). Prints a markdown table.
 
 --binding measures the binding's own cost instead: the same rays, on one thread, through
-`BVH.cast`, through the Rust command `meshray bench --rays FILE --details` (closest_hit,
+`BVH.cast`, the drop-in's `cast_rays`, the Rust command `meshray bench --rays FILE --details` (closest_hit,
 which computes the point and normal as `cast` does) and `meshray bench --rays FILE` (the
 compact closest_triangle: triangle and t); the command is `$MESHRAY_BIN`, else
 `cargo run --release -p meshray-cli`; alternated, five times each; the median of each, in
@@ -94,18 +96,13 @@ def engines(mesh, threads):
     try:
         import open3d as o3d
 
-        scene = o3d.t.geometry.RaycastingScene(nthreads=threads)
-        scene.add_triangles(o3d.core.Tensor(v), o3d.core.Tensor(f.astype(np.uint32)))
-        as_rays = lambda o, d: o3d.core.Tensor(np.hstack([o, d]))  # noqa: E731
-        out["Open3D"] = {
-            "closest": lambda o, d, p: scene.cast_rays(as_rays(o, d), nthreads=threads),
-            "any": lambda o, d, p: scene.test_occlusions(as_rays(o, d), nthreads=threads),
-            "count": lambda o, d, p: scene.count_intersections(as_rays(o, d), nthreads=threads),
-            "list": lambda o, d, p: scene.list_intersections(as_rays(o, d), nthreads=threads),
-            "closest point": lambda o, d, p: scene.compute_closest_points(o3d.core.Tensor(p), nthreads=threads),
-            "contains": lambda o, d, p: scene.compute_occupancy(o3d.core.Tensor(p), nthreads=threads),
-            "signed distance": lambda o, d, p: scene.compute_signed_distance(o3d.core.Tensor(p), nthreads=threads),
-        }
+        from meshray.open3d import RaycastingScene
+
+        # The same calls on Open3D's scene and on the drop-in: what a switching user runs.
+        for name, scene in [("Open3D", o3d.t.geometry.RaycastingScene(nthreads=threads)),
+                            ("drop-in", RaycastingScene(nthreads=threads))]:
+            scene.add_triangles(o3d.core.Tensor(v), o3d.core.Tensor(f.astype(np.uint32)))
+            out[name] = open3d_calls(o3d, scene, threads)
     except ImportError:
         pass
     if threads == 1:
@@ -127,6 +124,21 @@ def engines(mesh, threads):
         except ImportError:
             pass
     return out
+
+
+def open3d_calls(o3d, scene, threads):
+    """Open3D's calls on `scene` (Open3D's RaycastingScene or meshray's drop-in): tensors
+    in, `nthreads` as given."""
+    as_rays = lambda o, d: o3d.core.Tensor(np.hstack([o, d]))  # noqa: E731
+    return {
+        "closest": lambda o, d, p: scene.cast_rays(as_rays(o, d), nthreads=threads),
+        "any": lambda o, d, p: scene.test_occlusions(as_rays(o, d), nthreads=threads),
+        "count": lambda o, d, p: scene.count_intersections(as_rays(o, d), nthreads=threads),
+        "list": lambda o, d, p: scene.list_intersections(as_rays(o, d), nthreads=threads),
+        "closest point": lambda o, d, p: scene.compute_closest_points(o3d.core.Tensor(p), nthreads=threads),
+        "contains": lambda o, d, p: scene.compute_occupancy(o3d.core.Tensor(p), nthreads=threads),
+        "signed distance": lambda o, d, p: scene.compute_signed_distance(o3d.core.Tensor(p), nthreads=threads),
+    }
 
 
 def run(paths, n_rays, n_points, threads, only=None):
@@ -219,7 +231,8 @@ def write_rays(path, origins, directions):
 
 
 def binding(paths, n_rays):
-    """Per mesh: Python's cast, Rust's closest_hit (with the details cast reports) and
+    """Per mesh: Python's cast, the Open3D drop-in's cast_rays (its (n, 6) float32 rays as
+    numpy; t, ids, uvs and normals), Rust's closest_hit (with the details cast reports) and
     Rust's compact closest_triangle (the triangle and t only), on the same rays, one thread,
     in Mrays/s."""
     import json
@@ -229,16 +242,22 @@ def binding(paths, n_rays):
     command = os.environ.get("MESHRAY_BIN", "").split() or [
         "cargo", "run", "-q", "--release", "-p", "meshray-cli", "--"]
     rng = np.random.default_rng(1)
-    print("| mesh | Python cast | Rust closest_hit | Rust closest_triangle | cast / closest_triangle |")
-    print("|---|---|---|---|---|")
+    from meshray.open3d import RaycastingScene
+
+    print("| mesh | Python cast | drop-in cast_rays | Rust closest_hit | Rust closest_triangle "
+          "| cast / closest_triangle | drop-in / closest_triangle |")
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for path in paths:
             mesh = meshray.Mesh.load(path)
             bvh = meshray.BVH(mesh)
+            drop_in = RaycastingScene()
+            drop_in.add_triangles(mesh.vertices, mesh.faces.astype(np.uint32))
             o, d = rays(mesh.vertices, n_rays, rng)
+            six = np.hstack([o, d])
             file = os.path.join(tmp, "rays")
             write_rays(file, o, d)
-            python, details, compact = [], [], []
+            python, open3d, details, compact = [], [], [], []
 
             def rust(*extra):
                 out = subprocess.run(
@@ -250,10 +269,11 @@ def binding(paths, n_rays):
 
             for _ in range(5):
                 python.append(n_rays / best(lambda: bvh.cast(o, d), runs=1) / 1e6)
+                open3d.append(n_rays / best(lambda: drop_in.cast_rays(six, nthreads=1), runs=1) / 1e6)
                 details.append(rust("--details"))
                 compact.append(rust())
-            p, r, c = (statistics.median(x) for x in (python, details, compact))
-            print(f"| {Path(path).stem} | {p:.2f} | {r:.2f} | {c:.2f} | {p / c:.2f}× |")
+            p, q, r, c = (statistics.median(x) for x in (python, open3d, details, compact))
+            print(f"| {Path(path).stem} | {p:.2f} | {q:.2f} | {r:.2f} | {c:.2f} | {p / c:.2f}× | {q / c:.2f}× |")
 
 
 def main():
@@ -304,17 +324,21 @@ def main():
     columns = list(dict.fromkeys((r[1], r[3]) for r in rows))
     for query in args.only or QUERIES:
         print(f"\n{query} (M/s)\n")
-        print("| mesh | " + " | ".join(f"{e}, {t} thr" for e, t in columns) + " | meshray / Open3D |")
-        print("|---" * (len(columns) + 2) + "|")
+        print("| mesh | " + " | ".join(f"{e}, {t} thr" for e, t in columns)
+              + " | meshray / Open3D | drop-in / Open3D |")
+        print("|---" * (len(columns) + 3) + "|")
         for m in meshes:
             value = {(r[1], r[3]): float(r[4]) for r in rows if r[0] == m and r[2] == query}
             cells = [f"{value[c]:.2f}" if c in value else "—" for c in columns]
-            ratios = [
-                f"{value[('meshray', t)] / value[('Open3D', t)]:.2f}×"
-                for t in map(str, args.threads)
-                if ("meshray", t) in value and ("Open3D", t) in value
-            ]
-            print(f"| {m} | " + " | ".join(cells) + " | " + " / ".join(ratios) + " |")
+
+            def ratios(engine):
+                return " / ".join(
+                    f"{value[(engine, t)] / value[('Open3D', t)]:.2f}×"
+                    for t in map(str, args.threads)
+                    if (engine, t) in value and ("Open3D", t) in value
+                )
+
+            print(f"| {m} | " + " | ".join(cells) + f" | {ratios('meshray')} | {ratios('drop-in')} |")
 
 
 if __name__ == "__main__":

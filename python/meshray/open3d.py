@@ -23,9 +23,13 @@ and normals, as in Open3D. What Open3D refuses (other dtypes, shapes) is refused
 Where the answers differ, meshray's are the exact ones: hits are those of the watertight
 triangle test (no ray slips through a shared edge), and occupancy and the sign of the
 signed distance come from the winding number (right on open meshes and soups, where
-Open3D's ray parity is not); `nsamples` is accepted and unused. The geometries are the
-instances of a meshray `Scene` (one top-level tree over their BVHs); a lone geometry is
-queried through its BVH directly. `nthreads` is accepted (meshray uses all cores).
+Open3D's ray parity is not); `nsamples` is checked as Open3D checks it (odd, at least 1)
+and unused; a negative `tnear` is refused (meshray's rays start at 0 or later). The
+geometries are the instances of a meshray `Scene` (one top-level tree over their BVHs); a
+lone geometry is queried through its BVH directly. Each query is one call into Rust, which
+reads the rays or points where they are (a copy only when they are not C-contiguous) and
+writes Open3D's arrays in one pass without the GIL, on `nthreads` threads as Open3D reads
+it (0, the default, or less is every core).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import BVH, Mesh, Scene
+from ._meshray import open3d as _native
 
 __all__ = ["RaycastingScene"]
 
@@ -60,9 +65,10 @@ def _out(value, tensor):
         return value
     import open3d as o3d
 
+    # from_numpy shares the array's memory: no copy.
     if isinstance(value, dict):
-        return {k: o3d.core.Tensor(v) for k, v in value.items()}
-    return o3d.core.Tensor(value)
+        return {k: o3d.core.Tensor.from_numpy(v) for k, v in value.items()}
+    return o3d.core.Tensor.from_numpy(value)
 
 
 class RaycastingScene:
@@ -97,114 +103,50 @@ class RaycastingScene:
         and report the normals it keeps per triangle), else the meshray `Scene`."""
         return self._bvhs[0] if len(self._bvhs) == 1 else self._scene
 
-    @staticmethod
-    def _ids(found):
-        """Open3D's geometry and primitive ids of meshray's answers: `INVALID_ID` where
-        nothing was found."""
-        hit = found["triangle"] >= 0
-        geometry = found.get("instance", np.zeros(len(hit), np.int64))
-        return (
-            np.where(hit, geometry, INVALID_ID).astype(np.uint32),
-            np.where(hit, found["triangle"], INVALID_ID).astype(np.uint32),
-            hit,
-        )
-
-    def _rays(self, rays):
-        a = _array(rays, "rays", np.float32, 6)
-        flat = a.reshape(-1, 6)
-        return a.shape[:-1], flat[:, :3], flat[:, 3:]
+    def _answer(self, query, array, *args):
+        """Open3D's answers to `query`, made in one call of the native module (which reads
+        the array in place, refuses a wrong dtype or shape naming it, and writes Open3D's
+        arrays on `nthreads` threads); Open3D tensors in give tensors out, sharing memory."""
+        tensor = _is_tensor(array)
+        found = query(self._target(), array.numpy() if tensor else np.asarray(array), *args)
+        return _out(found, tensor)
 
     def cast_rays(self, rays, nthreads=0):
         """The first hit of each ray: `t_hit` (inf on a miss), `geometry_ids`,
         `primitive_ids` (`INVALID_ID`), `primitive_uvs`, `primitive_normals`."""
-        shape, origins, directions = self._rays(rays)
-        hits = self._target().cast(origins, directions)
-        geometry, primitive, hit = self._ids(hits)
-        uvs = np.stack([hits["u"], hits["v"]], axis=1)
-        out = {
-            "t_hit": hits["t"].reshape(shape),
-            "geometry_ids": geometry.reshape(shape),
-            "primitive_ids": primitive.reshape(shape),
-            "primitive_uvs": np.where(hit[:, None], uvs, 0).astype(np.float32).reshape(shape + (2,)),
-            "primitive_normals": np.where(hit[:, None], hits["normal"], 0).astype(np.float32).reshape(shape + (3,)),
-        }
-        return _out(out, _is_tensor(rays))
+        return self._answer(_native.per_primitive, rays, "hits", nthreads)
 
     def test_occlusions(self, rays, tnear=0.0, tfar=np.inf, nthreads=0):
         """Whether each ray hits anything with `tnear <= t <= tfar` (bool)."""
-        shape, origins, directions = self._rays(rays)
-        blocked = self._target().occluded(origins, directions, t_min=tnear, t_max=tfar)
-        return _out(blocked.reshape(shape), _is_tensor(rays))
+        return self._answer(_native.per_ray, rays, "occlusions", tnear, tfar, nthreads)
 
     def count_intersections(self, rays, nthreads=0):
         """How many times each ray crosses the surfaces (int32)."""
-        shape, origins, directions = self._rays(rays)
-        counts = self._target().count_hits(origins, directions)
-        return _out(counts.reshape(shape), _is_tensor(rays))
+        return self._answer(_native.per_ray, rays, "intersections", 0.0, np.inf, nthreads)
 
     def list_intersections(self, rays, nthreads=0):
         """Every crossing of every ray, nearest first: `ray_splits` (where each ray's
         start, then the total), `ray_ids`, `geometry_ids`, `primitive_ids`,
         `primitive_uvs`, `t_hit`."""
-        shape, origins, directions = self._rays(rays)
-        hits = self._target().cast_all(origins, directions)  # by ray, then t
-        counts = np.bincount(hits["ray"], minlength=len(origins))
-        splits = np.zeros(len(origins) + 1, np.uint32)
-        np.cumsum(counts, out=splits[1:])
-        geometry, primitive, _ = self._ids(hits)
-        out = {
-            "ray_splits": splits,
-            "ray_ids": hits["ray"].astype(np.uint32),
-            "geometry_ids": geometry,
-            "primitive_ids": primitive,
-            "primitive_uvs": np.stack([hits["u"], hits["v"]], axis=1).astype(np.float32).reshape(-1, 2),
-            "t_hit": hits["t"].astype(np.float32),
-        }
-        return _out(out, _is_tensor(rays))
-
-    def _points(self, query_points):
-        a = _array(query_points, "query_points", np.float32, 3)
-        return a.shape[:-1], a.reshape(-1, 3)
+        return self._answer(_native.list_intersections, rays, nthreads)
 
     def compute_closest_points(self, query_points, nthreads=0):
         """The nearest surface point to each query point: `points`, `geometry_ids`,
         `primitive_ids`, `primitive_uvs`, `primitive_normals`."""
-        shape, points = self._points(query_points)
-        found = self._target().closest_points(points)
-        geometry, primitive, hit = self._ids(found)
-        normals = np.zeros((len(points), 3), np.float32)
-        for g, bvh in enumerate(self._bvhs):
-            mine = hit & (geometry == g)
-            normals[mine] = bvh.triangle_normals[found["triangle"][mine]]
-        uvs = np.stack([found["u"], found["v"]], axis=1)
-        out = {
-            "points": found["point"],
-            "geometry_ids": geometry,
-            "primitive_ids": primitive,
-            "primitive_uvs": np.where(hit[:, None], uvs, 0).astype(np.float32),
-            "primitive_normals": normals,
-        }
-        out = {k: v.reshape(shape + v.shape[1:]) for k, v in out.items()}
-        return _out(out, _is_tensor(query_points))
+        return self._answer(_native.per_primitive, query_points, "closest_points", nthreads)
 
     def compute_distance(self, query_points, nthreads=0):
         """The distance from each query point to the nearest surface (float32)."""
-        shape, points = self._points(query_points)
-        distance = self._target().closest_points(points)["distance"].astype(np.float32)
-        return _out(distance.reshape(shape), _is_tensor(query_points))
+        return self._answer(_native.per_point, query_points, "distance", nthreads)
 
     def compute_occupancy(self, query_points, nthreads=0, nsamples=1):
         """1 inside the meshes, 0 outside (float32), by the exact winding number of all
         geometries together."""
-        shape, points = self._points(query_points)
-        occupancy = self._target().contains(points).astype(np.float32)
-        return _out(occupancy.reshape(shape), _is_tensor(query_points))
+        return self._answer(_native.per_point, query_points, "occupancy", nthreads, nsamples)
 
     def compute_signed_distance(self, query_points, nthreads=0, nsamples=1):
         """`compute_distance`, negative inside the meshes (float32)."""
-        shape, points = self._points(query_points)
-        signed = self._target().signed_distance(points).astype(np.float32)
-        return _out(signed.reshape(shape), _is_tensor(query_points))
+        return self._answer(_native.per_point, query_points, "signed_distance", nthreads, nsamples)
 
     @staticmethod
     def create_rays_pinhole(*args, **kwargs):

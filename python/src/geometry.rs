@@ -74,23 +74,44 @@ impl PyGeometry {
     }
 }
 
-/// Runs `$body` with `$g` bound to the geometry: a `&Bvh` or a `&Scene` (a snapshot), so
-/// the body, generic code over [`queries::Geometry`], is written once.
+/// One query's geometry: a mesh's tree, or the scene as it stood when the query began.
+pub(crate) enum Target {
+    /// A mesh's tree.
+    Mesh(Arc<Bvh>),
+    /// A snapshot of the scene.
+    Scene(Arc<Scene>),
+}
+
+impl PyGeometry {
+    /// What a query asks: the tree, or a snapshot of the scene (taken under the lock, and
+    /// then free of it: a query runs without the GIL while the scene may be edited).
+    pub(crate) fn target(&self) -> Target {
+        match &self.inner {
+            Inner::Mesh(bvh) => Target::Mesh(bvh.clone()),
+            Inner::Scene(scene) => {
+                Target::Scene(scene.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            }
+        }
+    }
+}
+
+/// Runs `$body` with `$g` bound to a [`Target`]'s geometry, a `&Bvh` or a `&Scene`, so the
+/// body, generic code over [`queries::Geometry`], is written once.
 macro_rules! on_geometry {
-    ($geometry:expr, $g:ident => $body:expr) => {
-        match &$geometry.inner {
-            Inner::Mesh(bvh) => {
-                let $g: &Bvh = bvh;
+    ($target:expr, $g:ident => $body:expr) => {
+        match $target {
+            $crate::geometry::Target::Mesh(bvh) => {
+                let $g: &meshray::Bvh = &bvh;
                 $body
             }
-            Inner::Scene(scene) => {
-                let snapshot = scene.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                let $g: &Scene = &snapshot;
+            $crate::geometry::Target::Scene(scene) => {
+                let $g: &meshray::Scene = &scene;
                 $body
             }
         }
     };
 }
+pub(crate) use on_geometry;
 
 #[pymethods]
 impl PyGeometry {
@@ -122,7 +143,7 @@ impl PyGeometry {
         let rays = RayRows::read("cast", origins, directions, options)?;
         let (source, query) = (rays.source()?, ray_query(any_hit));
         let options = rays.query_options();
-        on_geometry!(self, g => queries::cast(py, g, rays.len(), |i| source.ray(i), query, options, progress))
+        on_geometry!(self.target(), g => queries::cast(py, g, rays.len(), |i| source.ray(i), query, options, progress))
     }
 
     /// Picks through pixels: for each `(x, y)` row of `pixels` (pixel coordinates, origin top
@@ -158,7 +179,7 @@ impl PyGeometry {
             .collect::<Result<Vec<Ray>, _>>()
             .map_err(to_py)?;
         let (closest, query) = (meshray::RayQuery::Closest, options.query);
-        on_geometry!(self, g => queries::cast(py, g, rays.len(), |i| rays[i], closest, query, None))
+        on_geometry!(self.target(), g => queries::cast(py, g, rays.len(), |i| rays[i], closest, query, None))
     }
 
     /// Every hit of one ray, nearest first: a dict of arrays `t`, `instance` (a scene's),
@@ -178,7 +199,7 @@ impl PyGeometry {
             ));
         }
         let (made, query) = (rays.rays()?, rays.query_options());
-        let out = on_geometry!(self, g => queries::cast_all(py, g, &made, query))?;
+        let out = on_geometry!(self.target(), g => queries::cast_all(py, g, &made, query))?;
         out.del_item("ray")?;
         Ok(out)
     }
@@ -195,7 +216,7 @@ impl PyGeometry {
         options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let rays = RayRows::read("occluded", origins, directions, options)?;
-        Ok(on_geometry!(self, g => queries::occluded(py, g, &rays))?.into_pyarray(py))
+        Ok(on_geometry!(self.target(), g => queries::occluded(py, g, &rays))?.into_pyarray(py))
     }
 
     /// How many triangles each ray hits in its range (an int32 array): `cast_all`'s count
@@ -209,7 +230,7 @@ impl PyGeometry {
         options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyArray1<i32>>> {
         let rays = RayRows::read("count_hits", origins, directions, options)?;
-        Ok(on_geometry!(self, g => queries::count_hits(py, g, &rays))?.into_pyarray(py))
+        Ok(on_geometry!(self.target(), g => queries::count_hits(py, g, &rays))?.into_pyarray(py))
     }
 
     /// Every hit of every ray, flattened: a dict of arrays `ray` (the row each hit belongs
@@ -225,7 +246,7 @@ impl PyGeometry {
     ) -> PyResult<Bound<'py, PyDict>> {
         let rays = RayRows::read("cast_all", origins, directions, options)?;
         let (made, query) = (rays.rays()?, rays.query_options());
-        on_geometry!(self, g => queries::cast_all(py, g, &made, query))
+        on_geometry!(self.target(), g => queries::cast_all(py, g, &made, query))
     }
 
     /// The nearest point of the surface to each row of `points` (`(n, 3)`), within
@@ -240,7 +261,7 @@ impl PyGeometry {
         max_distance: f32,
     ) -> PyResult<Bound<'py, PyDict>> {
         let points = self::points(points)?;
-        on_geometry!(self, g => queries::closest_points(py, g, &points, max_distance))
+        on_geometry!(self.target(), g => queries::closest_points(py, g, &points, max_distance))
     }
 
     /// The generalized winding number at each row of `points` (`(n, 3)`): about 1 inside a
@@ -259,7 +280,8 @@ impl PyGeometry {
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let accuracy = winding_accuracy(beta, exact)?;
         let points = self::points(points)?;
-        let w = on_geometry!(self, g => queries::winding_numbers(py, g, &points, accuracy));
+        let w =
+            on_geometry!(self.target(), g => queries::winding_numbers(py, g, &points, accuracy));
         Ok(w.into_pyarray(py))
     }
 
@@ -285,7 +307,7 @@ impl PyGeometry {
             }
         };
         let points = self::points(points)?;
-        let inside = on_geometry!(self, g => queries::contains(py, g, &points, method));
+        let inside = on_geometry!(self.target(), g => queries::contains(py, g, &points, method));
         Ok(inside.into_pyarray(py))
     }
 
@@ -301,7 +323,7 @@ impl PyGeometry {
         max_distance: f32,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let points = self::points(points)?;
-        let d = on_geometry!(self, g => queries::signed_distance(py, g, &points, max_distance))?;
+        let d = on_geometry!(self.target(), g => queries::signed_distance(py, g, &points, max_distance))?;
         Ok(d.into_pyarray(py))
     }
 }

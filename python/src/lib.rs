@@ -1,7 +1,8 @@
 //! `meshray._meshray`: the Rust side of the Python package, a file per class (`mesh`,
 //! `bvh`, `scene`, and `geometry`, their shared base, which holds every query) beside the
 //! queries written once over the library's traits (`queries`), the arrays in and out
-//! (`convert`), progress reports (`report`) and errors (`errors`). numpy arrays in and out;
+//! (`convert`), progress reports (`report`) and errors (`errors`); `open3d` answers the
+//! Open3D drop-in's calls in Open3D's layout (the submodule `_meshray.open3d`). numpy arrays in and out;
 //! batches run on all cores (rayon) with the GIL released; every error the crate types
 //! becomes a Python exception (never a panic across the boundary: inputs are checked here
 //! first).
@@ -13,6 +14,7 @@ mod convert;
 mod errors;
 mod geometry;
 mod mesh;
+mod open3d;
 mod queries;
 mod report;
 mod scene;
@@ -25,5 +27,11 @@ fn _meshray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bvh::PyBvh>()?;
     m.add_class::<scene::PyScene>()?;
     m.add("MeshrayError", m.py().get_type::<errors::MeshrayError>())?;
+    let drop_in = PyModule::new(m.py(), "open3d")?;
+    drop_in.add_function(wrap_pyfunction!(open3d::per_primitive, &drop_in)?)?;
+    drop_in.add_function(wrap_pyfunction!(open3d::per_ray, &drop_in)?)?;
+    drop_in.add_function(wrap_pyfunction!(open3d::list_intersections, &drop_in)?)?;
+    drop_in.add_function(wrap_pyfunction!(open3d::per_point, &drop_in)?)?;
+    m.add_submodule(&drop_in)?;
     Ok(())
 }

@@ -6,7 +6,9 @@
 use crate::convert::{RayRows, check_distance, rows};
 use crate::report::Report;
 use meshray::prelude::*;
-use meshray::query::{ClosestPoint, InstanceId, WindingAccuracy};
+use meshray::query::{
+    ClosestPoint, InstanceId, SceneClosestPoint, SceneCompactHit, WindingAccuracy,
+};
 use meshray::{Bvh, CompactHit, Culling, QueryOptions, Ray, RayQuery, Scene};
 use nalgebra::{Unit, Vector3};
 use numpy::IntoPyArray;
@@ -21,14 +23,39 @@ use rayon::prelude::*;
 pub(crate) trait Geometry: RayCast + PointQuery {
     /// Whether answers carry an `instance` column.
     const INSTANCES: bool;
+
+    /// The unit normal (world space) of a closest point's triangle, from the tree's table.
+    fn closest_normal(&self, closest: &<Self as PointQuery>::Closest)
+    -> Option<Unit<Vector3<f32>>>;
+}
+
+/// A closest point's triangle as a compact hit, for its normal.
+fn on_triangle(c: &ClosestPoint) -> CompactHit {
+    CompactHit {
+        triangle: c.triangle,
+        t: c.distance,
+        u: c.u,
+        v: c.v,
+    }
 }
 
 impl Geometry for Bvh {
     const INSTANCES: bool = false;
+
+    fn closest_normal(&self, closest: &ClosestPoint) -> Option<Unit<Vector3<f32>>> {
+        self.hit_normal(&on_triangle(closest))
+    }
 }
 
 impl Geometry for Scene {
     const INSTANCES: bool = true;
+
+    fn closest_normal(&self, c: &SceneClosestPoint) -> Option<Unit<Vector3<f32>>> {
+        self.hit_normal(&SceneCompactHit {
+            instance: c.instance,
+            hit: on_triangle(&c.closest),
+        })
+    }
 }
 
 /// Rays per block of a cast: the progress report's step, and the most rays made at once.
@@ -221,30 +248,44 @@ pub(crate) fn cast_all<'py, G: Geometry>(
     options: QueryOptions,
 ) -> PyResult<Bound<'py, PyDict>> {
     let options = <G as RayCast>::Options::from(options);
-    const TASK: usize = 256;
-    // Per task: its rays' hits in order, and how many each ray has.
-    let tasks: Vec<(Vec<G::Compact>, Vec<u32>)> = py.detach(|| {
-        rays.par_chunks(TASK)
-            .map_init(Vec::new, |scratch, rays| {
-                let (mut found, mut counts) = (Vec::new(), Vec::with_capacity(rays.len()));
-                for ray in rays {
-                    g.all_triangles(ray, &options, scratch);
-                    found.extend_from_slice(scratch);
-                    counts.push(scratch.len() as u32);
-                }
-                (found, counts)
-            })
-            .collect()
-    });
+    let tasks = py.detach(|| every_hit(g, rays.len(), |i| rays[i], &options));
     let count = tasks.iter().map(|(found, _)| found.len()).sum();
     let listed = tasks.iter().enumerate().flat_map(|(k, (found, counts))| {
         let rows = counts
             .iter()
             .enumerate()
-            .flat_map(move |(i, &n)| std::iter::repeat_n(k * TASK + i, n as usize));
+            .flat_map(move |(i, &n)| std::iter::repeat_n(k * HIT_TASK + i, n as usize));
         rows.zip(found).map(|(r, h)| (r, G::mesh_hit(h)))
     });
     hit_columns(py, count, G::INSTANCES, listed)
+}
+
+/// Rays per task of [`every_hit`].
+pub(crate) const HIT_TASK: usize = 256;
+
+/// Every hit of each ray `ray(i)`, `i` in `0..n`, in tasks of [`HIT_TASK`] rays on all
+/// cores (call it without the GIL): per task, its rays' hits in order (each ray's by `t`,
+/// then instance, then triangle) and how many each ray has. One scratch list per thread:
+/// no allocation per ray.
+pub(crate) fn every_hit<G: RayCast>(
+    g: &G,
+    n: usize,
+    ray: impl Fn(usize) -> Ray + Sync,
+    options: &<G as RayCast>::Options<'_>,
+) -> Vec<(Vec<G::Compact>, Vec<u32>)> {
+    (0..n.div_ceil(HIT_TASK))
+        .into_par_iter()
+        .map_init(Vec::new, |scratch, task| {
+            let rays = task * HIT_TASK..(n.min((task + 1) * HIT_TASK));
+            let (mut found, mut counts) = (Vec::new(), Vec::with_capacity(rays.len()));
+            for i in rays {
+                g.all_triangles(&ray(i), options, scratch);
+                found.extend_from_slice(scratch);
+                counts.push(scratch.len() as u32);
+            }
+            (found, counts)
+        })
+        .collect()
 }
 
 /// `count` hits of many rays as a dict of flat arrays: `ray`, `t`, `instance` (for a

@@ -221,3 +221,47 @@ def test_what_open3d_refuses_is_refused():
             scene.cast_rays(bad)
     with pytest.raises(ValueError, match="query_points"):
         scene.compute_distance(np.zeros((2, 3), np.float64))
+
+
+def test_threads_layouts_and_tensors():
+    """`nthreads` as Open3D reads it (0 or less: every core; n: n threads; the same
+    answers), strided rays and points read as they lie, the leading shape kept, tensors out
+    sharing the answers' memory; what Open3D refuses of `nsamples` (even, or below 1)
+    refused naming it, and a negative `tnear` (which meshray's rays do not take)."""
+    ours, _, meshes = scenes([shared("stanford-bunny/stanford-bunny.obj")])
+    origins, directions = random_rays(meshes[0][0], 4_000, np.random.default_rng(6))
+    rays = np.concatenate([origins, directions], axis=1)
+    points = origins + 0.3 * directions
+    everyone = ours.cast_rays(rays)
+    for nthreads in (1, 2, 0, -1):
+        for key, value in ours.cast_rays(rays, nthreads=nthreads).items():
+            np.testing.assert_array_equal(value, everyone[key], err_msg=f"{key}, nthreads={nthreads}")
+        np.testing.assert_array_equal(
+            ours.count_intersections(rays, nthreads=nthreads), ours.count_intersections(rays)
+        )
+        np.testing.assert_array_equal(
+            ours.compute_signed_distance(points, nthreads=nthreads), ours.compute_signed_distance(points)
+        )
+    # Every other ray of a Fortran-ordered copy, shaped (40, 50, 6): the same answers.
+    strided = np.asfortranarray(np.repeat(rays, 2, axis=0))[::2].reshape(40, 100, 6)[:, ::2]
+    assert not strided.flags.c_contiguous
+    picked = rays.reshape(40, 100, 6)[:, ::2]
+    got = ours.cast_rays(strided)
+    assert got["t_hit"].shape == (40, 50) and got["primitive_normals"].shape == (40, 50, 3)
+    np.testing.assert_array_equal(got["t_hit"], everyone["t_hit"].reshape(40, 100)[:, ::2])
+    np.testing.assert_array_equal(ours.test_occlusions(strided), np.isfinite(got["t_hit"]))
+    listed = ours.list_intersections(picked)
+    assert listed["ray_splits"].shape == (2001,) and listed["primitive_uvs"].shape[1:] == (2,)
+    near = ours.compute_closest_points(points[::2])
+    np.testing.assert_array_equal(near["points"], ours.compute_closest_points(points)["points"][::2])
+    # Tensors out share the answers' memory (Open3D's from_numpy), and match numpy's answers.
+    tensor = ours.cast_rays(o3d.core.Tensor(rays))
+    np.testing.assert_array_equal(tensor["t_hit"].numpy(), everyone["t_hit"])
+    assert isinstance(ours.compute_occupancy(o3d.core.Tensor(points), nsamples=3), o3d.core.Tensor)
+    with pytest.raises(ValueError, match="tnear"):
+        ours.test_occlusions(rays, tnear=-1.0)
+    for nsamples in (0, 2, -1):
+        with pytest.raises(ValueError, match="nsamples"):
+            ours.compute_occupancy(points, nsamples=nsamples)
+        with pytest.raises(RuntimeError):
+            o3d.t.geometry.RaycastingScene().compute_occupancy(o3d.core.Tensor(points), nsamples=nsamples)
