@@ -129,22 +129,27 @@ fn point(row: &[f32]) -> [f32; 3] {
     [row[0], row[1], row[2]]
 }
 
-/// `answer(row)` for each row, into an array of the rows' leading shape: tasks of
-/// [`TASK`] rows on `nthreads` threads without the GIL.
-fn each_row<'py, T: Element + Copy + Default + Send>(
+/// `answer(make(row))` for each row, into an array of the rows' leading shape: tasks of
+/// [`TASK`] rows on `nthreads` threads without the GIL, each task's rays or points made in
+/// a loop of their own before the queries (a ray's reciprocal direction then waits on no
+/// walk).
+fn each_row<'py, I: Send, T: Element + Copy + Default + Send>(
     py: Python<'py>,
     rows: &Rows<'py>,
     nthreads: i64,
-    answer: impl Fn(&[f32]) -> T + Sync,
+    make: impl Fn(&[f32]) -> I + Sync,
+    answer: impl Fn(&I) -> T + Sync,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (flat, width) = (rows.flat()?, rows.width);
     let mut out = vec![T::default(); rows.len()];
     on_threads(py, nthreads, || {
         (out.par_chunks_mut(TASK), flat.par_chunks(width * TASK))
             .into_par_iter()
-            .for_each(|(out, rows)| {
-                for (x, row) in out.iter_mut().zip(rows.chunks_exact(width)) {
-                    *x = answer(row);
+            .for_each_init(Vec::new, |made, (out, rows)| {
+                made.clear();
+                made.extend(rows.chunks_exact(width).map(&make));
+                for (x, item) in out.iter_mut().zip(made.iter()) {
+                    *x = answer(item);
                 }
             })
     })?;
@@ -175,14 +180,17 @@ struct Primitives {
 }
 
 impl Primitives {
-    /// `find(row)` for each row of `rows` (flat, `width` floats a row) and its `normal`, in
-    /// tasks of [`TASK`] rows, written in Open3D's arrays.
-    fn new<K: Copy + Send>(
+    /// `find(make(row))` for each row of `rows` (flat, `width` floats a row) and its
+    /// `normal`, in tasks of [`TASK`] rows (each task's rays or points made first, in a loop
+    /// of their own), written in Open3D's arrays.
+    #[allow(clippy::too_many_arguments)]
+    fn new<I: Send, K: Copy + Send>(
         rows: &[f32],
         width: usize,
         at_width: usize,
         miss: f32,
-        find: impl Fn(&[f32]) -> Option<Found<K>> + Sync,
+        make: impl Fn(&[f32]) -> I + Sync,
+        find: impl Fn(&I) -> Option<Found<K>> + Sync,
         normal: impl Fn(&K) -> Option<Unit<Vector3<f32>>> + Sync,
     ) -> Primitives {
         let n = rows.len() / width;
@@ -204,11 +212,13 @@ impl Primitives {
         )
             .into_par_iter()
             .for_each_init(
-                Vec::new,
-                |keys, (rows, at, ids, primitives, uvs, normals)| {
+                <(Vec<I>, Vec<(usize, K)>)>::default,
+                |(made, keys), (rows, at, ids, primitives, uvs, normals)| {
+                    made.clear();
+                    made.extend(rows.chunks_exact(width).map(&make));
                     keys.clear();
-                    for (k, row) in rows.chunks_exact(width).enumerate() {
-                        let Some(found) = find(row) else { continue };
+                    for (k, item) in made.iter().enumerate() {
+                        let Some(found) = find(item) else { continue };
                         at[at_width * k..at_width * (k + 1)].copy_from_slice(&found.at[..at_width]);
                         (ids[k], primitives[k]) = (found.geometry, found.primitive);
                         uvs[2 * k..2 * k + 2].copy_from_slice(&found.uv);
@@ -247,11 +257,11 @@ impl Primitives {
     }
 }
 
-/// A row's ray's first hit (over `[0, inf)`).
-fn first_hit<G: Geometry>(g: &G) -> impl Fn(&[f32]) -> Option<Found<G::Compact>> + Sync + '_ {
+/// A ray's first hit.
+fn first_hit<G: Geometry>(g: &G) -> impl Fn(&Ray) -> Option<Found<G::Compact>> + Sync + '_ {
     let options = ray_options::<G>();
-    move |row| {
-        let hit = g.cast_ray(&ray(row, 0.0, f32::INFINITY), RayQuery::Closest, &options)?;
+    move |ray| {
+        let hit = g.cast_ray(ray, RayQuery::Closest, &options)?;
         let (instance, h) = G::mesh_hit(&hit);
         Some(Found {
             at: [h.t, 0.0, 0.0],
@@ -263,13 +273,13 @@ fn first_hit<G: Geometry>(g: &G) -> impl Fn(&[f32]) -> Option<Found<G::Compact>>
     }
 }
 
-/// A row's point's nearest surface point.
+/// A point's nearest surface point.
 fn nearest<G: Geometry>(
     g: &G,
-) -> impl Fn(&[f32]) -> Option<Found<<G as PointQuery>::Closest>> + Sync + '_ {
+) -> impl Fn(&[f32; 3]) -> Option<Found<<G as PointQuery>::Closest>> + Sync + '_ {
     let options = <G as PointQuery>::Options::default();
-    move |row| {
-        let found = g.closest_point(point(row), f32::INFINITY, &options)?;
+    move |&p| {
+        let found = g.closest_point(p, f32::INFINITY, &options)?;
         let (instance, c) = G::mesh_point(&found);
         Some(Found {
             at: [c.point.x, c.point.y, c.point.z],
@@ -302,10 +312,11 @@ pub(crate) fn per_primitive<'py>(
         _ => return Err(PyValueError::new_err(format!("no such answer: {answer:?}"))),
     };
     let flat = rows.flat()?;
+    let unbounded = |row: &[f32]| ray(row, 0.0, f32::INFINITY);
     let found = on_threads(py, nthreads, || {
         on_geometry!(target, g => match rows.width {
-            6 => Primitives::new(flat, 6, 1, f32::INFINITY, first_hit(g), |h| g.hit_normal(h)),
-            _ => Primitives::new(flat, 3, 3, f32::NAN, nearest(g), |c| g.closest_normal(c)),
+            6 => Primitives::new(flat, 6, 1, f32::INFINITY, unbounded, first_hit(g), |h| g.hit_normal(h)),
+            _ => Primitives::new(flat, 3, 3, f32::NAN, point, nearest(g), |c| g.closest_normal(c)),
         })
     })?;
     found.into_dict(py, &rows, at)
@@ -316,47 +327,41 @@ fn ray_options<G: Geometry>() -> <G as RayCast>::Options<'static> {
     QueryOptions::default().into()
 }
 
-/// Whether a row's ray hits anything in `[tnear, tfar]`.
-fn occluded<G: Geometry>(g: &G, tnear: f32, tfar: f32) -> impl Fn(&[f32]) -> bool + Sync + '_ {
+/// Whether a ray hits anything in its range.
+fn occluded<G: Geometry>(g: &G) -> impl Fn(&Ray) -> bool + Sync + '_ {
     let options = ray_options::<G>();
-    move |row| {
-        g.cast_ray(&ray(row, tnear, tfar), RayQuery::Any, &options)
-            .is_some()
-    }
+    move |ray| g.cast_ray(ray, RayQuery::Any, &options).is_some()
 }
 
-/// How many triangles a row's ray crosses in `[tnear, tfar]`.
-fn crossings<G: Geometry>(g: &G, tnear: f32, tfar: f32) -> impl Fn(&[f32]) -> i32 + Sync + '_ {
+/// How many triangles a ray crosses in its range.
+fn crossings<G: Geometry>(g: &G) -> impl Fn(&Ray) -> i32 + Sync + '_ {
     let options = ray_options::<G>();
-    move |row| {
-        let count = g.count_hits(&ray(row, tnear, tfar), &options);
-        i32::try_from(count).unwrap_or(i32::MAX)
-    }
+    move |ray| i32::try_from(g.count_hits(ray, &options)).unwrap_or(i32::MAX)
 }
 
-/// The distance from a row's point to the surface (inf when there is none).
-fn distance<G: Geometry>(g: &G) -> impl Fn(&[f32]) -> f32 + Sync + '_ {
+/// The distance from a point to the surface (inf when there is none).
+fn distance<G: Geometry>(g: &G) -> impl Fn(&[f32; 3]) -> f32 + Sync + '_ {
     let options = <G as PointQuery>::Options::default();
-    move |row| {
-        g.closest_point(point(row), f32::INFINITY, &options)
+    move |&p| {
+        g.closest_point(p, f32::INFINITY, &options)
             .map_or(f32::INFINITY, |c| G::mesh_point(&c).1.distance)
     }
 }
 
-/// A row's point's distance, negative inside (by the exact winding number); NaN where
+/// A point's distance, negative inside (by the exact winding number); NaN where
 /// there is no surface.
-fn signed_distance<G: Geometry>(g: &G) -> impl Fn(&[f32]) -> f32 + Sync + '_ {
+fn signed_distance<G: Geometry>(g: &G) -> impl Fn(&[f32; 3]) -> f32 + Sync + '_ {
     let options = <G as PointQuery>::Options::default();
-    move |row| {
-        g.signed_distance(point(row), f32::INFINITY, &options)
+    move |&p| {
+        g.signed_distance(p, f32::INFINITY, &options)
             .map_or(f32::NAN, |d| d as f32)
     }
 }
 
-/// 1 where a row's point is inside (its exact winding number is at least ½), else 0.
-fn occupancy<G: Geometry>(g: &G) -> impl Fn(&[f32]) -> f32 + Sync + '_ {
+/// 1 where a point is inside (its exact winding number is at least ½), else 0.
+fn occupancy<G: Geometry>(g: &G) -> impl Fn(&[f32; 3]) -> f32 + Sync + '_ {
     let options = <G as PointQuery>::Options::default();
-    move |row| f32::from(u8::from(g.contains(point(row), &options)))
+    move |&p| f32::from(u8::from(g.contains(p, &options)))
 }
 
 /// Open3D's `test_occlusions` (`answer = "occlusions"`: whether each ray hits anything with
@@ -380,9 +385,10 @@ pub(crate) fn per_ray<'py>(
         )));
     }
     let rows = Rows::read(rays, "rays", 6)?;
+    let make_ray = |row: &[f32]| ray(row, tnear, tfar);
     on_geometry!(geometry.target(), g => match answer {
-        "occlusions" => each_row(py, &rows, nthreads, occluded(g, tnear, tfar)),
-        "intersections" => each_row(py, &rows, nthreads, crossings(g, tnear, tfar)),
+        "occlusions" => each_row(py, &rows, nthreads, make_ray, occluded(g)),
+        "intersections" => each_row(py, &rows, nthreads, make_ray, crossings(g)),
         _ => Err(PyValueError::new_err(format!("no such answer per ray: {answer:?}"))),
     })
 }
@@ -405,9 +411,9 @@ pub(crate) fn per_point<'py>(
     check_samples(nsamples)?;
     let rows = Rows::read(query_points, "query_points", 3)?;
     on_geometry!(geometry.target(), g => match answer {
-        "distance" => each_row(py, &rows, nthreads, distance(g)),
-        "signed_distance" => each_row(py, &rows, nthreads, signed_distance(g)),
-        "occupancy" => each_row(py, &rows, nthreads, occupancy(g)),
+        "distance" => each_row(py, &rows, nthreads, point, distance(g)),
+        "signed_distance" => each_row(py, &rows, nthreads, point, signed_distance(g)),
+        "occupancy" => each_row(py, &rows, nthreads, point, occupancy(g)),
         _ => Err(PyValueError::new_err(format!("no such answer per point: {answer:?}"))),
     })
 }
