@@ -1,9 +1,11 @@
 //! The Open3D drop-in's answers (`meshray.open3d.RaycastingScene`), made here in Open3D's
-//! layout: each of the drop-in's methods is one call, which reads the `(..., 6)` rays or
-//! `(..., 3)` points in place (a copy only when they are not C-contiguous) and writes
-//! Open3D's arrays in one pass, on `nthreads` threads (Open3D's meaning: 0, its default, is
-//! every core) without the GIL. The questions are the library's traits' (through
-//! [`Geometry`]); only the layout is Open3D's.
+//! layout: each of the drop-in's methods is one call of four (`per_primitive`: hits and
+//! closest points; `per_ray`: occlusions and counts; `per_point`: distances and occupancy;
+//! `list_intersections`), which reads the `(..., 6)` rays or `(..., 3)` points in place (a
+//! copy only when they are not C-contiguous) and writes Open3D's arrays in one pass, on
+//! `nthreads` threads (Open3D's meaning: 0, its default, or less is every core) without the
+//! GIL. The questions are the library's traits' (through [`Geometry`]); only the layout is
+//! Open3D's.
 
 use crate::geometry::{PyGeometry, on_geometry};
 use crate::queries::{self, Geometry};
