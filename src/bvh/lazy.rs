@@ -99,6 +99,10 @@ mod tests {
     /// A maker that panics leaves the value unmade for good: every later call answers
     /// `None` (the slow path), never a second panic or a wait.
     #[test]
+    #[cfg_attr(
+        not(panic = "unwind"),
+        ignore = "needs unwinding: a panic aborts on this target (wasm32-wasip1)"
+    )]
     fn a_panicking_maker_leaves_the_slow_path() {
         let lazy: Lazy<u32> = Lazy::default();
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
