@@ -658,6 +658,18 @@ fn scene_mut(s: &mut State, handle: u32) -> Result<&mut Scene, i32> {
     Ok(s.scenes[slot].as_mut().expect("checked above"))
 }
 
+/// `edit(scene, transform)` with scene `scene` and the transform staged at [`mr_input`]:
+/// its answer, or the status of a bad handle, a short transform or the edit's error.
+fn place<T>(
+    s: &mut State,
+    scene: u32,
+    edit: impl FnOnce(&mut Scene, Matrix4<f32>) -> meshray::Result<T>,
+) -> Result<T, i32> {
+    let transform = staged_transform(s)?;
+    let placed = scene_mut(s, scene)?;
+    edit(placed, transform).map_err(|e| s.fail(BAD_INPUT, e.to_string()))
+}
+
 /// Places tree `tree` in scene `scene` by the transform staged at [`mr_input`]: the new
 /// instance's id (≥ 0), or a negative status (a bad handle; a singular, non-affine or
 /// out-of-range transform). The scene holds the tree as it is now (a later refit or pose
@@ -671,17 +683,9 @@ pub extern "C" fn mr_scene_add(scene: u32, tree: u32) -> i32 {
         else {
             return s.bad_handle(tree);
         };
-        let transform = match staged_transform(s) {
-            Ok(m) => m,
-            Err(code) => return code,
-        };
-        let placed = match scene_mut(s, scene) {
-            Ok(placed) => placed.add(bvh, transform),
-            Err(code) => return code,
-        };
-        match placed {
+        match place(s, scene, |placed, transform| placed.add(bvh, transform)) {
             Ok(id) => i32::try_from(id).unwrap_or(BAD_INPUT),
-            Err(e) => s.fail(BAD_INPUT, e.to_string()),
+            Err(code) => code,
         }
     })
 }
@@ -690,17 +694,11 @@ pub extern "C" fn mr_scene_add(scene: u32, tree: u32) -> i32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_scene_set_transform(scene: u32, id: u32) -> i32 {
     with(|s| {
-        let transform = match staged_transform(s) {
-            Ok(m) => m,
-            Err(code) => return code,
-        };
-        let moved = match scene_mut(s, scene) {
-            Ok(placed) => placed.set_transform(id, transform),
-            Err(code) => return code,
-        };
-        match moved {
+        match place(s, scene, |placed, transform| {
+            placed.set_transform(id, transform)
+        }) {
             Ok(()) => OK,
-            Err(e) => s.fail(BAD_INPUT, e.to_string()),
+            Err(code) => code,
         }
     })
 }

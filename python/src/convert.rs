@@ -1,7 +1,6 @@
 //! Arrays in and out: numpy arrays (or lists) read as float32 rows or indices, checked and
 //! refused with a `ValueError` naming the argument; answers written as numpy arrays.
 
-use meshray::prelude::*;
 use meshray::query::WindingAccuracy;
 use meshray::{Camera, Culling, QueryOptions, Ray, RayQuery};
 use numpy::ndarray::Array2;
@@ -321,11 +320,6 @@ impl<'py> RayRows<'py> {
     /// Culling and the triangle test.
     pub(crate) fn query_options(&self) -> QueryOptions {
         self.options.query
-    }
-
-    /// Culling and the triangle test, as `G`'s ray options.
-    pub(crate) fn options<G: RayCast>(&self) -> G::Options<'static> {
-        self.options.query.into()
     }
 
     /// The rows, for making the rays where a batch needs them (without the GIL).

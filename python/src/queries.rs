@@ -219,7 +219,7 @@ pub(crate) fn occluded<G: Geometry>(
     g: &G,
     rays: &RayRows<'_>,
 ) -> PyResult<Vec<bool>> {
-    let options = rays.options::<G>();
+    let options = <G as RayCast>::Options::from(rays.query_options());
     each_ray(py, rays, |ray| {
         g.cast_ray(ray, RayQuery::Any, &options).is_some()
     })
@@ -231,7 +231,7 @@ pub(crate) fn count_hits<G: Geometry>(
     g: &G,
     rays: &RayRows<'_>,
 ) -> PyResult<Vec<i32>> {
-    let options = rays.options::<G>();
+    let options = <G as RayCast>::Options::from(rays.query_options());
     each_ray(py, rays, |ray| {
         i32::try_from(g.count_hits(ray, &options)).unwrap_or(i32::MAX)
     })
