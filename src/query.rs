@@ -262,6 +262,38 @@ pub trait RayCast: Sync {
     /// ```
     fn hit_normal(&self, hit: &Self::Compact) -> Option<Unit<Vector3<f32>>>;
 
+    /// [`cast_ray`](RayCast::cast_ray) with a geometric normal of the hit triangle, as
+    /// Embree's `Ng`: not normalized, its length unspecified (a mesh's is the cross product
+    /// `(B − A) × (C − A)` the triangle test computes, twice the triangle's area; a scene's
+    /// is [`hit_normal`](RayCast::hit_normal)'s). A mesh takes it from the leaf its walk has
+    /// just tested, still in the core's cache, where `hit_normal` reads a table laid out by
+    /// triangle number (a read from anywhere in memory). For batches that want every hit's
+    /// normal (a normal image, Open3D's `cast_rays`): normalizing a batch of them in a loop
+    /// of its own (independent square roots and divisions, in flight together) costs less
+    /// than normalizing each after its walk.
+    ///
+    /// ```
+    /// use meshray::prelude::*;
+    /// use meshray::{Bvh, Mesh, Ray, RayQuery};
+    ///
+    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let ray = Ray::new([0.0, 1.0, 10.0], [0.0, 0.0, -1.0]);
+    /// let (hit, n) = bvh.cast_ray_normal(&ray, RayQuery::Closest, &Default::default()).unwrap();
+    /// assert_eq!(Some(hit), bvh.cast_ray(&ray, RayQuery::Closest, &Default::default()));
+    /// let unit = bvh.hit_normal(&hit).unwrap();
+    /// assert!((n.normalize() - unit.into_inner()).amax() < 1e-6);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    fn cast_ray_normal(
+        &self,
+        ray: &Ray,
+        query: RayQuery,
+        options: &Self::Options<'_>,
+    ) -> Option<(Self::Compact, Vector3<f32>)> {
+        let hit = self.cast_ray(ray, query, options)?;
+        Some((hit, self.hit_normal(&hit)?.into_inner()))
+    }
+
     /// A compact hit as a mesh's: the instance it is in (a scene's; `None` for a mesh) and
     /// the triangle, `t` and barycentrics in that instance's mesh.
     fn mesh_hit(hit: &Self::Compact) -> (Option<InstanceId>, CompactHit);
@@ -714,6 +746,16 @@ impl RayCast for Bvh {
 
     fn hit_normal(&self, hit: &CompactHit) -> Option<Unit<Vector3<f32>>> {
         self.cached_normal(hit.triangle)
+    }
+
+    #[inline]
+    fn cast_ray_normal(
+        &self,
+        ray: &Ray,
+        query: RayQuery,
+        options: &QueryOptions,
+    ) -> Option<(CompactHit, Vector3<f32>)> {
+        Bvh::cast_ray_normal(self, ray, query, options)
     }
 
     #[inline]

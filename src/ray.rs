@@ -216,6 +216,7 @@ impl Ray {
 }
 
 /// The origin and direction part of [`Ray::is_valid`].
+#[inline]
 fn usable(origin: &Point3<f32>, direction: &Vector3<f32>) -> bool {
     let largest = |v: &[f32]| v.iter().fold(0.0f32, |m, c| m.max(c.abs()));
     let (o, d) = (origin.coords.as_slice(), direction.as_slice());

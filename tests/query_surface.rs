@@ -4,8 +4,9 @@
 //! ones, closest points, winding numbers, inside tests and signed distances — on the
 //! project's scene and the shared meshes, camera, random and surface-leaving rays, under
 //! each culling and both triangle tests; and the normals from the tree's table equal the
-//! whole hits' under rotations, non-uniform scales and mirrors. Code written once over the
-//! traits (a binding, a picking helper) thus serves both.
+//! whole hits' under rotations, non-uniform scales and mirrors (and, normalized, those a
+//! cast takes from the leaves). Code written once over the traits (a binding, a picking
+//! helper) thus serves both.
 mod common;
 
 use common::*;
@@ -90,6 +91,24 @@ fn check(name: &str, mesh: Mesh) {
                     "{name} ray {k}"
                 );
                 assert_eq!(<Scene as RayCast>::mesh_hit(&b), (Some(0), a));
+                // The leaf's normal: the mesh's cross product bit for bit, with the same hit;
+                // normalized, the table's up to rounding.
+                let [c0, c1, c2] = mesh.triangle(a.triangle as usize);
+                let cross = (c1 - c0).cross(&(c2 - c0));
+                let (hit, raw) = bvh.cast_ray_normal(ray, q, &query).unwrap();
+                assert_eq!(
+                    (hit, raw.map(f32::to_bits)),
+                    (a, cross.map(f32::to_bits)),
+                    "{name} ray {k}"
+                );
+                let (hit, n) = scene.cast_ray_normal(ray, q, &scene_options).unwrap();
+                assert_eq!(hit, b, "{name} ray {k}");
+                for n in [raw, n] {
+                    assert!(
+                        (n.normalize() - whole_a.normal.into_inner()).amax() < 1e-6,
+                        "{name} ray {k}"
+                    );
+                }
             }
         }
         RayCast::all_triangles(&*bvh, ray, &query, &mut mesh_hits);
@@ -234,6 +253,14 @@ fn a_refit_drops_the_normal_table() {
     let after = bvh.cast_ray(&ray, RayQuery::Closest, &options).unwrap();
     let whole = bvh.hit_details(&ray, &after).unwrap();
     assert_eq!(bvh.hit_normal(&after), Some(whole.normal));
+    let (hit, raw) = bvh
+        .cast_ray_normal(&ray, RayQuery::Closest, &options)
+        .unwrap();
+    assert_eq!(hit, after);
+    assert!(
+        (raw.normalize() - whole.normal.into_inner()).amax() < 1e-6,
+        "the leaves follow the refit"
+    );
     let same = CompactHit {
         triangle: before.triangle,
         ..after

@@ -117,6 +117,7 @@ fn pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
 }
 
 /// The ray of a row `(ox, oy, oz, dx, dy, dz)`, searched over `[t_min, t_max]`.
+#[inline]
 fn ray(row: &[f32], t_min: f32, t_max: f32) -> Ray {
     Ray::with_range(
         [row[0], row[1], row[2]],
@@ -160,7 +161,7 @@ fn each_row<'py, I: Send, T: Element + Copy + Default + Send>(
 
 /// What `cast_rays` and `compute_closest_points` find per row: where (the hit's `t`, or the
 /// nearest point), the geometry, the primitive and the barycentrics; and what names it for
-/// its normal (`K`: the compact hit, the closest point).
+/// its normal (`K`: a hit's triangle's normal, not normalized; a closest point).
 struct Found<K> {
     at: [f32; 3],
     geometry: u32,
@@ -196,11 +197,13 @@ impl Primitives {
         normal: impl Fn(&K) -> Option<Unit<Vector3<f32>>> + Sync,
     ) -> Primitives {
         let n = rows.len() / width;
+        // Zeroed arrays come from the system already zero (no pass over them here); each
+        // row's `at` and ids are written once below, hit or miss.
         let mut out = Primitives {
-            at: vec![miss; at_width * n],
+            at: vec![0.0; at_width * n],
             at_width,
-            geometry_ids: vec![INVALID_ID; n],
-            primitive_ids: vec![INVALID_ID; n],
+            geometry_ids: vec![0; n],
+            primitive_ids: vec![0; n],
             primitive_uvs: vec![0.0; 2 * n],
             primitive_normals: vec![0.0; 3 * n],
         };
@@ -220,15 +223,20 @@ impl Primitives {
                     made.extend(rows.chunks_exact(width).map(&make));
                     keys.clear();
                     for (k, item) in made.iter().enumerate() {
-                        let Some(found) = find(item) else { continue };
-                        at[at_width * k..at_width * (k + 1)].copy_from_slice(&found.at[..at_width]);
+                        let at = &mut at[at_width * k..at_width * (k + 1)];
+                        let Some(found) = find(item) else {
+                            at.fill(miss);
+                            (ids[k], primitives[k]) = (INVALID_ID, INVALID_ID);
+                            continue;
+                        };
+                        at.copy_from_slice(&found.at[..at_width]);
                         (ids[k], primitives[k]) = (found.geometry, found.primitive);
                         uvs[2 * k..2 * k + 2].copy_from_slice(&found.uv);
                         keys.push((k, found.key));
                     }
-                    // The normals in a loop of their own: each is a read from anywhere in the
-                    // tree's table, and a short loop of independent reads keeps many in flight
-                    // (after each ray's walk, one waits alone).
+                    // The normals in a loop of their own, where many are in flight at once
+                    // (after each query, one waits alone): a closest point's is a read from
+                    // anywhere in the tree's table, a hit's a normalization.
                     for (k, key) in keys.iter() {
                         if let Some(n) = normal(key) {
                             normals[3 * k..3 * k + 3].copy_from_slice(n.as_slice());
@@ -259,18 +267,19 @@ impl Primitives {
     }
 }
 
-/// A ray's first hit.
-fn first_hit<G: Geometry>(g: &G) -> impl Fn(&Ray) -> Option<Found<G::Compact>> + Sync + '_ {
+/// A ray's first hit, with its triangle's normal (not normalized: a loop of their own
+/// normalizes a task's, [`Primitives::new`]).
+fn first_hit<G: Geometry>(g: &G) -> impl Fn(&Ray) -> Option<Found<Vector3<f32>>> + Sync + '_ {
     let options = ray_options::<G>();
     move |ray| {
-        let hit = g.cast_ray(ray, RayQuery::Closest, &options)?;
+        let (hit, normal) = g.cast_ray_normal(ray, RayQuery::Closest, &options)?;
         let (instance, h) = G::mesh_hit(&hit);
         Some(Found {
             at: [h.t, 0.0, 0.0],
             geometry: instance.unwrap_or(0),
             primitive: h.triangle,
             uv: [h.u, h.v],
-            key: hit,
+            key: normal,
         })
     }
 }
@@ -317,7 +326,7 @@ pub(crate) fn per_primitive<'py>(
     let unbounded = |row: &[f32]| ray(row, 0.0, f32::INFINITY);
     let found = on_threads(py, nthreads, || {
         on_geometry!(target, g => match rows.width {
-            6 => Primitives::new(flat, 6, 1, f32::INFINITY, unbounded, first_hit(g), |h| g.hit_normal(h)),
+            6 => Primitives::new(flat, 6, 1, f32::INFINITY, unbounded, first_hit(g), |n| Unit::try_new(*n, 0.0)),
             _ => Primitives::new(flat, 3, 3, f32::NAN, point, nearest(g), |c| g.closest_normal(c)),
         })
     })?;

@@ -186,6 +186,24 @@ impl Bvh {
         }
     }
 
+    /// [`RayCast::cast_ray_normal`](crate::query::RayCast::cast_ray_normal) for a mesh: the
+    /// cross product of the hit's leaf triangle, whose corners are the mesh's bit for bit.
+    #[inline]
+    pub(crate) fn cast_ray_normal(
+        &self,
+        ray: &Ray,
+        query: RayQuery,
+        options: &QueryOptions,
+    ) -> Option<(CompactHit, Vector3<f32>)> {
+        let (slot, hit) = match query {
+            RayQuery::Closest => self.closest_slot(ray, options, &mut ())?,
+            RayQuery::Any => self.any_slot(ray, options)?,
+        };
+        let (packet, lane) = (slot as usize / LANES, slot as usize % LANES);
+        let normal = self.leaf_packets[packet].get(lane).normal();
+        Some((self.ray_hit((slot, hit)), normal))
+    }
+
     /// [`cast_ray`](crate::query::RayCast::cast_ray)'s closest hit.
     pub(crate) fn closest_triangle(&self, ray: &Ray, options: &QueryOptions) -> Option<CompactHit> {
         self.closest_slot(ray, options, &mut ())
