@@ -122,6 +122,12 @@ pub enum Error {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A sweep's shape is no shape: a negative, NaN or infinite radius, or a capsule axis
+    /// that is not finite (see [`Sweep`](crate::query::Sweep)).
+    InvalidShape {
+        /// What is wrong.
+        reason: String,
+    },
     /// A BVH broke one of its invariants (see [`diagnostics::validate`](crate::diagnostics::validate)).
     InvalidBvh {
         /// Which invariant, and where.
@@ -287,6 +293,7 @@ impl fmt::Display for Error {
                 at(&Some(path.clone()), line)
             ),
             Error::InvalidCamera { reason } => write!(f, "invalid camera: {reason}"),
+            Error::InvalidShape { reason } => write!(f, "invalid shape: {reason}"),
             Error::InvalidBvh { reason } => write!(f, "invalid BVH: {reason}"),
             Error::VertexCount { expected, found } => write!(
                 f,

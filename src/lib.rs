@@ -177,6 +177,7 @@ mod ray;
 mod region;
 pub mod scene;
 mod splitmix;
+mod sweep;
 #[cfg(test)]
 mod test_support;
 mod transform;
@@ -197,7 +198,7 @@ pub use triangle::{Culling, QueryOptions};
 /// The traits every query is asked through: `use meshray::prelude::*;` makes
 /// [`Bvh`]'s and [`Scene`]'s queries callable.
 pub mod prelude {
-    pub use crate::query::{PointQuery, RayCast};
+    pub use crate::query::{PointQuery, RayCast, Sweep};
 }
 
 /// The geometric primitives: boxes and their slab test, and the watertight ray–triangle

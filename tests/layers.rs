@@ -25,6 +25,7 @@ const LAYERS: [(&str, &[&str]); 5] = [
             "splitmix",
             "winding",
             "boundary",
+            "sweep",
         ],
     ),
     ("mesh and file formats", &["mesh", "io", "pose"]),

@@ -11,6 +11,7 @@ mod load;
 mod query;
 pub(crate) use query::in_hit_order;
 mod select;
+mod sweep;
 mod top;
 
 pub use query::SceneClosestPoint;

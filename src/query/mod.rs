@@ -1,7 +1,8 @@
 //! One query surface for a mesh's tree ([`Bvh`]) and a scene of placed meshes ([`Scene`]):
-//! the options and answers every query shares, and two traits, [`RayCast`] for rays and
-//! [`PointQuery`] for points, so code written once over either trait serves both (the
-//! bindings, picking, and queries added later).
+//! the options and answers every query shares, and three traits, [`RayCast`] for rays,
+//! [`PointQuery`] for points and [`Sweep`] for spheres and capsules moving along a ray, so
+//! code written once over a trait serves both (the bindings, picking, and queries added
+//! later).
 //!
 //! As parry answers a `TriMesh` and a `Compound` through its `RayCast` and `PointQuery`
 //! traits: each trait asks for a few methods, which the types' own walks answer (static
@@ -44,6 +45,9 @@ pub use crate::scene::{InstanceId, SceneClosestPoint, SceneHit, SceneOptions, Sc
 pub use crate::triangle::{Culling, QueryOptions};
 pub use crate::winding::WindingAccuracy;
 use nalgebra::{Unit, Vector3};
+
+mod sweep;
+pub use sweep::{SceneSweepHit, Sweep, SweepHit};
 
 /// A scene's compact answer to a ray: the instance hit and the hit in its mesh (the
 /// triangle is the instance's mesh's; `t` is the world ray's, since an instance's ray is

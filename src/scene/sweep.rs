@@ -1,0 +1,96 @@
+//! A scene's sweeps: the top-level trees walked as a mesh's are (each instance's world box
+//! grown by the moving shape's reach), and each instance reached swept in world space, its
+//! triangles and boxes moved by its transform, so any affine placement (a non-uniform scale
+//! or a shear, under which a sphere would not stay a sphere in the mesh's own space) is
+//! answered exactly.
+
+use super::{Instance, InstanceId, Scene, SceneOptions};
+use crate::bvh::facade::{Placement, Reach, Visitor, WIDTH, WideNode, walk};
+use crate::sweep::{Contact, Moving};
+
+impl Scene {
+    /// The first contact of `m` with a triangle of an instance `options` sees, at
+    /// `τ ≤ limit`: the instance, the triangle and where; ties to the lowest instance, then
+    /// triangle.
+    pub(crate) fn first_contact(
+        &self,
+        m: &Moving,
+        limit: f64,
+        options: &SceneOptions<'_>,
+    ) -> Option<(InstanceId, u32, Contact)> {
+        let mut visitor = SweepInstance {
+            slots: &self.slots,
+            order: &[],
+            m,
+            reach: Reach::of(m),
+            limit,
+            options,
+            best: None,
+        };
+        for tree in self.top().trees() {
+            visitor.order = &tree.order;
+            walk(&tree.nodes, &mut visitor);
+        }
+        visitor.best
+    }
+}
+
+/// The sweep's walk over the top level: nearest instance box first.
+struct SweepInstance<'a> {
+    slots: &'a [Option<Instance>],
+    order: &'a [u32],
+    m: &'a Moving,
+    reach: Reach,
+    /// The best contact's `τ` so far (the caller's limit at first).
+    limit: f64,
+    options: &'a SceneOptions<'a>,
+    best: Option<(InstanceId, u32, Contact)>,
+}
+
+impl Visitor for SweepInstance<'_> {
+    type Key = f64;
+    const ORDERED: bool = true;
+
+    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
+        let mut keys = [0.0; WIDTH];
+        let mut mask = 0;
+        for k in node.lanes() {
+            let (min, max) = node.lane_corners(k);
+            if let Some(tau) = self.reach.entry(self.m, min, max, self.limit) {
+                keys[k] = tau;
+                mask |= 1 << k;
+            }
+        }
+        (mask, keys)
+    }
+
+    fn worth(&self, tau: f64) -> bool {
+        tau <= self.limit
+    }
+
+    fn leaf(&mut self, first: u32, count: u32, _: f64) -> bool {
+        let ids = &self.order[first as usize..(first + count) as usize];
+        for (id, instance) in self.options.seen_in(self.slots, ids) {
+            let placement = Placement::Moved {
+                to_world: &instance.to_world,
+                mirrored: instance.to_world.fixed_view::<3, 3>(0, 0).determinant() < 0.0,
+            };
+            let culling = self.options.query.culling;
+            let Some((triangle, contact)) = instance
+                .bvh
+                .first_contact(self.m, self.limit, culling, placement)
+            else {
+                continue;
+            };
+            let better = match &self.best {
+                None => true,
+                Some((bid, bt, bc)) => (contact.tau, id, triangle) < (bc.tau, *bid, *bt),
+            };
+            if better {
+                self.limit = contact.tau;
+                self.best = Some((id, triangle, contact));
+            }
+        }
+        false
+    }
+}

@@ -1,0 +1,507 @@
+//! A sphere or a capsule moving along a line, against one triangle: the first time they
+//! touch, where, and from which side. In `f64` from the `f32` inputs, as the closest point
+//! is, so a brute force over every triangle and the trees' walks agree to the bit.
+//!
+//! A capsule is every point within `radius` of its axis, the segment from `E` to `E + S`
+//! (a sphere: `S = 0`); it moves by `τ·D`. It touches the triangle when its axis comes
+//! within `radius` of it: when the moving point `E + τ·D` enters the Minkowski sum of the
+//! triangle, the reflected axis and a ball. That sum's surface is made of flat pieces (the
+//! triangle's face offset by the radius at either end of the axis, and the parallelograms
+//! an edge sweeps along the axis, offset), cylinders (about each edge at either end of the
+//! axis, and about the axis at each corner) and spheres (about each corner at either end of
+//! the axis). Since the distance from a moving convex shape to a convex one is convex in
+//! time, the first contact is the earliest entry into any one piece, each found in closed
+//! form (a plane: linear; a cylinder or a sphere: a quadratic) and kept only where the
+//! piece is (within its face, along its edge). Ericson, *Real-Time Collision Detection*,
+//! 5.5.7 (sphere against triangle) and 5.1.9 (closest points of two segments), and the
+//! same decomposition for the capsule.
+
+use crate::closest_point::{Nearest, nearest_on_triangle64};
+use nalgebra::{Point3, Vector3};
+
+type P = Point3<f64>;
+type V = Vector3<f64>;
+
+/// A moving capsule (a sphere when `axis` is zero), in `f64`: its axis runs from `start` to
+/// `start + axis` when `τ = 0`, and it moves by `τ·direction`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Moving {
+    pub start: P,
+    pub axis: V,
+    pub direction: V,
+    pub radius: f64,
+}
+
+/// Where a moving shape first touches a triangle: at `τ`, the point of the triangle
+/// (`u`, `v` its barycentrics), the point of the shape's axis nearest it, and the unit
+/// normal of the contact, from the triangle towards the axis (the way to push the shape
+/// out; where the axis itself touches, or the radius is zero, the face's normal against
+/// the motion).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Contact {
+    pub tau: f64,
+    pub point: P,
+    pub u: f64,
+    pub v: f64,
+    pub axis_point: P,
+    pub normal: V,
+}
+
+impl Moving {
+    /// The axis' first end at `τ`.
+    fn at(&self, tau: f64) -> P {
+        self.start + self.direction * tau
+    }
+
+    /// The first contact with triangle `a, b, c` at `τ` in `[0, tau_max]`: at `0` when the
+    /// shape already touches it (within `radius`, the boundary included), else the earliest
+    /// entry into any piece of the Minkowski sum. `None` when they never touch in range.
+    pub fn first_contact(&self, [a, b, c]: [P; 3], tau_max: f64) -> Option<Contact> {
+        let n = (b - a).cross(&(c - a));
+        let unit = n.try_normalize(0.0);
+        // The plane first: the shape touches nothing of the triangle before its axis comes
+        // within the radius of the plane, nor after it has left that slab for good.
+        let mut in_slab = true;
+        if let Some(unit) = unit {
+            let h = [0.0, 1.0].map(|s| unit.dot(&(self.start + self.axis * s - a)));
+            let (lo, hi) = (h[0].min(h[1]), h[0].max(h[1]));
+            let (r, rate) = (self.radius, unit.dot(&self.direction));
+            in_slab = lo <= r && hi >= -r;
+            // When `lo + rate·τ ≤ r` and `hi + rate·τ ≥ −r`.
+            let (enter, leave) = if rate > 0.0 {
+                ((-r - hi) / rate, (r - lo) / rate)
+            } else if rate < 0.0 {
+                ((r - lo) / rate, (-r - hi) / rate)
+            } else if in_slab {
+                (f64::NEG_INFINITY, f64::INFINITY)
+            } else {
+                return None;
+            };
+            if leave < 0.0 || enter > tau_max {
+                return None;
+            }
+        }
+        if in_slab && let Some(contact) = self.touching(0.0, [a, b, c]) {
+            return Some(contact);
+        }
+        let mut best: Option<(f64, P, P)> = None;
+        let mut offer = |tau: f64, point: P, axis_point: P| {
+            if tau >= 0.0 && tau <= tau_max && best.is_none_or(|(t, _, _)| tau < t) {
+                best = Some((tau, point, axis_point));
+            }
+        };
+        let ends = if self.axis == V::zeros() {
+            &[0.0][..]
+        } else {
+            &[0.0, 1.0][..]
+        };
+        for &s in ends {
+            let end = self.start + self.axis * s;
+            // The face, offset by the radius on the side the end starts on.
+            if let Some(unit) = unit {
+                let (h0, rate) = (unit.dot(&(end - a)), unit.dot(&self.direction));
+                let side = if h0 >= 0.0 { 1.0 } else { -1.0 };
+                if side * rate < 0.0 {
+                    let tau = (side * self.radius - h0) / rate;
+                    let centre = end + self.direction * tau;
+                    let point = centre - unit * (side * self.radius);
+                    if inside(&point, [a, b, c], &n) {
+                        offer(tau, point, centre);
+                        // A sphere that reaches the face's slab only now and meets the face
+                        // there touches nothing of the triangle earlier.
+                        if ends.len() == 1 && !in_slab {
+                            break;
+                        }
+                    }
+                }
+            }
+            // The edges' cylinders and the corners' spheres.
+            for (p, q) in [(a, b), (b, c), (c, a)] {
+                let e = q - p;
+                if let Some(tau) = enter_cylinder(end - p, self.direction, e, self.radius) {
+                    let u = (end + self.direction * tau - p).dot(&e) / e.norm_squared();
+                    if (0.0..=1.0).contains(&u) {
+                        offer(tau, p + e * u, end + self.direction * tau);
+                    }
+                }
+            }
+            for p in [a, b, c] {
+                if let Some(tau) = enter_sphere(end - p, self.direction, self.radius) {
+                    offer(tau, p, end + self.direction * tau);
+                }
+            }
+        }
+        if self.axis != V::zeros() {
+            let axis = self.axis;
+            // The corners against the axis' cylinder: a corner moving by −τ·D.
+            for p in [a, b, c] {
+                if let Some(tau) =
+                    enter_cylinder(p - self.start, -self.direction, axis, self.radius)
+                {
+                    let start = self.at(tau);
+                    let s = (p - start).dot(&axis) / axis.norm_squared();
+                    if (0.0..=1.0).contains(&s) {
+                        offer(tau, p, start + axis * s);
+                    }
+                }
+            }
+            // Each edge against the axis, where both lines' nearest points are within them:
+            // the parallelogram the edge sweeps along the axis, offset by the radius.
+            for (p, q) in [(a, b), (b, c), (c, a)] {
+                let e = q - p;
+                let Some(m) = axis.cross(&e).try_normalize(0.0) else {
+                    continue; // parallel: the other pieces meet it first
+                };
+                let (h0, rate) = (m.dot(&(self.start - p)), m.dot(&self.direction));
+                let side = if h0 >= 0.0 { 1.0 } else { -1.0 };
+                if side * rate >= 0.0 {
+                    continue;
+                }
+                let tau = (side * self.radius - h0) / rate;
+                let start = self.at(tau);
+                if let Some((s, u)) = lines_nearest(start, axis, p, e)
+                    && (0.0..=1.0).contains(&s)
+                    && (0.0..=1.0).contains(&u)
+                {
+                    offer(tau, p + e * u, start + axis * s);
+                }
+            }
+        }
+        let (tau, point, axis_point) = best?;
+        let Nearest { u, v, .. } = nearest_on_triangle64(point, a, b, c);
+        Some(self.contact(tau, point, u, v, axis_point, &n))
+    }
+
+    /// The contact at `τ` between `point` (on the triangle of normal `n`) and `axis_point`.
+    fn contact(&self, tau: f64, point: P, u: f64, v: f64, axis_point: P, n: &V) -> Contact {
+        let normal = (axis_point - point).try_normalize(0.0).unwrap_or_else(|| {
+            let face = n.try_normalize(0.0).unwrap_or_else(V::z);
+            if face.dot(&self.direction) > 0.0 {
+                -face
+            } else {
+                face
+            }
+        });
+        Contact {
+            tau,
+            point,
+            u,
+            v,
+            axis_point,
+            normal,
+        }
+    }
+
+    /// The contact at `τ` when the shape then touches the triangle (its axis within the
+    /// radius, the boundary included).
+    fn touching(&self, tau: f64, [a, b, c]: [P; 3]) -> Option<Contact> {
+        let start = self.at(tau);
+        let (on_axis, near) = segment_triangle(start, self.axis, [a, b, c]);
+        let n = (b - a).cross(&(c - a));
+        (near.distance_squared <= self.radius * self.radius)
+            .then(|| self.contact(tau, near.point, near.u, near.v, on_axis, &n))
+    }
+
+    /// The distance from the axis at `τ` to the triangle (for tests and the brute force).
+    #[cfg(test)]
+    pub fn distance_at(&self, tau: f64, tri: [P; 3]) -> f64 {
+        segment_triangle(self.at(tau), self.axis, tri)
+            .1
+            .distance_squared
+            .sqrt()
+    }
+}
+
+/// Whether `p` (in the triangle's plane) is inside triangle `a, b, c` of normal `n`, the
+/// edges included.
+fn inside(p: &P, [a, b, c]: [P; 3], n: &V) -> bool {
+    [(a, b), (b, c), (c, a)]
+        .iter()
+        .all(|(s, e)| (e - s).cross(&(p - s)).dot(n) >= 0.0)
+}
+
+/// The first `τ ≥ 0` at which the point `w + τ·d` (relative to a point of the line) comes
+/// within `r` of the line through the origin along `e`; `None` when it starts within, moves
+/// away, runs parallel or passes wide. The roots of `|(w + τd) × e|² = r²|e|²`, the smaller
+/// one in the form that does not cancel.
+fn enter_cylinder(w: V, d: V, e: V, r: f64) -> Option<f64> {
+    let (we, de) = (w.cross(&e), d.cross(&e));
+    first_root(
+        de.norm_squared(),
+        we.dot(&de),
+        we.norm_squared() - r * r * e.norm_squared(),
+    )
+}
+
+/// The first `τ ≥ 0` at which `w + τ·d` (relative to a sphere's centre) comes within `r`.
+fn enter_sphere(w: V, d: V, r: f64) -> Option<f64> {
+    first_root(d.norm_squared(), w.dot(&d), w.norm_squared() - r * r)
+}
+
+/// The smaller root of `a·τ² + 2b·τ + c` when the value starts positive (`c > 0`) and
+/// falls (`b < 0`) to zero: `c / (−b + √(b² − ac))`, which does not cancel.
+fn first_root(a: f64, b: f64, c: f64) -> Option<f64> {
+    let disc = b * b - a * c;
+    (a > 0.0 && c > 0.0 && b < 0.0 && disc >= 0.0).then(|| c / (disc.sqrt() - b))
+}
+
+/// The parameters `(s, u)` of the nearest points of the lines `p + s·d` and `q + u·e`;
+/// `None` for parallel lines.
+fn lines_nearest(p: P, d: V, q: P, e: V) -> Option<(f64, f64)> {
+    let r = p - q;
+    let (a, b, c) = (d.norm_squared(), d.dot(&e), e.norm_squared());
+    let (f, g) = (d.dot(&r), e.dot(&r));
+    let denom = a * c - b * b;
+    if !(denom > 0.0) {
+        return None;
+    }
+    let s = (b * g - c * f) / denom;
+    let u = (a * g - b * f) / denom;
+    Some((s, u))
+}
+
+/// The nearest points of the segment `p`–`p + d` and the segment `q`–`q + e` (Ericson
+/// 5.1.9): the parameters, clamped to both.
+fn segments_nearest(p: P, d: V, q: P, e: V) -> (f64, f64) {
+    let r = p - q;
+    let (a, c, f) = (d.norm_squared(), e.norm_squared(), e.dot(&r));
+    if a == 0.0 && c == 0.0 {
+        return (0.0, 0.0);
+    }
+    if a == 0.0 {
+        return (0.0, (f / c).clamp(0.0, 1.0));
+    }
+    let cc = d.dot(&r);
+    if c == 0.0 {
+        return ((-cc / a).clamp(0.0, 1.0), 0.0);
+    }
+    let b = d.dot(&e);
+    let denom = a * c - b * b;
+    let mut s = if denom > 0.0 {
+        ((b * f - cc * c) / denom).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mut u = (b * s + f) / c;
+    if u < 0.0 {
+        u = 0.0;
+        s = (-cc / a).clamp(0.0, 1.0);
+    } else if u > 1.0 {
+        u = 1.0;
+        s = ((b - cc) / a).clamp(0.0, 1.0);
+    }
+    (s, u)
+}
+
+/// The nearest point of the axis segment `start`–`start + axis` to the triangle, and the
+/// triangle's point nearest it (a point where the segment crosses the triangle, at distance
+/// zero, when it does).
+fn segment_triangle(start: P, axis: V, [a, b, c]: [P; 3]) -> (P, Nearest) {
+    let from_start = nearest_on_triangle64(start, a, b, c);
+    if axis == V::zeros() {
+        return (start, from_start);
+    }
+    let end = start + axis;
+    let mut best = (start, from_start);
+    let mut offer = |on_axis: P, near: Nearest| {
+        if near.distance_squared < best.1.distance_squared {
+            best = (on_axis, near);
+        }
+    };
+    offer(end, nearest_on_triangle64(end, a, b, c));
+    for (p, q) in [(a, b), (b, c), (c, a)] {
+        let (s, _) = segments_nearest(start, axis, p, q - p);
+        let on_axis = start + axis * s;
+        offer(on_axis, nearest_on_triangle64(on_axis, a, b, c));
+    }
+    // The segment crossing the face: where it meets the plane, inside the triangle.
+    let n = (b - a).cross(&(c - a));
+    let (h0, h1) = (n.dot(&(start - a)), n.dot(&(end - a)));
+    if (h0 <= 0.0) != (h1 <= 0.0) || h0 == 0.0 || h1 == 0.0 {
+        let s = if h0 == h1 { 0.0 } else { h0 / (h0 - h1) };
+        let on_axis = start + axis * s.clamp(0.0, 1.0);
+        offer(on_axis, nearest_on_triangle64(on_axis, a, b, c));
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tri() -> [P; 3] {
+        [
+            P::new(0.0, 0.0, 0.0),
+            P::new(1.0, 0.0, 0.0),
+            P::new(0.0, 1.0, 0.0),
+        ]
+    }
+
+    fn sphere(start: [f64; 3], direction: [f64; 3], radius: f64) -> Moving {
+        Moving {
+            start: P::from(start),
+            axis: V::zeros(),
+            direction: V::from(direction),
+            radius,
+        }
+    }
+
+    #[test]
+    fn a_sphere_falls_on_the_face_an_edge_and_a_corner() {
+        // Onto the face: its lowest point meets the plane at z = 0.
+        let c = sphere([0.2, 0.2, 5.0], [0.0, 0.0, -1.0], 0.5)
+            .first_contact(tri(), f64::INFINITY)
+            .unwrap();
+        assert_eq!(c.tau, 4.5);
+        assert_eq!(c.point, P::new(0.2, 0.2, 0.0));
+        assert_eq!(c.axis_point, P::new(0.2, 0.2, 0.5));
+        // Beside the edge y = 0: the sphere's side meets it.
+        let c = sphere([0.5, -0.3, 5.0], [0.0, 0.0, -1.0], 0.5)
+            .first_contact(tri(), f64::INFINITY)
+            .unwrap();
+        assert!((c.tau - (5.0 - 0.4)).abs() < 1e-12, "{c:?}");
+        assert!((c.point - P::new(0.5, 0.0, 0.0)).norm() < 1e-12);
+        // Beyond the corner at the origin.
+        let c = sphere([-0.3, -0.4, 5.0], [0.0, 0.0, -1.0], 1.0)
+            .first_contact(tri(), f64::INFINITY)
+            .unwrap();
+        assert!((c.tau - (5.0 - 0.75f64.sqrt())).abs() < 1e-12, "{c:?}");
+        assert_eq!(c.point, P::origin());
+        // Wide of it: no contact; out of range: none either.
+        assert!(
+            sphere([3.0, 3.0, 5.0], [0.0, 0.0, -1.0], 0.5)
+                .first_contact(tri(), f64::INFINITY)
+                .is_none()
+        );
+        assert!(
+            sphere([0.2, 0.2, 5.0], [0.0, 0.0, -1.0], 0.5)
+                .first_contact(tri(), 4.0)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn touching_at_the_start_and_moving_away() {
+        let c = sphere([0.2, 0.2, 0.3], [0.0, 0.0, 1.0], 0.5)
+            .first_contact(tri(), f64::INFINITY)
+            .unwrap();
+        assert_eq!(c.tau, 0.0);
+        assert!((c.point - P::new(0.2, 0.2, 0.0)).norm() < 1e-15);
+        // Just out of reach and moving away: never.
+        assert!(
+            sphere([0.2, 0.2, 0.6], [0.0, 0.0, 1.0], 0.5)
+                .first_contact(tri(), f64::INFINITY)
+                .is_none()
+        );
+        // Exactly at the radius: touching (the boundary counts).
+        let c = sphere([0.2, 0.2, 0.5], [0.0, 0.0, 1.0], 0.5).first_contact(tri(), 1.0);
+        assert_eq!(c.map(|c| c.tau), Some(0.0));
+    }
+
+    #[test]
+    fn a_capsule_lying_flat_lands_along_its_length() {
+        // Its axis crosses over the triangle (x = 0.8) with both ends outside it: its
+        // underside lands on the edge y = 0 (and the face) between them.
+        let m = Moving {
+            start: P::new(0.8, -0.5, 2.0),
+            axis: V::new(0.0, 1.0, 0.0),
+            direction: V::new(0.0, 0.0, -1.0),
+            radius: 0.25,
+        };
+        let c = m.first_contact(tri(), f64::INFINITY).unwrap();
+        assert!((c.tau - 1.75).abs() < 1e-12, "{c:?}");
+        assert!(c.point.z.abs() < 1e-12 && (c.axis_point.z - 0.25).abs() < 1e-12);
+        assert!((c.point.x - 0.8).abs() < 1e-12);
+        // Crossing the edge x + y = 1 at a right angle in its plane, high above: the edge's
+        // parallelogram.
+        let m = Moving {
+            start: P::new(0.0, 0.0, 3.0),
+            axis: V::new(1.0, 1.0, 0.0),
+            direction: V::new(0.0, 0.0, -1.0),
+            radius: 0.5,
+        };
+        let c = m.first_contact(tri(), f64::INFINITY).unwrap();
+        assert!((c.tau - 2.5).abs() < 1e-12, "{c:?}");
+    }
+
+    /// The first time the distance falls to the radius, by bisection on the convex
+    /// distance: an independent check of the closed forms.
+    fn bisected(m: &Moving, tri: [P; 3], tau_max: f64) -> Option<f64> {
+        if m.distance_at(0.0, tri) <= m.radius {
+            return Some(0.0);
+        }
+        // Golden-section search for the nearest approach, then bisection before it.
+        let (mut lo, mut hi) = (0.0, tau_max);
+        for _ in 0..200 {
+            let (x, y) = (lo + (hi - lo) * 0.382, lo + (hi - lo) * 0.618);
+            if m.distance_at(x, tri) < m.distance_at(y, tri) {
+                hi = y;
+            } else {
+                lo = x;
+            }
+        }
+        let nearest = (lo + hi) / 2.0;
+        if m.distance_at(nearest, tri) > m.radius {
+            return None;
+        }
+        let (mut lo, mut hi) = (0.0, nearest);
+        for _ in 0..200 {
+            let mid = (lo + hi) / 2.0;
+            if m.distance_at(mid, tri) <= m.radius {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Some(hi)
+    }
+
+    #[test]
+    fn closed_forms_agree_with_bisection_on_random_cases() {
+        let mut rng = crate::splitmix::SplitMix64(41);
+        let mut unit = || rng.unit_f64() * 2.0 - 1.0;
+        let (mut hits, mut misses) = (0, 0);
+        for k in 0..4000 {
+            let tri = [0, 1, 2].map(|_| P::new(unit(), unit(), unit()));
+            let start = P::new(unit() * 3.0, unit() * 3.0, unit() * 3.0);
+            let target = P::new(unit() * 0.5, unit() * 0.5, unit() * 0.5);
+            let axis = if k % 2 == 0 {
+                V::zeros()
+            } else {
+                V::new(unit(), unit(), unit()) * 0.7
+            };
+            let m = Moving {
+                start,
+                axis,
+                direction: target - start,
+                radius: (unit() + 1.0) * 0.3,
+            };
+            let found = m.first_contact(tri, 2.0).map(|c| c.tau);
+            let want = bisected(&m, tri, 2.0);
+            match (found, want) {
+                (Some(a), Some(b)) => {
+                    hits += 1;
+                    assert!(
+                        (a - b).abs() <= 1e-9 * (1.0 + b),
+                        "{k}: {a} vs {b}, {m:?} {tri:?}"
+                    );
+                    let c = m.first_contact(tri, 2.0).unwrap();
+                    let d = (c.point - c.axis_point).norm();
+                    assert!((d - m.radius).abs() < 1e-9 || c.tau == 0.0, "{k}: {d}");
+                    assert!((m.distance_at(c.tau, tri) - d).abs() < 1e-9, "{k}");
+                }
+                (None, None) => misses += 1,
+                // A graze: the nearest approach is the radius itself, within rounding.
+                (a, b) => {
+                    let tau = a.or(b).unwrap();
+                    let d = m.distance_at(tau, tri);
+                    assert!(
+                        (d - m.radius).abs() < 1e-9,
+                        "{k}: {a:?} vs {b:?}, {d} {m:?}"
+                    );
+                }
+            }
+        }
+        assert!(hits > 500 && misses > 500, "{hits} hits, {misses} misses");
+    }
+}
