@@ -250,10 +250,6 @@ impl Visitor for SweepVisitor<'_> {
             if near & 1 << lane == 0 {
                 continue;
             }
-            let triangle = self.bvh.triangle_index[slot];
-            if triangle == u32::MAX {
-                continue;
-            }
             let tri = self.bvh.leaf_packets[packet].get(lane);
             let mut corners = [tri.a, tri.b, tri.c].map(|q| Point3::from(q).cast::<f64>());
             let mut mirrored = false;
@@ -273,6 +269,9 @@ impl Visitor for SweepVisitor<'_> {
             let Some(contact) = self.m.first_contact(corners, self.limit) else {
                 continue;
             };
+            // Read only now: the map is a read from anywhere, and most triangles tested are
+            // not touched.
+            let triangle = self.bvh.triangle_index[slot];
             let better = match &self.best {
                 None => true,
                 Some((bt, bc)) => contact.tau < bc.tau || (contact.tau == bc.tau && triangle < *bt),
