@@ -81,6 +81,20 @@ class Geometry:
         cull: Literal["none", "back", "front"] = "none",
     ) -> npt.NDArray[np.bool_]:
         """Whether each ray hits anything in its range (no details)."""
+    def cast_spheres(
+        self,
+        origins: _Array,
+        directions: _Array,
+        radius: float,
+        *,
+        axis: Optional[Sequence[float]] = None,
+        t_min: float = 0.0,
+        t_max: float = float("inf"),
+        watertight: bool = True,
+        cull: Literal["none", "back", "front"] = "none",
+    ) -> Dict[str, np.ndarray]:
+        """Where a sphere (a capsule with `axis`) moving along each ray first touches:
+        t (inf on none), instance (a scene's), triangle, point, normal, u, v."""
     def count_hits(
         self,
         origins: _Array,

@@ -219,6 +219,43 @@ impl PyGeometry {
         Ok(on_geometry!(self.target(), g => queries::occluded(py, g, &rays))?.into_pyarray(py))
     }
 
+    /// Sweeps: where a sphere of `radius` whose centre moves along each ray (`origins`,
+    /// `directions`: `(n, 3)`; over `t_min`..`t_max`) first touches the geometry — its faces,
+    /// edges and corners, exactly (as an f64 brute force over every triangle finds it). With
+    /// `axis` (3 numbers), a capsule instead: every point within `radius` of the segment
+    /// from the ray's origin to `origin + axis`, moving along the ray. A dict of arrays:
+    /// `t` (how far it moved; inf where it touches nothing; `t_min` where it touches
+    /// already), `instance` (a scene's, -1), `triangle` (-1), `point` (the contact on the
+    /// triangle) and `normal` (unit, from the triangle towards the shape: the way to push it
+    /// out; `(n, 3)`, NaN), `u`, `v` (the point's barycentrics, NaN). All cores, without
+    /// the GIL. `cast`'s options (`cull` by the side the motion meets a triangle from;
+    /// `watertight` does not apply). A negative, NaN or infinite `radius`, or a non-finite
+    /// `axis`, is a `ValueError`.
+    #[pyo3(signature = (origins, directions, radius, *, axis = None, **options))]
+    fn cast_spheres<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        directions: &Bound<'py, PyAny>,
+        radius: f32,
+        axis: Option<[f32; 3]>,
+        options: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let rays = RayRows::read("cast_spheres", origins, directions, options)?;
+        let axis = axis.unwrap_or([0.0; 3]);
+        if !(radius >= 0.0 && radius.is_finite()) {
+            return Err(PyValueError::new_err(format!(
+                "radius: expected a finite number of at least 0, got {radius}"
+            )));
+        }
+        if !axis.iter().all(|c| c.is_finite()) {
+            return Err(PyValueError::new_err(format!(
+                "axis: expected three finite numbers, got {axis:?}"
+            )));
+        }
+        on_geometry!(self.target(), g => queries::cast_spheres(py, g, &rays, axis, radius))
+    }
+
     /// How many triangles each ray hits in its range (an int32 array): `cast_all`'s count
     /// per ray, without making the hits. `cast`'s options.
     #[pyo3(signature = (origins, directions, **options))]

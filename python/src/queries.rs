@@ -7,7 +7,8 @@ use crate::convert::{RayRows, check_distance, rows};
 use crate::report::Report;
 use meshray::prelude::*;
 use meshray::query::{
-    ClosestPoint, InstanceId, SceneClosestPoint, SceneCompactHit, WindingAccuracy,
+    ClosestPoint, InstanceId, SceneClosestPoint, SceneCompactHit, SceneSweepHit, SweepHit,
+    WindingAccuracy,
 };
 use meshray::{Bvh, CompactHit, Culling, QueryOptions, Ray, RayQuery, Scene};
 use nalgebra::{Unit, Vector3};
@@ -20,9 +21,12 @@ use rayon::prelude::*;
 /// What the binding needs of a geometry beyond the two traits: whether its answers carry an
 /// `instance` column (a scene's). Its options come from the traits (`From<QueryOptions>`
 /// for rays, `Default` for points: a scene's Python queries see every instance).
-pub(crate) trait Geometry: RayCast + PointQuery {
+pub(crate) trait Geometry: RayCast + PointQuery + Sweep {
     /// Whether answers carry an `instance` column.
     const INSTANCES: bool;
+
+    /// A sweep's answer as a mesh's: the instance (a scene's) and the contact.
+    fn mesh_sweep(hit: &<Self as Sweep>::SweepHit) -> (Option<InstanceId>, SweepHit);
 
     /// The unit normal (world space) of a closest point's triangle, from the tree's table.
     fn closest_normal(&self, closest: &<Self as PointQuery>::Closest)
@@ -42,6 +46,10 @@ fn on_triangle(c: &ClosestPoint) -> CompactHit {
 impl Geometry for Bvh {
     const INSTANCES: bool = false;
 
+    fn mesh_sweep(hit: &SweepHit) -> (Option<InstanceId>, SweepHit) {
+        (None, *hit)
+    }
+
     fn closest_normal(&self, closest: &ClosestPoint) -> Option<Unit<Vector3<f32>>> {
         self.hit_normal(&on_triangle(closest))
     }
@@ -49,6 +57,10 @@ impl Geometry for Bvh {
 
 impl Geometry for Scene {
     const INSTANCES: bool = true;
+
+    fn mesh_sweep(hit: &SceneSweepHit) -> (Option<InstanceId>, SweepHit) {
+        (Some(hit.instance), hit.hit)
+    }
 
     fn closest_normal(&self, c: &SceneClosestPoint) -> Option<Unit<Vector3<f32>>> {
         self.hit_normal(&SceneCompactHit {
@@ -223,6 +235,56 @@ pub(crate) fn occluded<G: Geometry>(
     each_ray(py, rays, |ray| {
         g.cast_ray(ray, RayQuery::Any, &options).is_some()
     })
+}
+
+/// `cast_spheres`: where a sphere of `radius` (a capsule of that axis, when `axis` is not
+/// zero) moving along each ray first touches, as a dict of arrays: `t` (inf where it touches
+/// nothing), `instance` (a scene's, -1), `triangle` (-1), `point` and `normal` (`(n, 3)`,
+/// NaN), `u`, `v` (NaN). The shape was checked by the caller.
+pub(crate) fn cast_spheres<'py, G: Geometry>(
+    py: Python<'py>,
+    g: &G,
+    rays: &RayRows<'_>,
+    axis: [f32; 3],
+    radius: f32,
+) -> PyResult<Bound<'py, PyDict>> {
+    let options = <G as RayCast>::Options::from(rays.query_options());
+    let found = each_ray(py, rays, |ray| {
+        let hit = g.cast_capsule(ray, axis, radius, &options).ok().flatten();
+        hit.map(|h| G::mesh_sweep(&h))
+    })?;
+    let n = found.len();
+    let (mut point, mut normal) = (
+        Array2::from_elem((n, 3), f32::NAN),
+        Array2::from_elem((n, 3), f32::NAN),
+    );
+    let (mut instance, mut triangle) = (Array1::from_elem(n, -1i64), Array1::from_elem(n, -1i64));
+    let mut t = Array1::from_elem(n, f32::INFINITY);
+    let (mut u, mut v) = (
+        Array1::from_elem(n, f32::NAN),
+        Array1::from_elem(n, f32::NAN),
+    );
+    for (i, found) in found.iter().enumerate() {
+        let Some((id, h)) = found else { continue };
+        for k in 0..3 {
+            point[(i, k)] = h.point[k];
+            normal[(i, k)] = h.normal[k];
+        }
+        (t[i], u[i], v[i]) = (h.t, h.u, h.v);
+        instance[i] = id.map_or(-1, i64::from);
+        triangle[i] = i64::from(h.triangle);
+    }
+    let out = PyDict::new(py);
+    out.set_item("t", t.into_pyarray(py))?;
+    if G::INSTANCES {
+        out.set_item("instance", instance.into_pyarray(py))?;
+    }
+    out.set_item("triangle", triangle.into_pyarray(py))?;
+    out.set_item("point", point.into_pyarray(py))?;
+    out.set_item("normal", normal.into_pyarray(py))?;
+    out.set_item("u", u.into_pyarray(py))?;
+    out.set_item("v", v.into_pyarray(py))?;
+    Ok(out)
 }
 
 /// `count_hits`: how many triangles each ray hits in its range.
