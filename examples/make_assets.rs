@@ -504,12 +504,19 @@ fn default_dir() -> PathBuf {
 }
 
 fn main() -> ExitCode {
-    let mut args = std::env::args_os().skip(1);
-    let dir = args.next().map_or_else(default_dir, PathBuf::from);
-    if args.next().is_some() {
-        eprintln!("usage: make_assets [OUTPUT_DIR]   (default: the crate's assets/)");
+    const USAGE: &str =
+        "usage: cargo run --example make_assets [-- OUTPUT_DIR]   (default: the crate's assets/)";
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    // `--help` is a request, not a folder to write into.
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if args.len() > 1 || args.iter().any(|a| a.to_string_lossy().starts_with('-')) {
+        eprintln!("{USAGE}");
         return ExitCode::from(2);
     }
+    let dir = args.first().map_or_else(default_dir, PathBuf::from);
 
     let objects = [
         ground(16, 4.0),

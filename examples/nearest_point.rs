@@ -11,8 +11,12 @@ use meshray::prelude::*;
 use meshray::{Bvh, Mesh};
 use nalgebra::{Point3, Vector3};
 
+mod common;
+
+const USAGE: &str = "usage: cargo run --release --example nearest_point [-- MESH]\n\nMESH: any file meshray reads (OBJ, STL, PLY, glTF, GLB); default assets/scene.obj.\n";
+
 fn main() -> Result<(), meshray::Error> {
-    let path = std::env::args().nth(1).unwrap_or("assets/scene.obj".into());
+    let path = common::mesh_path(USAGE);
     let bvh = Bvh::build(Mesh::load(&path)?);
     let bounds = bvh.mesh().bounds();
     let centre = nalgebra::center(&bounds.min, &bounds.max);

@@ -11,8 +11,12 @@ use meshray::prelude::*;
 use meshray::{Bvh, Camera, Mesh, QueryOptions};
 use nalgebra::{Isometry3, Perspective3, Point2, Vector2, Vector3};
 
+mod common;
+
+const USAGE: &str = "usage: cargo run --release --example pick [-- MESH]\n\nMESH: any file meshray reads (OBJ, STL, PLY, glTF, GLB); default assets/scene.obj.\n";
+
 fn main() -> Result<(), meshray::Error> {
-    let path = std::env::args().nth(1).unwrap_or("assets/scene.obj".into());
+    let path = common::mesh_path(USAGE);
     let bvh = Bvh::build(Mesh::load(&path)?);
     println!("{path}: {} triangles", bvh.mesh().triangle_count());
 

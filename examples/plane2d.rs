@@ -9,7 +9,12 @@
 use meshray::plane::{Ray2, Rect, ray_segment};
 use nalgebra::{Point2, Vector2};
 
+mod common;
+
+const USAGE: &str = "usage: cargo run --release --example plane2d\n";
+
 fn main() {
+    common::args(USAGE);
     // Walls of a floor plan, as segments.
     let walls = [
         (Point2::new(0.0, 0.0), Point2::new(10.0, 0.0)),

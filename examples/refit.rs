@@ -11,8 +11,12 @@ use meshray::prelude::*;
 use meshray::{Bvh, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Rotation3, Vector3};
 
+mod common;
+
+const USAGE: &str = "usage: cargo run --release --example refit [-- MESH]\n\nMESH: any file meshray reads (OBJ, STL, PLY, glTF, GLB); default assets/scene.obj.\n";
+
 fn main() -> Result<(), meshray::Error> {
-    let path = std::env::args().nth(1).unwrap_or("assets/scene.obj".into());
+    let path = common::mesh_path(USAGE);
     let mut bvh = Bvh::build(Mesh::load(&path)?);
     // The SAH cost (the expected work of a random ray) right after the last build.
     let mut built_cost = bvh.stats().sah_cost;

@@ -12,8 +12,12 @@ use meshray::tree::SavedBvh;
 use meshray::{Bvh, Mesh, QueryOptions, Ray};
 use nalgebra::Vector3;
 
+mod common;
+
+const USAGE: &str = "usage: cargo run --release --example save_load [-- MESH]\n\nMESH: any file meshray reads (OBJ, STL, PLY, glTF, GLB); default assets/scene.obj.\n";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).unwrap_or("assets/scene.obj".into());
+    let path = common::mesh_path(USAGE);
     let started = std::time::Instant::now();
     let bvh = Bvh::build(Mesh::load(&path)?);
     println!("{path}: loaded and built in {:.1?}", started.elapsed());

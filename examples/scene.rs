@@ -13,6 +13,10 @@ use meshray::prelude::*;
 use meshray::{Bvh, Mesh, Ray, Scene, SceneOptions};
 use nalgebra::{Matrix4, Vector3};
 
+mod common;
+
+const USAGE: &str = "usage: cargo run --release --example scene [-- MESH]\n\nMESH: any file meshray reads (OBJ, STL, PLY, glTF, GLB); default assets/scene.obj.\n";
+
 fn pick(scene: &Scene, ray: &Ray, options: &SceneOptions) {
     match scene.closest_hit(ray, options) {
         Some(found) => println!(
@@ -24,7 +28,7 @@ fn pick(scene: &Scene, ray: &Ray, options: &SceneOptions) {
 }
 
 fn main() -> Result<(), meshray::Error> {
-    let path = std::env::args().nth(1).unwrap_or("assets/scene.obj".into());
+    let path = common::mesh_path(USAGE);
     // One tree, built once, shared by every instance.
     let bvh = Arc::new(Bvh::build(Mesh::load(&path)?));
     let size = (bvh.bounds().max - bvh.bounds().min).norm();

@@ -1,8 +1,9 @@
-//! The `meshray` command: meshray's picking, pictures, selection, scenes and benchmarks from
+//! The `meshray` command: meshray's picking, sweeps, pictures, selection, scenes and benchmarks from
 //! the command line, on any mesh the library reads.
 //!
 //! ```text
 //! meshray pick [MESH] ...      the triangle under a pixel, or hit by a ray of your own
+//! meshray sweep [MESH] ...     a sphere or capsule moved until it touches
 //! meshray render [MESH] ...    a PNG ray-cast by the library (normal, depth, cost heatmap)
 //! meshray select [MESH] ...    box select: every triangle under a rectangle, and the visible
 //! meshray scene [MESH]... ...  picking in a scene of placed, instanced meshes

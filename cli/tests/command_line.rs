@@ -85,7 +85,7 @@ fn every_command_answers_help_with_its_usage() {
     assert_eq!(meshray(&[]).status.code(), Some(2));
     usage_error(
         &["frobnicate"],
-        &["no command \"frobnicate\"", "pick, render"],
+        &["no command \"frobnicate\"", "pick, sweep, render"],
     );
 }
 
@@ -403,4 +403,57 @@ fn a_closed_pipe_ends_the_output_quietly() {
             output.status
         );
     }
+}
+
+/// `meshray sweep` answers what the library's `cast_sphere` / `cast_capsule` answers, and
+/// refuses a shape that is none.
+#[test]
+fn sweep_prints_the_librarys_contact() {
+    let bvh = Bvh::build(Mesh::load(common::asset("scene.obj")).unwrap());
+    let ray = Ray::new([0.0f32, 0.35, 5.0], [0.0f32, 0.0, -1.0]);
+    let want = bvh
+        .cast_capsule(&ray, [0.0, 1.5, 0.0], 0.3, &QueryOptions::default())
+        .unwrap()
+        .unwrap();
+    let output = meshray(&[
+        "sweep",
+        "--from",
+        "0",
+        "0.35",
+        "5",
+        "--direction",
+        "0",
+        "0",
+        "-1",
+        "--axis",
+        "0",
+        "1.5",
+        "0",
+        "--radius",
+        "0.3",
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let line = stdout(&output);
+    assert!(
+        line.starts_with(&format!(
+            "{{\"hit\":true,\"triangle\":{},\"t\":{}",
+            want.triangle, want.t
+        )),
+        "{line}"
+    );
+    assert!(line.contains("\"object\":\"sphere\""), "{line}");
+    // The default: a ball dropped from above lands on the top of the sphere.
+    let output = meshray(&["sweep"]);
+    assert!(
+        stdout(&output).contains("touches triangle"),
+        "{}",
+        stdout(&output)
+    );
+    // Out of reach: nothing.
+    let output = meshray(&["sweep", "--distance", "0.5", "--json"]);
+    assert_eq!(stdout(&output).trim(), "{\"hit\":false}");
+    usage_error(&["sweep", "--radius", "-1"], &["--radius", "at least 0"]);
+    usage_error(&["sweep", "--direction", "0", "0", "0"], &["--direction"]);
+    usage_error(&["sweep", "--axis", "nan", "0", "0"], &["--axis"]);
 }

@@ -10,6 +10,7 @@ pub mod scaling;
 pub mod scene;
 pub mod select;
 pub mod slice;
+pub mod sweep;
 
 use crate::Failure;
 use crate::args::wants_help;
@@ -28,12 +29,18 @@ pub struct Command {
 }
 
 /// Every command, in the order `meshray --help` lists them.
-pub const COMMANDS: [Command; 7] = [
+pub const COMMANDS: [Command; 8] = [
     Command {
         name: "pick",
         summary: "the triangle under a pixel, or hit by a ray of your own",
         usage: pick::USAGE,
         run: pick::run,
+    },
+    Command {
+        name: "sweep",
+        summary: "a sphere or capsule moved through the mesh until it touches",
+        usage: sweep::USAGE,
+        run: sweep::run,
     },
     Command {
         name: "render",
