@@ -40,6 +40,29 @@ export interface Hit {
   frontFace: boolean;
 }
 
+/** Options of `castSphere`: a ray query's (culling by the side the motion meets a triangle from; `watertight` does not apply), and a capsule's axis. */
+export interface SweepOptions extends QueryOptions {
+  /** A capsule instead of a sphere: every point within the radius of the segment from the centre to centre + axis. */
+  axis?: Vec3;
+}
+
+/** Where a moving sphere (or capsule) first touches. */
+export interface SweepHit {
+  /** A scene's answer: the instance touched; absent for a BVH's. */
+  instance?: number;
+  /** How far it moved: its centre is at `origin + distance·direction` when it touches (`near` where it touches already). */
+  distance: number;
+  /** The triangle touched. */
+  triangle: number;
+  /** Barycentrics of the contact point: `(1-u-v)·a + u·b + v·c`. */
+  u: number;
+  v: number;
+  /** The contact point, on the triangle. */
+  point: [number, number, number];
+  /** The unit normal from the triangle towards the shape: the way to push it out, or slide along. */
+  normal: [number, number, number];
+}
+
 /** One hit of `allHits`. */
 export interface ShortHit {
   /** A scene's answer: the instance hit (-1 where none); absent for a BVH's. */
@@ -140,6 +163,8 @@ export class Geometry {
     near: number, far: number, flags: number,
   ): number;
   anyHit(origin: Vec3, direction: Vec3, options?: QueryOptions): Hit | null;
+  /** Where a sphere of `radius` moving along the ray first touches (faces, edges, corners, exactly), or null; throws for a negative, NaN or infinite radius. */
+  castSphere(origin: Vec3, direction: Vec3, radius: number, options?: SweepOptions): SweepHit | null;
   allHits(origin: Vec3, direction: Vec3, options?: QueryOptions): ShortHit[];
   /**
    * `rays`: ox oy oz dx dy dz per ray. `near` and `far` may also be one value per ray

@@ -373,6 +373,42 @@ export class Geometry {
   }
 
 
+  /**
+   * Where a sphere of `radius` whose centre moves along `origin + t·direction`, `near <= t
+   * <= far`, first touches the mesh (its faces, edges or corners, exactly), or null: `{
+   * distance, triangle, u, v, point, normal }` — `distance` the `t` it moved (`near` where
+   * it touches already), `point` the contact on the triangle, `u`, `v` its barycentrics,
+   * `normal` the unit normal from the triangle towards the sphere (the way to push it out,
+   * or slide along); a scene's adds `instance`. With `options.axis` (three numbers), a
+   * capsule instead: every point within `radius` of the segment from the centre to centre
+   * + axis. `options.cull` as for rays, by the side the motion meets a triangle from. A
+   * negative, NaN or infinite radius or a non-finite axis throws; a zero, NaN or infinite
+   * direction touches nothing.
+   */
+  castSphere(origin, direction, radius, options) {
+    const handle = this._live();
+    const [ox, oy, oz] = vector3(origin, "origin");
+    const [dx, dy, dz] = vector3(direction, "direction");
+    const [ax, ay, az] = options?.axis === undefined ? [0, 0, 0] : vector3(options.axis, "axis");
+    if (typeof radius !== "number") throw new Error(`meshray: radius must be a number, not ${radius}`);
+    const [near, far] = rangeOf(options);
+    const triangle = wasm.mr_sweep(handle, ox, oy, oz, dx, dy, dz, ax, ay, az, radius, near, far, flagsOf(options));
+    if (triangle === -1) return null;
+    if (triangle < -1) check(triangle + 1);
+    const { f32 } = heap();
+    const at = wasm.mr_hit() / 4;
+    return {
+      ...(this.#instances ? { instance: wasm.mr_hit_instance() } : {}),
+      distance: f32[at],
+      triangle,
+      u: f32[at + 1],
+      v: f32[at + 2],
+      point: [f32[at + 3], f32[at + 4], f32[at + 5]],
+      normal: [f32[at + 6], f32[at + 7], f32[at + 8]],
+    };
+  }
+
+
   /** Some hit in range (not always the nearest), or null: the fastest occlusion test. */
   anyHit(origin, direction, options) {
     return this._cast(origin, direction, options, 1);

@@ -1,5 +1,5 @@
 // meshray/three: BVH-accelerated raycasting for three.js meshes, in three-mesh-bvh's shape.
-import type { BatchedMesh, BufferGeometry, Intersection, Object3D, Raycaster } from "three";
+import type { BatchedMesh, BufferGeometry, Intersection, Mesh, Object3D, Raycaster, Vector3 } from "three";
 import type { BVH } from "./meshray.js";
 
 /** Options of `computeBoundsTree` / `computeBatchedBoundsTree`. */
@@ -53,6 +53,45 @@ export function disposeBatchedBoundsTree(this: BatchedMesh, index?: number): voi
  * (per instance of an InstancedMesh).
  */
 export function acceleratedRaycast(this: Object3D, raycaster: Raycaster, intersects: Intersection[]): void;
+
+/** Where a moving sphere first touches a mesh (world space). */
+export interface SphereContact {
+  /** How far the centre moved, in lengths of the direction. */
+  distance: number;
+  /** The contact on the mesh. */
+  point: Vector3;
+  /** The unit normal from the mesh towards the sphere. */
+  normal: Vector3;
+  /** The triangle touched, as three numbers faces. */
+  faceIndex: number;
+  object: Mesh;
+}
+
+/**
+ * Where a sphere of `radius` whose centre moves from `origin` along `direction` first
+ * touches `mesh` (its geometry needs a `boundsTree`), exactly; null when nothing. Throws for
+ * a `matrixWorld` that does not scale alike along every axis.
+ */
+export function sweepSphere(
+  mesh: Mesh,
+  origin: Vector3,
+  direction: Vector3,
+  radius: number,
+  options?: { near?: number; far?: number; cull?: "none" | "back" | "front" },
+): SphereContact | null;
+
+/**
+ * One step of a character controller: the sphere at `position` moved by `motion` through
+ * `meshes`, stopping a `skin` short of each contact and sliding along it, at most
+ * `iterations` times (default 3).
+ */
+export function moveSphere(
+  meshes: Mesh[],
+  position: Vector3,
+  motion: Vector3,
+  radius: number,
+  options?: { iterations?: number; skin?: number; cull?: "none" | "back" | "front" },
+): { position: Vector3; contacts: SphereContact[] };
 
 declare module "three" {
   interface BufferGeometry {

@@ -708,3 +708,84 @@ function batchedMeshRaycast(raycaster, intersects) {
   }
   if (best) intersects.push(best);
 }
+
+// Sweeps: a sphere moved through meshes, as a character controller moves its body.
+
+const sweepInverse = new Matrix4();
+const sweepScale = new Vector3();
+
+/**
+ * Where a sphere of `radius` whose centre moves from `origin` along `direction` (world
+ * space, three Vector3s; `near <= t <= far` in `options`, t counting in direction's length)
+ * first touches `mesh` (whose geometry has a `boundsTree`), exactly: `{ distance, point,
+ * normal, faceIndex, object }` (`point` the contact on the mesh, `normal` the unit normal
+ * from the mesh towards the sphere, world space), or null. The mesh's `matrixWorld` must
+ * scale alike along every axis (rotation, translation, uniform scale, mirror): a sphere
+ * stays a sphere in its local space; another scale throws (a meshray `Scene` answers those
+ * exactly). `options.cull` as for rays.
+ */
+export function sweepSphere(mesh, origin, direction, radius, options) {
+  const tree = mesh.geometry?.boundsTree;
+  if (!(tree instanceof MeshrayBoundsTree)) {
+    throw new Error("meshray/three: sweepSphere needs a mesh whose geometry has a boundsTree (computeBoundsTree)");
+  }
+  const m = mesh.matrixWorld;
+  const e = m.elements;
+  sweepScale.set(Math.hypot(e[0], e[1], e[2]), Math.hypot(e[4], e[5], e[6]), Math.hypot(e[8], e[9], e[10]));
+  const scale = sweepScale.x;
+  const cos = (a, b) => Math.abs(e[a] * e[b] + e[a + 1] * e[b + 1] + e[a + 2] * e[b + 2]) / (scale * scale);
+  const uniform = scale > 0 && Math.abs(sweepScale.y - scale) <= 1e-6 * scale &&
+    Math.abs(sweepScale.z - scale) <= 1e-6 * scale && cos(0, 4) <= 1e-6 && cos(0, 8) <= 1e-6 && cos(4, 8) <= 1e-6;
+  if (!uniform) {
+    throw new Error("meshray/three: sweepSphere needs a mesh whose matrixWorld scales alike along every axis (a sphere would not stay a sphere in its space)");
+  }
+  sweepInverse.copy(m).invert();
+  const o = origin.clone().applyMatrix4(sweepInverse);
+  // The direction without the translation, so that t means the same in both spaces.
+  const d = direction.clone().add(origin).applyMatrix4(sweepInverse).sub(o);
+  const hit = tree.bvh.castSphere(o, d, radius / scale, options);
+  if (hit === null) return null;
+  return {
+    distance: hit.distance,
+    point: new Vector3(...hit.point).applyMatrix4(m),
+    normal: new Vector3(...hit.normal).transformDirection(m),
+    faceIndex: hit.triangle + tree.first,
+    object: mesh,
+  };
+}
+
+/**
+ * One step of a character controller: moves a sphere of `radius` at `position` by `motion`
+ * (world-space Vector3s) through `meshes` (each with a `boundsTree`; see `sweepSphere`),
+ * stopping where it touches and sliding along what it touched, at most
+ * `options.iterations` times (default 3); it stops `options.skin` short of each contact
+ * (default a thousandth of the radius) so the next step starts clear. Returns `{ position,
+ * contacts }`: the new centre (a new Vector3) and the `sweepSphere` answers met on the way.
+ */
+export function moveSphere(meshes, position, motion, radius, options) {
+  const iterations = options?.iterations ?? 3;
+  const skin = options?.skin ?? 1e-3 * radius;
+  const p = position.clone();
+  const m = motion.clone();
+  const contacts = [];
+  for (let k = 0; k < iterations; k++) {
+    const length = m.length();
+    if (length === 0) break;
+    let first = null;
+    for (const mesh of meshes) {
+      const hit = sweepSphere(mesh, p, m, radius, { ...options, near: 0, far: 1 });
+      if (hit !== null && (first === null || hit.distance < first.distance)) first = hit;
+    }
+    if (first === null) {
+      p.add(m);
+      break;
+    }
+    const t = Math.max(0, first.distance - skin / length);
+    p.addScaledVector(m, t);
+    m.multiplyScalar(1 - t);
+    const into = m.dot(first.normal);
+    if (into < 0) m.addScaledVector(first.normal, -into);
+    contacts.push(first);
+  }
+  return { position: p, contacts };
+}

@@ -16,7 +16,7 @@
 use meshray::geometry::Aabb;
 use meshray::pose::{Pose, Rig};
 use meshray::query::WindingAccuracy;
-use meshray::query::{PointQuery, RayCast, SceneCompactHit};
+use meshray::query::{PointQuery, RayCast, SceneCompactHit, SceneSweepHit, Sweep, SweepHit};
 use meshray::selection::Region;
 use meshray::tree::BuildQuality;
 use meshray::{BuildOptions, Bvh, Camera, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene};
@@ -813,6 +813,86 @@ pub extern "C" fn mr_cast(
             None => -1,
         }
     })
+}
+
+/// A sphere of `radius` (a capsule of axis `(ax, ay, az)`, when not zero) moving along the
+/// ray `o + t·d`, `near <= t <= far`: the triangle it first touches (≥ 0; `t u v px py pz
+/// nx ny nz` in [`mr_hit`], the instance in [`mr_hit_instance`]), -1 when it touches
+/// nothing, or a failure's status minus one (-2 a bad handle, -3 bad input: a negative,
+/// NaN or infinite radius, a non-finite axis, a bad range or culling).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn mr_sweep(
+    handle: u32,
+    ox: f32,
+    oy: f32,
+    oz: f32,
+    dx: f32,
+    dy: f32,
+    dz: f32,
+    ax: f32,
+    ay: f32,
+    az: f32,
+    radius: f32,
+    near: f32,
+    far: f32,
+    flags: u32,
+) -> i32 {
+    with(|s| {
+        let status = check_query(s, near, far, flags);
+        if status != OK {
+            return status - 1;
+        }
+        let Some(geometry) = s.geometry(handle) else {
+            return s.bad_handle(handle) - 1;
+        };
+        let ray = Ray::with_range([ox, oy, oz], [dx, dy, dz], near, far);
+        let found = on_geometry!(geometry, g => one_sweep(g, &ray, [ax, ay, az], radius, flags));
+        match found {
+            Ok(Some((instance, h))) => {
+                s.hit_instance = instance;
+                s.hit[..9].copy_from_slice(&[
+                    h.t, h.u, h.v, h.point.x, h.point.y, h.point.z, h.normal.x, h.normal.y,
+                    h.normal.z,
+                ]);
+                h.triangle as i32
+            }
+            Ok(None) => -1,
+            Err(e) => s.fail(BAD_INPUT, e.to_string()) - 1,
+        }
+    })
+}
+
+/// One sweep through the query traits: the instance (-1 for a tree's) and the contact.
+fn one_sweep<G: Sweep>(
+    g: &G,
+    ray: &Ray,
+    axis: [f32; 3],
+    radius: f32,
+    flags: u32,
+) -> meshray::Result<Option<(i32, SweepHit)>>
+where
+    G::SweepHit: MeshSweep,
+{
+    let found = g.cast_capsule(ray, axis, radius, &G::Options::from(options(flags)))?;
+    Ok(found.map(|h| h.mesh_sweep()))
+}
+
+/// A sweep's answer as a tree's: the instance (-1 for a tree's) and the contact.
+trait MeshSweep {
+    fn mesh_sweep(&self) -> (i32, SweepHit);
+}
+
+impl MeshSweep for SweepHit {
+    fn mesh_sweep(&self) -> (i32, SweepHit) {
+        (-1, *self)
+    }
+}
+
+impl MeshSweep for SceneSweepHit {
+    fn mesh_sweep(&self) -> (i32, SweepHit) {
+        (self.instance as i32, self.hit)
+    }
 }
 
 /// One ray's hit through the query traits: its instance (-1 for a tree's), triangle, and

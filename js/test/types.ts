@@ -2,7 +2,7 @@
 // calls it, so a declaration that does not match the code's shape, or refers to a three.js
 // type that does not exist, fails CI. Lines marked @ts-expect-error must stay errors.
 import * as THREE from "three";
-import { BVH, Geometry, Scene, buildAsync, init, type Hit, type BatchHits } from "meshray";
+import { BVH, Geometry, Scene, buildAsync, init, type Hit, type BatchHits, type SweepHit } from "meshray";
 import {
   MeshrayBoundsTree,
   acceleratedRaycast,
@@ -10,6 +10,8 @@ import {
   computeBoundsTree,
   disposeBatchedBoundsTree,
   disposeBoundsTree,
+  moveSphere,
+  sweepSphere,
 } from "meshray/three";
 
 export async function usage(): Promise<number> {
@@ -17,6 +19,12 @@ export async function usage(): Promise<number> {
   const bvh = new BVH(new Float32Array(9), [0, 1, 2], { quality: "high" });
   const hit: Hit | null = bvh.closestHit([0, 0, 1], new THREE.Vector3(0, 0, -1), { cull: "back" });
   const batch: BatchHits = bvh.closestHits(new Float32Array(6), { near: 0, far: 10 });
+  const touch: SweepHit | null = bvh.castSphere([0, 5, 0], [0, -1, 0], 0.5, { axis: [0, 1, 0], cull: "back" });
+  const mesh = new THREE.Mesh(new THREE.BufferGeometry());
+  const contact = sweepSphere(mesh, new THREE.Vector3(), new THREE.Vector3(0, -1, 0), 0.5);
+  const step: THREE.Vector3 = moveSphere([mesh], new THREE.Vector3(), new THREE.Vector3(1, 0, 0), 0.5, { skin: 1e-3 }).position;
+  // @ts-expect-error: the radius is a number
+  bvh.castSphere([0, 5, 0], [0, -1, 0], "0.5");
   bvh.refit(new Float32Array(9));
   const scene = new Scene();
   const id: number = scene.add(bvh, new THREE.Matrix4().makeTranslation(1, 0, 0));

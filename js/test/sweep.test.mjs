@@ -1,0 +1,98 @@
+// Sweeps from JavaScript: `castSphere` of a BVH and a Scene (one implementation in the
+// module, over the library's Sweep trait), checked against this file's float64 brute force
+// (the sphere is its radius from the contact, the nearest triangle, at the reported t, and
+// clear of every triangle earlier along its path); a zero radius is a ray; bad shapes
+// throw; and three.js's sweepSphere / moveSphere move a ball as a character controller.
+import assert from "node:assert/strict";
+import test from "node:test";
+import * as THREE from "three";
+
+import { BVH, init, Scene } from "../meshray.js";
+import { computeBoundsTree, moveSphere, sweepSphere } from "../three.js";
+import { bruteNearest } from "./brute.mjs";
+import { asset, random, rays, readObj } from "./meshes.mjs";
+
+await init();
+
+const at = (o, d, t) => [o[0] + t * d[0], o[1] + t * d[1], o[2] + t * d[2]];
+
+test("castSphere stops where a sphere first touches, as a brute force says", () => {
+  const mesh = readObj(asset("scene.obj"));
+  const bvh = new BVH(mesh.positions, mesh.indices);
+  const set = rays(mesh.positions, 60, random(41));
+  const radius = 0.2;
+  let hits = 0;
+  for (let k = 0; k < 60; k++) {
+    const o = Array.from(set.subarray(6 * k, 6 * k + 3));
+    const d = Array.from(set.subarray(6 * k + 3, 6 * k + 6));
+    const hit = bvh.castSphere(o, d, radius);
+    const end = hit ? hit.distance : 3;
+    for (let s = 0; s < 20; s++) {
+      const clear = bruteNearest(mesh, at(o, d, (end * s) / 20)).distance;
+      assert.ok(clear > radius * (1 - 1e-4), `sweep ${k}: ${clear} at ${(end * s) / 20}`);
+    }
+    if (!hit) continue;
+    hits++;
+    const centre = at(o, d, hit.distance);
+    const near = bruteNearest(mesh, centre);
+    assert.ok(Math.abs(near.distance - radius) < 1e-4 * radius, `sweep ${k}: ${near.distance}`);
+    const gap = centre.map((c, i) => c - hit.point[i]);
+    assert.ok(Math.abs(Math.hypot(...gap) - radius) < 1e-4, `sweep ${k}`);
+    gap.forEach((g, i) => assert.ok(Math.abs(g / radius - hit.normal[i]) < 1e-3, `sweep ${k}: normal`));
+  }
+  assert.ok(hits > 15, `${hits} contacts`);
+  // A zero radius is a ray; a scene answers as its BVH, with the instance.
+  const ray = bvh.closestHit([0.3, 5, 0.2], [0, -1, 0]);
+  const dot = bvh.castSphere([0.3, 5, 0.2], [0, -1, 0], 0);
+  assert.deepEqual([dot.triangle, dot.distance], [ray.triangle, ray.distance]);
+  const scene = new Scene();
+  scene.add(bvh);
+  const a = bvh.castSphere([3.1, 5, 3.2], [0, -1, 0], 0.25, { cull: "back" });
+  const b = scene.castSphere([3.1, 5, 3.2], [0, -1, 0], 0.25, { cull: "back" });
+  assert.deepEqual(b, { instance: 0, ...a });
+  assert.ok(Math.abs(a.distance - 4.75) < 1e-5 && a.normal[1] > 0.999);
+  // A capsule standing on the ball's path reaches the ground no later.
+  const capsule = bvh.castSphere([3.1, 5, 3.2], [0, -1, 0], 0.25, { axis: [0, -1, 0] });
+  assert.ok(Math.abs(capsule.distance - 3.75) < 1e-5);
+  // Out of range, or a bad ray: nothing. Bad shapes throw, naming what is wrong.
+  assert.equal(bvh.castSphere([3.1, 5, 3.2], [0, -1, 0], 0.25, { far: 4 }), null);
+  assert.equal(bvh.castSphere([3.1, 5, 3.2], [0, 0, 0], 0.25), null);
+  assert.equal(bvh.castSphere([NaN, 5, 3.2], [0, -1, 0], 0.25), null);
+  for (const r of [-1, NaN, Infinity]) assert.throws(() => bvh.castSphere([0, 5, 0], [0, -1, 0], r), /radius/);
+  assert.throws(() => bvh.castSphere([0, 5, 0], [0, -1, 0], "1"), /radius/);
+  assert.throws(() => bvh.castSphere([0, 5, 0], [0, -1, 0], 1, { axis: [NaN, 0, 0] }), /axis/);
+  bvh.free();
+});
+
+test("three.js: a ball rolls along the ground and stops against the sphere", () => {
+  const mesh = readObj(asset("scene.obj"));
+  const geometry = new THREE.BufferGeometry();
+  geometry.setAttribute("position", new THREE.BufferAttribute(mesh.positions, 3));
+  geometry.setIndex(new THREE.BufferAttribute(mesh.indices, 1));
+  geometry.computeBoundsTree = computeBoundsTree;
+  geometry.computeBoundsTree();
+  // The scene placed twice as large and turned: the controller works in world space.
+  const object = new THREE.Mesh(geometry);
+  object.scale.setScalar(2);
+  object.rotation.y = Math.PI / 2;
+  object.updateMatrixWorld(true);
+  const radius = 0.5;
+  // In front of the sphere (world: its centre at (0, 2, 0), radius 2), on the ground.
+  let position = new THREE.Vector3(7, radius + 0.01, 0);
+  for (let frame = 0; frame < 60; frame++) {
+    const step = moveSphere([object], position, new THREE.Vector3(-0.2, -0.1, 0), radius);
+    position = step.position;
+    assert.ok(position.y > radius * 0.99, `frame ${frame}: sank to ${position.y}`);
+  }
+  // At rest against the sphere's lower side: the sphere of radius 2 about (0, 2, 0) is
+  // touched at |centre - (0, 2, 0)| = 2.5 (its facets a little inside).
+  const gap = position.distanceTo(new THREE.Vector3(0, 2, 0));
+  assert.ok(gap > 2.45 && gap < 2.55, `${gap} at ${position.toArray()}`);
+  const hit = sweepSphere(object, new THREE.Vector3(0, 10, -6), new THREE.Vector3(0, -1, 0), radius);
+  assert.ok(Math.abs(hit.distance - (10 - radius)) < 1e-4 && hit.normal.y > 0.999);
+  // A scale that differs by axis is refused: the sphere would not stay one.
+  object.scale.set(1, 2, 1);
+  object.updateMatrixWorld(true);
+  assert.throws(() => sweepSphere(object, new THREE.Vector3(0, 10, 0), new THREE.Vector3(0, -1, 0), radius), /scales alike/);
+  geometry.boundsTree.dispose();
+});
