@@ -181,6 +181,7 @@ mod sweep;
 #[cfg(test)]
 mod test_support;
 mod transform;
+mod tri_tri;
 mod triangle;
 mod watertight;
 mod winding;

@@ -26,6 +26,7 @@ const LAYERS: [(&str, &[&str]); 5] = [
             "winding",
             "boundary",
             "sweep",
+            "tri_tri",
         ],
     ),
     ("mesh and file formats", &["mesh", "io", "pose"]),

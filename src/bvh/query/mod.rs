@@ -10,6 +10,7 @@ pub(crate) mod kernel;
 #[cfg(feature = "kernel-lab")]
 pub mod lab;
 pub(crate) mod nearest;
+pub(crate) mod overlap;
 pub(crate) mod ray_query;
 pub(crate) mod selection;
 #[cfg(target_arch = "x86_64")]
