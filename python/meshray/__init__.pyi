@@ -150,6 +150,12 @@ class BVH(Geometry):
         samples: int = 1,
     ) -> npt.NDArray[np.int64]:
         """Triangles seen through a screen rectangle (samples x samples rays per pixel)."""
+    def intersecting_triangles(
+        self, other: BVH, transform: Optional[_Array] = None
+    ) -> npt.NDArray[np.int64]:
+        """Pairs (this mesh's triangle, other's) that intersect, `(k, 2)`, sorted; exact."""
+    def self_intersections(self) -> npt.NDArray[np.int64]:
+        """Pairs i < j of this mesh's triangles that intersect (neighbours left out)."""
     def select_box(self, lo: _Vec3, hi: _Vec3) -> npt.NDArray[np.int64]: ...
     def select_sphere(self, centre: _Vec3, radius: float) -> npt.NDArray[np.int64]: ...
     def to_bytes(self) -> bytes: ...

@@ -1,8 +1,10 @@
-"""Sweeps from Python (`BVH.cast_spheres`, `Scene.cast_spheres`): a sphere or capsule moving
-along each ray stops where a float64 brute force over every triangle says it first touches
-(the Rust tests compare with an exact brute force; here: at the reported `t` the shape is
-its radius from the nearest triangle, and at earlier times along the path it is farther),
-a zero radius is a ray, a scene answers as its meshes, and bad shapes are refused."""
+"""Sweeps and overlaps from Python (`BVH.cast_spheres`, `Scene.cast_spheres`,
+`BVH.intersecting_triangles`, `BVH.self_intersections`): a sphere or capsule moving along
+each ray stops where a float64 brute force over every triangle says it first touches (the
+Rust tests compare with an exact brute force; here: at the reported `t` the shape is its
+radius from the nearest triangle, and at earlier times along the path it is farther), a
+zero radius is a ray, a scene answers as its meshes, and bad shapes are refused; the
+overlap pairs come as the binding promises."""
 
 import numpy as np
 import pytest
@@ -95,3 +97,31 @@ def test_bad_shapes_and_arguments_are_refused():
     # NaN and zero rays touch nothing.
     bad = bvh.cast_spheres(np.array([[np.nan, 0, 0], [0, 5, 0]], np.float32), np.array([[0, -1, 0], [0, 0, 0]], np.float32), 0.1)
     assert np.all(np.isinf(bad["t"])) and np.all(bad["triangle"] == -1)
+
+
+def test_intersecting_triangles_and_self_intersections():
+    mesh = meshray.Mesh.load(ASSET)
+    bvh = meshray.BVH(mesh)
+    raised = np.eye(4, dtype=np.float32)
+    raised[1, 3] = 1.5
+    pairs = bvh.intersecting_triangles(bvh, raised)
+    assert pairs.dtype == np.int64 and pairs.ndim == 2 and pairs.shape[1] == 2 and len(pairs) > 50
+    assert np.all(np.diff(pairs[:, 0]) >= 0)
+    # Each reported pair's boxes overlap (the Rust tests check every pair exactly).
+    tris = corners(mesh)
+    moved = tuple(x + np.array([0, 1.5, 0]) for x in tris)
+    for i, j in pairs[:: max(1, len(pairs) // 40)]:
+        a = [x[i] for x in tris]
+        b = [x[j] for x in moved]
+        # The two triangles' boxes overlap.
+        lo = np.maximum(np.min(a, axis=0), np.min(b, axis=0))
+        hi = np.minimum(np.max(a, axis=0), np.max(b, axis=0))
+        assert np.all(lo <= hi + 1e-9)
+    far = np.eye(4, dtype=np.float32)
+    far[0, 3] = 100
+    assert bvh.intersecting_triangles(bvh, far).shape == (0, 2)
+    with pytest.raises(meshray.MeshrayError, match="transform"):
+        bvh.intersecting_triangles(bvh, np.zeros((4, 4), np.float32))
+    # The scene's box and cone stand on the ground: they meet it; pairs are i < j.
+    own = bvh.self_intersections()
+    assert len(own) > 0 and np.all(own[:, 0] < own[:, 1])
