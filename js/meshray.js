@@ -330,6 +330,14 @@ export class Geometry {
     const [dx, dy, dz] = vector3(direction, "direction");
     const [near, far] = rangeOf(options);
     const triangle = wasm.mr_cast(handle, ox, oy, oz, dx, dy, dz, near, far, flagsOf(options), any);
+    const hit = this._hit(triangle);
+    if (hit !== null) hit.frontFace = heap().f32[wasm.mr_hit() / 4 + 9] === 1;
+    return hit;
+  }
+
+
+  /** Internal: the single answer a call left (`triangle`, -1 for none, or a failure). */
+  _hit(triangle) {
     if (triangle === -1) return null;
     if (triangle < -1) check(triangle + 1);
     const { f32 } = heap();
@@ -342,7 +350,6 @@ export class Geometry {
       v: f32[at + 2],
       point: [f32[at + 3], f32[at + 4], f32[at + 5]],
       normal: [f32[at + 6], f32[at + 7], f32[at + 8]],
-      frontFace: f32[at + 9] === 1,
     };
   }
 
@@ -392,20 +399,7 @@ export class Geometry {
     const [ax, ay, az] = options?.axis === undefined ? [0, 0, 0] : vector3(options.axis, "axis");
     if (typeof radius !== "number") throw new Error(`meshray: radius must be a number, not ${radius}`);
     const [near, far] = rangeOf(options);
-    const triangle = wasm.mr_sweep(handle, ox, oy, oz, dx, dy, dz, ax, ay, az, radius, near, far, flagsOf(options));
-    if (triangle === -1) return null;
-    if (triangle < -1) check(triangle + 1);
-    const { f32 } = heap();
-    const at = wasm.mr_hit() / 4;
-    return {
-      ...(this.#instances ? { instance: wasm.mr_hit_instance() } : {}),
-      distance: f32[at],
-      triangle,
-      u: f32[at + 1],
-      v: f32[at + 2],
-      point: [f32[at + 3], f32[at + 4], f32[at + 5]],
-      normal: [f32[at + 6], f32[at + 7], f32[at + 8]],
-    };
+    return this._hit(wasm.mr_sweep(handle, ox, oy, oz, dx, dy, dz, ax, ay, az, radius, near, far, flagsOf(options)));
   }
 
 

@@ -12,28 +12,14 @@ use nalgebra::{Matrix4, Point3, Vector3};
 
 type P = [f64; 3];
 
-fn golden(mut lo: f64, mut hi: f64, f: impl Fn(f64) -> f64) -> f64 {
-    for _ in 0..60 {
-        let (x, y) = (
-            hi - (hi - lo) * 0.618_033_988_75,
-            lo + (hi - lo) * 0.618_033_988_75,
-        );
-        if f(x) <= f(y) {
-            hi = y;
-        } else {
-            lo = x;
-        }
-    }
-    f((lo + hi) / 2.0).min(f(0.0)).min(f(1.0))
-}
-
 /// The distance between two triangles, by their edges' nearest approaches.
 fn distance(t: &[P; 3], u: &[P; 3]) -> f64 {
     let edge_to = |p: P, q: P, tri: &[P; 3]| {
-        golden(0.0, 1.0, |s| {
+        let at = |s: f64| {
             let x = [0, 1, 2].map(|k| p[k] + s * (q[k] - p[k]));
             point_triangle_distance(x, tri[0], tri[1], tri[2])
-        })
+        };
+        golden(0.0, 1.0, at).1.min(at(0.0)).min(at(1.0))
     };
     let mut d = f64::INFINITY;
     for (a, b) in [(t, u), (u, t)] {

@@ -28,23 +28,6 @@ fn norm(a: P) -> f64 {
     (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt()
 }
 
-/// The minimum of a convex `f` on `[lo, hi]`: where, and the value.
-fn golden(mut lo: f64, mut hi: f64, f: impl Fn(f64) -> f64) -> (f64, f64) {
-    for _ in 0..70 {
-        let (x, y) = (
-            hi - (hi - lo) * 0.618_033_988_75,
-            lo + (hi - lo) * 0.618_033_988_75,
-        );
-        if f(x) <= f(y) {
-            hi = y;
-        } else {
-            lo = x;
-        }
-    }
-    let x = (lo + hi) / 2.0;
-    (x, f(x))
-}
-
 /// A moving capsule in f64: axis from `start + τ·dir` to that plus `axis`.
 #[derive(Clone, Copy, Debug)]
 struct Shape {

@@ -3,6 +3,7 @@
 
 use crate::Failure;
 use crate::camera::{Placement, orbit_direction};
+use meshray::Culling;
 use meshray::tree::BuildQuality;
 use nalgebra::Point3;
 use std::fmt::Display;
@@ -170,6 +171,14 @@ impl Args {
         Ok(true)
     }
 }
+
+/// The cullings by the names `--cull` takes (the faces culled, as Python and JavaScript
+/// name them).
+pub const CULLINGS: [(&str, Culling); 3] = [
+    ("none", Culling::None),
+    ("back", Culling::Back),
+    ("front", Culling::Front),
+];
 
 /// The build qualities by the names `--quality` takes.
 pub const QUALITIES: [(&str, BuildQuality); 3] = [

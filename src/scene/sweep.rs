@@ -52,16 +52,7 @@ impl Visitor for SweepInstance<'_> {
     const ORDERED: bool = true;
 
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
-        let mut keys = [0.0; WIDTH];
-        let mut mask = 0;
-        for k in node.lanes() {
-            let (min, max) = node.lane_corners(k);
-            if let Some(tau) = self.reach.entry(self.m, min, max, self.limit) {
-                keys[k] = tau;
-                mask |= 1 << k;
-            }
-        }
-        (mask, keys)
+        self.reach.lanes(self.m, node, None, self.limit)
     }
 
     fn worth(&self, tau: f64) -> bool {

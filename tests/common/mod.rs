@@ -467,6 +467,24 @@ pub fn point_triangle_distance(p: [f64; 3], a: [f64; 3], b: [f64; 3], c: [f64; 3
     }
 }
 
+/// The minimum of a convex `f` on `[lo, hi]` by golden-section search: where, and the
+/// value (the sweep and overlap brute forces' independent route to a nearest approach).
+pub fn golden(mut lo: f64, mut hi: f64, f: impl Fn(f64) -> f64) -> (f64, f64) {
+    for _ in 0..70 {
+        let (x, y) = (
+            hi - (hi - lo) * 0.618_033_988_75,
+            lo + (hi - lo) * 0.618_033_988_75,
+        );
+        if f(x) <= f(y) {
+            hi = y;
+        } else {
+            lo = x;
+        }
+    }
+    let x = (lo + hi) / 2.0;
+    (x, f(x))
+}
+
 /// A fresh directory for a test's files, `name` and this process's id under cargo's scratch
 /// directory for integration tests (`CARGO_TARGET_TMPDIR`). A host path, so it also works
 /// under WASI, where `std::env::temp_dir` and the process id are unsupported (the WASI

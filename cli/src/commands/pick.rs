@@ -1,10 +1,10 @@
 //! `meshray pick`: the main job of meshray, from the command line.
 
-use crate::args::{Args, set_mesh, unknown};
+use crate::args::{Args, CULLINGS, set_mesh, unknown};
 use crate::camera::{Placement, on_image};
 use crate::{Failure, json, mesh};
 use meshray::prelude::*;
-use meshray::{Bvh, Culling, Hit, Mesh, QueryOptions, Ray};
+use meshray::{Bvh, Hit, Mesh, QueryOptions, Ray};
 use nalgebra::{Point2, Point3, Vector2, Vector3};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -88,14 +88,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
                     Vector3::new(dx, dy, dz),
                 )));
             }
-            "--cull" => {
-                let choices = [
-                    ("none", Culling::None),
-                    ("back", Culling::Back),
-                    ("front", Culling::Front),
-                ];
-                options.query.culling = args.choice(&arg, &choices)?;
-            }
+            "--cull" => options.query.culling = args.choice(&arg, &CULLINGS)?,
             "--json" => options.json = true,
             "--watertight" => options.query.watertight = true,
             "--cramer" => options.query.watertight = false,

@@ -1,11 +1,11 @@
 //! `meshray sweep`: a sphere (or capsule) moved through a mesh until it touches, from the
 //! command line: what a character controller or a camera that must not enter walls asks.
 
-use crate::args::{Args, set_mesh, unknown};
+use crate::args::{Args, CULLINGS, set_mesh, unknown};
 use crate::{Failure, json, mesh};
 use meshray::prelude::*;
 use meshray::query::SweepHit;
-use meshray::{Bvh, Culling, Mesh, QueryOptions, Ray};
+use meshray::{Bvh, Mesh, QueryOptions, Ray};
 use nalgebra::{Point3, Vector3};
 use std::path::PathBuf;
 
@@ -88,14 +88,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
                 }
                 options.distance = t;
             }
-            "--cull" => {
-                let choices = [
-                    ("none", Culling::None),
-                    ("back", Culling::Back),
-                    ("front", Culling::Front),
-                ];
-                options.query.culling = args.choice(&arg, &choices)?;
-            }
+            "--cull" => options.query.culling = args.choice(&arg, &CULLINGS)?,
             "--json" => options.json = true,
             flag if flag.starts_with('-') => return Err(unknown(flag)),
             path => set_mesh(&mut options.mesh, &mut mesh_given, path, "sweep")?,

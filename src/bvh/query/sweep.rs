@@ -69,13 +69,7 @@ impl Reach {
 
     /// The `τ` at which the shape's path first reaches the box `[min, max]`, if it does
     /// at or before `limit` (the slab test on the box grown by the reach, with [`SLACK`]).
-    pub(crate) fn entry(
-        &self,
-        m: &Moving,
-        min: [f32; 3],
-        max: [f32; 3],
-        limit: f64,
-    ) -> Option<f64> {
+    fn entry(&self, m: &Moving, min: [f32; 3], max: [f32; 3], limit: f64) -> Option<f64> {
         let (mut enter, mut exit) = (0.0f64, limit);
         for a in 0..3 {
             let (s, d) = (m.start[a], m.direction[a]);
@@ -99,6 +93,29 @@ impl Reach {
             exit = exit.min(far + slack);
         }
         (enter <= exit).then_some(enter.max(0.0))
+    }
+
+    /// [`entry`](Self::entry) for each used lane of `node`, one at a time in `f64`, its box
+    /// moved by `to_world` first when given: a bit for each lane the path reaches by
+    /// `limit`, and where it enters.
+    pub(crate) fn lanes(
+        &self,
+        m: &Moving,
+        node: &WideNode,
+        to_world: Option<&Matrix4<f64>>,
+        limit: f64,
+    ) -> (u32, [f64; WIDTH]) {
+        let mut keys = [0.0; WIDTH];
+        let mut mask = 0;
+        for k in node.lanes() {
+            let (min, max) = node.lane_corners(k);
+            let (min, max) = to_world.map_or((min, max), |w| moved_box(w, min, max));
+            if let Some(tau) = self.entry(m, min, max, limit) {
+                keys[k] = tau;
+                mask |= 1 << k;
+            }
+        }
+        (mask, keys)
     }
 
     /// [`entry`](Self::entry) for `N` finite boxes at once (lanes, `min[axis][lane]`), in
@@ -209,22 +226,12 @@ impl Visitor for SweepVisitor<'_> {
     const ORDERED: bool = true;
 
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
-        let mut keys = [0.0; WIDTH];
-        let mut mask = 0;
         let Placement::Moved { to_world, .. } = self.placement else {
             let used = node.lanes().fold(0, |m, k| m | 1 << k);
             let (reached, enter) = self.reach.entries(&node.min, &node.max, self.limit);
             return (reached & used, enter.map(f64::from));
         };
-        for k in node.lanes() {
-            let (min, max) = node.lane_corners(k);
-            let (min, max) = moved_box(to_world, min, max);
-            if let Some(tau) = self.reach.entry(self.m, min, max, self.limit) {
-                keys[k] = tau;
-                mask |= 1 << k;
-            }
-        }
-        (mask, keys)
+        self.reach.lanes(self.m, node, Some(to_world), self.limit)
     }
 
     fn worth(&self, tau: f64) -> bool {
