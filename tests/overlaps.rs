@@ -43,18 +43,6 @@ fn area(t: &[P; 3]) -> f64 {
     (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt()
 }
 
-fn corners(mesh: &Mesh, m: Option<&Matrix4<f64>>) -> Vec<[P; 3]> {
-    (0..mesh.triangle_count())
-        .map(|i| {
-            mesh.triangle(i).map(|p| {
-                let p = p.cast::<f64>();
-                let p = m.map_or(p, |m| m.transform_point(&p));
-                [p.x, p.y, p.z]
-            })
-        })
-        .collect()
-}
-
 fn boxes_near(t: &[P; 3], u: &[P; 3], pad: f64) -> bool {
     (0..3).all(|k| {
         let (lo, hi) = (
@@ -115,7 +103,7 @@ fn check(
 #[test]
 fn the_asset_scene_against_itself_placed() {
     let bvh = Bvh::build(Mesh::load(asset("scene.obj")).unwrap());
-    let a = corners(bvh.mesh(), None);
+    let a = triangles64(bvh.mesh(), None);
     let placements = [
         Matrix4::new_translation(&Vector3::new(0.0, 1.5, 0.0)),
         Matrix4::new_translation(&Vector3::new(0.3, 0.2, -0.1))
@@ -125,7 +113,7 @@ fn the_asset_scene_against_itself_placed() {
     ];
     for (k, m) in placements.iter().enumerate() {
         let found = bvh.intersecting_triangles(&bvh, *m).unwrap();
-        let b = corners(bvh.mesh(), Some(&m.cast::<f64>()));
+        let b = triangles64(bvh.mesh(), Some(&m.cast::<f64>()));
         let n = check(&format!("placement {k}"), &a, &b, false, &found, 8.0);
         assert_eq!(n == 0, k == 2, "placement {k}: {n} pairs");
     }
@@ -163,8 +151,8 @@ fn random_soups_against_each_other_and_themselves() {
         let turn = Matrix4::from_axis_angle(&Vector3::x_axis(), 0.4 * soup as f64 as f32);
         let found = bx.intersecting_triangles(&by, turn).unwrap();
         let (a, b) = (
-            corners(bx.mesh(), None),
-            corners(by.mesh(), Some(&turn.cast::<f64>())),
+            triangles64(bx.mesh(), None),
+            triangles64(by.mesh(), Some(&turn.cast::<f64>())),
         );
         let n = check(&format!("soup {soup}"), &a, &b, false, &found, 2.0);
         assert!(n > 20, "soup {soup}: {n}");
@@ -183,7 +171,7 @@ fn a_folded_grid_finds_its_fold_and_a_clean_one_nothing() {
     // plane), the sphere touches it at a shared corner (left out).
     let scene = Bvh::build(Mesh::load(asset("scene.obj")).unwrap());
     let found = scene.self_intersections();
-    let a = corners(scene.mesh(), None);
+    let a = triangles64(scene.mesh(), None);
     check("scene alone", &a, &a, true, &found, 8.0);
     let object = |i: u32| {
         let mesh = scene.mesh();

@@ -119,19 +119,6 @@ fn kept(culling: Culling, [a, b, c]: [P; 3], dir: P) -> bool {
     }
 }
 
-/// The triangles, in f64, moved by `m` (in f64) when given.
-fn triangles(mesh: &Mesh, m: Option<&Matrix4<f64>>) -> Vec<[P; 3]> {
-    (0..mesh.triangle_count())
-        .map(|i| {
-            mesh.triangle(i).map(|p| {
-                let p = p.cast::<f64>();
-                let p = m.map_or(p, |m| m.transform_point(&p));
-                [p.x, p.y, p.z]
-            })
-        })
-        .collect()
-}
-
 /// When the shape's path first comes near `tri` (its box grown by the shape's reach,
 /// generously), if it does in `[0, limit]`: a lower bound of its contact's `τ`, the brute
 /// force's only shortcut (it tests triangles in that order and stops past the answer).
@@ -261,7 +248,7 @@ fn sweeps(mesh: &Mesh, n: usize, seed: u64) -> Vec<(Ray, [f32; 3], f32)> {
 
 fn brute_force_mesh(name: &str, mesh: Mesh, n: usize) {
     let (_, h) = frame(&mesh);
-    let tris = triangles(&mesh, None);
+    let tris = triangles64(&mesh, None);
     let bvh = Bvh::build(mesh);
     let mut hits = 0;
     for (k, (ray, axis, radius)) in sweeps(bvh.mesh(), n, 7).iter().enumerate() {
@@ -491,7 +478,7 @@ fn a_scene_sweeps_placed_meshes_exactly() {
     let mut owner = Vec::new();
     for (id, m) in placements.iter().enumerate() {
         scene.add(bvh.clone(), *m).unwrap();
-        let placed = triangles(bvh.mesh(), Some(&m.cast::<f64>()));
+        let placed = triangles64(bvh.mesh(), Some(&m.cast::<f64>()));
         owner.extend(std::iter::repeat_n(id as u32, placed.len()));
         tris.extend(placed);
     }

@@ -467,6 +467,20 @@ pub fn point_triangle_distance(p: [f64; 3], a: [f64; 3], b: [f64; 3], c: [f64; 3
     }
 }
 
+/// A mesh's triangles in f64, moved by `m` (in f64) when given: the corners the sweep and
+/// overlap brute forces compare with.
+pub fn triangles64(mesh: &Mesh, m: Option<&nalgebra::Matrix4<f64>>) -> Vec<[[f64; 3]; 3]> {
+    (0..mesh.triangle_count())
+        .map(|i| {
+            mesh.triangle(i).map(|p| {
+                let p = p.cast::<f64>();
+                let p = m.map_or(p, |m| m.transform_point(&p));
+                [p.x, p.y, p.z]
+            })
+        })
+        .collect()
+}
+
 /// The minimum of a convex `f` on `[lo, hi]` by golden-section search: where, and the
 /// value (the sweep and overlap brute forces' independent route to a nearest approach).
 pub fn golden(mut lo: f64, mut hi: f64, f: impl Fn(f64) -> f64) -> (f64, f64) {

@@ -222,6 +222,7 @@ fn text(mesh: &Mesh, label: &str, hit: Option<&Hit>) -> String {
     )
 }
 
-fn fmt_vector(v: &Vector3<f32>) -> String {
+/// A vector as the commands print it for a reader: four decimals a coordinate.
+pub(crate) fn fmt_vector(v: &Vector3<f32>) -> String {
     format!("({:.4}, {:.4}, {:.4})", v.x, v.y, v.z)
 }

@@ -1,6 +1,7 @@
 //! `meshray sweep`: a sphere (or capsule) moved through a mesh until it touches, from the
 //! command line: what a character controller or a camera that must not enter walls asks.
 
+use super::pick::fmt_vector;
 use crate::args::{Args, CULLINGS, set_mesh, unknown};
 use crate::{Failure, json, mesh};
 use meshray::prelude::*;
@@ -170,8 +171,4 @@ fn text(mesh: &Mesh, label: &str, hit: Option<&SweepHit>) -> String {
         h.u,
         h.v
     )
-}
-
-fn fmt_vector(v: &Vector3<f32>) -> String {
-    format!("({:.4}, {:.4}, {:.4})", v.x, v.y, v.z)
 }
