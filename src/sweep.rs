@@ -84,12 +84,21 @@ impl Moving {
         if in_slab && let Some(contact) = self.touching(0.0, [a, b, c]) {
             return Some(contact);
         }
-        let mut best: Option<(f64, P, P)> = None;
-        let mut offer = |tau: f64, point: P, axis_point: P| {
-            if tau >= 0.0 && tau <= tau_max && best.is_none_or(|(t, _, _)| tau < t) {
-                best = Some((tau, point, axis_point));
+        // The earliest entry so far: `τ`, the triangle's point and its barycentrics, the
+        // axis' point.
+        let mut best: Option<(f64, P, (f64, f64), P)> = None;
+        let mut offer = |tau: f64, point: P, uv: (f64, f64), axis_point: P| {
+            if tau >= 0.0 && tau <= tau_max && best.is_none_or(|(t, ..)| tau < t) {
+                best = Some((tau, point, uv, axis_point));
             }
         };
+        // The barycentrics of the point at `u` along edge `i` (from `a`, `b`, `c` in turn).
+        let on_edge = |i: usize, u: f64| match i {
+            0 => (u, 0.0),
+            1 => (1.0 - u, u),
+            _ => (0.0, 1.0 - u),
+        };
+        const CORNERS: [(f64, f64); 3] = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)];
         let ends = if self.axis == V::zeros() {
             &[0.0][..]
         } else {
@@ -105,8 +114,8 @@ impl Moving {
                     let tau = (side * self.radius - h0) / rate;
                     let centre = end + self.direction * tau;
                     let point = centre - unit * (side * self.radius);
-                    if inside(&point, [a, b, c], &n) {
-                        offer(tau, point, centre);
+                    if let Some(uv) = inside(&point, [a, b, c], &n) {
+                        offer(tau, point, uv, centre);
                         // A sphere that reaches the face's slab only now and meets the face
                         // there touches nothing of the triangle earlier.
                         if ends.len() == 1 && !in_slab {
@@ -116,38 +125,38 @@ impl Moving {
                 }
             }
             // The edges' cylinders and the corners' spheres.
-            for (p, q) in [(a, b), (b, c), (c, a)] {
+            for (i, (p, q)) in [(a, b), (b, c), (c, a)].into_iter().enumerate() {
                 let e = q - p;
                 if let Some(tau) = enter_cylinder(end - p, self.direction, e, self.radius) {
                     let u = (end + self.direction * tau - p).dot(&e) / e.norm_squared();
                     if (0.0..=1.0).contains(&u) {
-                        offer(tau, p + e * u, end + self.direction * tau);
+                        offer(tau, p + e * u, on_edge(i, u), end + self.direction * tau);
                     }
                 }
             }
-            for p in [a, b, c] {
+            for (p, uv) in [a, b, c].into_iter().zip(CORNERS) {
                 if let Some(tau) = enter_sphere(end - p, self.direction, self.radius) {
-                    offer(tau, p, end + self.direction * tau);
+                    offer(tau, p, uv, end + self.direction * tau);
                 }
             }
         }
         if self.axis != V::zeros() {
             let axis = self.axis;
             // The corners against the axis' cylinder: a corner moving by −τ·D.
-            for p in [a, b, c] {
+            for (p, uv) in [a, b, c].into_iter().zip(CORNERS) {
                 if let Some(tau) =
                     enter_cylinder(p - self.start, -self.direction, axis, self.radius)
                 {
                     let start = self.at(tau);
                     let s = (p - start).dot(&axis) / axis.norm_squared();
                     if (0.0..=1.0).contains(&s) {
-                        offer(tau, p, start + axis * s);
+                        offer(tau, p, uv, start + axis * s);
                     }
                 }
             }
             // Each edge against the axis, where both lines' nearest points are within them:
             // the parallelogram the edge sweeps along the axis, offset by the radius.
-            for (p, q) in [(a, b), (b, c), (c, a)] {
+            for (i, (p, q)) in [(a, b), (b, c), (c, a)].into_iter().enumerate() {
                 let e = q - p;
                 let Some(m) = axis.cross(&e).try_normalize(0.0) else {
                     continue; // parallel: the other pieces meet it first
@@ -163,12 +172,11 @@ impl Moving {
                     && (0.0..=1.0).contains(&s)
                     && (0.0..=1.0).contains(&u)
                 {
-                    offer(tau, p + e * u, start + axis * s);
+                    offer(tau, p + e * u, on_edge(i, u), start + axis * s);
                 }
             }
         }
-        let (tau, point, axis_point) = best?;
-        let Nearest { u, v, .. } = nearest_on_triangle64(point, a, b, c);
+        let (tau, point, (u, v), axis_point) = best?;
         Some(self.contact(tau, point, u, v, axis_point, &n))
     }
 
@@ -212,12 +220,14 @@ impl Moving {
     }
 }
 
-/// Whether `p` (in the triangle's plane) is inside triangle `a, b, c` of normal `n`, the
-/// edges included.
-fn inside(p: &P, [a, b, c]: [P; 3], n: &V) -> bool {
-    [(a, b), (b, c), (c, a)]
-        .iter()
-        .all(|(s, e)| (e - s).cross(&(p - s)).dot(n) >= 0.0)
+/// The barycentrics `(u, v)` (the weights of `b` and `c`) of `p`, in the plane of triangle
+/// `a, b, c` of normal `n`, when it lies inside, the edges included: each weight is the
+/// signed area `p` makes with the opposite edge, over the triangle's (both times `|n|`).
+fn inside(p: &P, [a, b, c]: [P; 3], n: &V) -> Option<(f64, f64)> {
+    let area = |s: P, e: P| (e - s).cross(&(p - s)).dot(n);
+    let (w, u, v) = (area(b, c), area(c, a), area(a, b));
+    let whole = n.norm_squared();
+    (w >= 0.0 && u >= 0.0 && v >= 0.0).then(|| ((u / whole).min(1.0), (v / whole).min(1.0)))
 }
 
 /// The first `τ ≥ 0` at which the point `w + τ·d` (relative to a point of the line) comes

@@ -394,9 +394,45 @@ pub(crate) fn widened(far: f32) -> f32 {
     far + far.abs() * EXIT_SLACK
 }
 
-/// The ray as the wide slab test wants it: origin and inverse direction splatted.
+/// How far each box grows before the slab test: to `[min − below, max + above]`. A moving
+/// shape's reach (a sweep walks the boxes its path can reach as a ray walks boxes); nothing
+/// for a ray.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Grow {
+    pub below: [f32; 3],
+    pub above: [f32; 3],
+}
+
+impl Grow {
+    /// No growth: a ray's walk.
+    pub(crate) const NONE: Grow = Grow {
+        below: [0.0; 3],
+        above: [0.0; 3],
+    };
+
+    /// Where the ray's origin moves for the planes it meets first (`near`) and last on axis
+    /// `a` of a box so grown: a plane `min − below` met from `o` is `min` met from
+    /// `o + below`, and `max + above` is `max` met from `o − above`. Both are `o` itself
+    /// for [`Grow::NONE`].
+    #[inline(always)]
+    pub(crate) fn origins(&self, origin: f32, a: usize, negative: bool) -> (f32, f32) {
+        let (from_min, from_max) = (origin + self.below[a], origin - self.above[a]);
+        if *self == Grow::NONE {
+            (origin, origin)
+        } else if negative {
+            (from_max, from_min)
+        } else {
+            (from_min, from_max)
+        }
+    }
+}
+
+/// The ray as the wide slab test wants it: the origin for the planes it meets first and for
+/// those it meets last on each axis (the same point but for a [`Grow`]n walk), and the
+/// inverse direction, splatted.
 pub(crate) struct WideRay {
-    pub origin: [BoxLanes; 3],
+    pub near_origin: [BoxLanes; 3],
+    pub far_origin: [BoxLanes; 3],
     pub inv_direction: [BoxLanes; 3],
     pub negative: [bool; 3],
 }
@@ -412,14 +448,25 @@ impl WideRay {
             .fold(0, |bits, (a, &n)| bits | (u8::from(n) << a))
     }
 
-    pub(crate) fn new(ray: &RaySlabs) -> WideRay {
+    /// The ray's lanes, its boxes grown by `grow`.
+    pub(crate) fn new(ray: &RaySlabs, grow: &Grow) -> WideRay {
         // Element by element: `array::map` went through an out-of-line `try_map` per call.
-        let (o, inv) = (&ray.origin, &ray.inv_direction);
+        let (o, inv, n) = (&ray.origin, &ray.inv_direction, &ray.negative);
+        let (x, y, z) = (
+            grow.origins(o[0], 0, n[0]),
+            grow.origins(o[1], 1, n[1]),
+            grow.origins(o[2], 2, n[2]),
+        );
         WideRay {
-            origin: [
-                BoxLanes::splat(o[0]),
-                BoxLanes::splat(o[1]),
-                BoxLanes::splat(o[2]),
+            near_origin: [
+                BoxLanes::splat(x.0),
+                BoxLanes::splat(y.0),
+                BoxLanes::splat(z.0),
+            ],
+            far_origin: [
+                BoxLanes::splat(x.1),
+                BoxLanes::splat(y.1),
+                BoxLanes::splat(z.1),
             ],
             inv_direction: [
                 BoxLanes::splat(inv[0]),
@@ -493,25 +540,29 @@ pub(crate) fn lane_slabs(
             (min[a], max[a])
         };
         let (lo, hi) = (BoxLanes::from(lo), BoxLanes::from(hi));
-        (near, far) = slab_axis(near, far, lo, hi, ray.origin[a], ray.inv_direction[a]);
+        (near, far) = slab_axis(
+            (near, far),
+            (lo, hi),
+            (ray.near_origin[a], ray.far_origin[a]),
+            ray.inv_direction[a],
+        );
     }
     (near, far)
 }
 
 /// One axis of the slab test, lane by lane: `near` raised to the entry `(lo − o)·inv` and
-/// `far` lowered to the exit `(hi − o)·inv` (`lo`, `hi` the planes the ray meets first and
-/// last), as [`slab_interval`](crate::aabb::slab_interval) rounds it.
+/// `far` lowered to the exit `(hi − o')·inv` (`lo`, `hi` the planes the ray meets first and
+/// last, `o`, `o'` the origins it meets them from: [`WideRay`]), as
+/// [`slab_interval`](crate::aabb::slab_interval) rounds it.
 #[inline(always)]
 pub(crate) fn slab_axis(
-    near: BoxLanes,
-    far: BoxLanes,
-    lo: BoxLanes,
-    hi: BoxLanes,
-    origin: BoxLanes,
+    (near, far): (BoxLanes, BoxLanes),
+    (lo, hi): (BoxLanes, BoxLanes),
+    (near_origin, far_origin): (BoxLanes, BoxLanes),
     inv_direction: BoxLanes,
 ) -> (BoxLanes, BoxLanes) {
-    let t0 = (lo - origin) * inv_direction;
-    let t1 = (hi - origin) * inv_direction;
+    let t0 = (lo - near_origin) * inv_direction;
+    let t1 = (hi - far_origin) * inv_direction;
     (raise(near, t0), lower(far, t1))
 }
 

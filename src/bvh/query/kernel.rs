@@ -52,7 +52,7 @@ use crate::bvh::leaf::{LANES, TrianglePacket};
 #[cfg(target_arch = "x86_64")]
 use crate::bvh::ray_node::COMPACT;
 use crate::bvh::traverse::{Tally, keep_closer};
-use crate::bvh::wide::WideNode;
+use crate::bvh::wide::{Grow, WideNode};
 #[cfg(target_arch = "x86_64")]
 use crate::bvh::wide::{LEAF, SORT};
 use crate::triangle::TriangleHit;
@@ -156,30 +156,70 @@ pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
             macro_rules! octants {
                 ($walk:ident, $k:literal) => {
                     match octant {
-                        0 => {
-                            x86::$walk::<0, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
-                        }
-                        1 => {
-                            x86::$walk::<1, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
-                        }
-                        2 => {
-                            x86::$walk::<2, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
-                        }
-                        3 => {
-                            x86::$walk::<3, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
-                        }
-                        4 => {
-                            x86::$walk::<4, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
-                        }
-                        5 => {
-                            x86::$walk::<5, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
-                        }
-                        6 => {
-                            x86::$walk::<6, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
-                        }
-                        _ => {
-                            x86::$walk::<7, $k, LEVEL, ANY, _>(tree, ray, t_max, culling, no_visit)
-                        }
+                        0 => x86::$walk::<0, $k, LEVEL, ANY, _>(
+                            tree,
+                            ray,
+                            &Grow::NONE,
+                            t_max,
+                            culling,
+                            no_visit,
+                        ),
+                        1 => x86::$walk::<1, $k, LEVEL, ANY, _>(
+                            tree,
+                            ray,
+                            &Grow::NONE,
+                            t_max,
+                            culling,
+                            no_visit,
+                        ),
+                        2 => x86::$walk::<2, $k, LEVEL, ANY, _>(
+                            tree,
+                            ray,
+                            &Grow::NONE,
+                            t_max,
+                            culling,
+                            no_visit,
+                        ),
+                        3 => x86::$walk::<3, $k, LEVEL, ANY, _>(
+                            tree,
+                            ray,
+                            &Grow::NONE,
+                            t_max,
+                            culling,
+                            no_visit,
+                        ),
+                        4 => x86::$walk::<4, $k, LEVEL, ANY, _>(
+                            tree,
+                            ray,
+                            &Grow::NONE,
+                            t_max,
+                            culling,
+                            no_visit,
+                        ),
+                        5 => x86::$walk::<5, $k, LEVEL, ANY, _>(
+                            tree,
+                            ray,
+                            &Grow::NONE,
+                            t_max,
+                            culling,
+                            no_visit,
+                        ),
+                        6 => x86::$walk::<6, $k, LEVEL, ANY, _>(
+                            tree,
+                            ray,
+                            &Grow::NONE,
+                            t_max,
+                            culling,
+                            no_visit,
+                        ),
+                        _ => x86::$walk::<7, $k, LEVEL, ANY, _>(
+                            tree,
+                            ray,
+                            &Grow::NONE,
+                            t_max,
+                            culling,
+                            no_visit,
+                        ),
                     }
                 };
             }
@@ -249,11 +289,32 @@ pub(crate) fn visit<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
     t_max: f32,
     visit: V,
 ) {
+    visit_grown::<ANY, V>(nodes, depth, ray, &Grow::NONE, t_max, visit);
+}
+
+/// [`visit`] over boxes grown by `grow` (a moving shape's reach): each leaf lane whose grown
+/// box the ray enters. At [`Grow::NONE`], [`visit`] itself.
+#[inline(always)]
+pub(crate) fn visit_grown<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
+    nodes: &[WideNode],
+    depth: usize,
+    ray: &Ray,
+    grow: &Grow,
+    t_max: f32,
+    visit: V,
+) {
     if nodes.is_empty() {
         return;
     }
     if depth > DEPTH_LIMIT {
-        return portable::walk::<ANY, DEEP_CAPACITY, (), V>(nodes, ray, t_max, &mut (), visit);
+        return portable::walk::<ANY, DEEP_CAPACITY, (), V>(
+            nodes,
+            ray,
+            grow,
+            t_max,
+            &mut (),
+            visit,
+        );
     }
     #[cfg(target_arch = "x86_64")]
     if crate::bvh::simd::Avx2::detect().is_some() {
@@ -271,22 +332,27 @@ pub(crate) fn visit<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
         // are a tree made by `ray_tree` (or loaded, or refitted, and validated): child words
         // index `nodes`, and its leaves are no deeper than `depth <= DEPTH_LIMIT`. The
         // visiting level reads no packets and no map.
+        macro_rules! octants {
+            ($walk:ident) => {
+                match octant {
+                    0 => x86::$walk::<0, 0, L, ANY, _>(tree, ray, grow, t_max, culling, visit),
+                    1 => x86::$walk::<1, 0, L, ANY, _>(tree, ray, grow, t_max, culling, visit),
+                    2 => x86::$walk::<2, 0, L, ANY, _>(tree, ray, grow, t_max, culling, visit),
+                    3 => x86::$walk::<3, 0, L, ANY, _>(tree, ray, grow, t_max, culling, visit),
+                    4 => x86::$walk::<4, 0, L, ANY, _>(tree, ray, grow, t_max, culling, visit),
+                    5 => x86::$walk::<5, 0, L, ANY, _>(tree, ray, grow, t_max, culling, visit),
+                    6 => x86::$walk::<6, 0, L, ANY, _>(tree, ray, grow, t_max, culling, visit),
+                    _ => x86::$walk::<7, 0, L, ANY, _>(tree, ray, grow, t_max, culling, visit),
+                }
+            };
+        }
         #[allow(unsafe_code)]
         unsafe {
-            match octant {
-                0 => x86::walk_avx2::<0, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
-                1 => x86::walk_avx2::<1, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
-                2 => x86::walk_avx2::<2, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
-                3 => x86::walk_avx2::<3, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
-                4 => x86::walk_avx2::<4, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
-                5 => x86::walk_avx2::<5, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
-                6 => x86::walk_avx2::<6, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
-                _ => x86::walk_avx2::<7, 0, L, ANY, _>(tree, ray, t_max, culling, visit),
-            };
+            octants!(walk_avx2);
         }
         return;
     }
-    portable::walk::<ANY, CAPACITY, (), V>(nodes, ray, t_max, &mut (), visit);
+    portable::walk::<ANY, CAPACITY, (), V>(nodes, ray, grow, t_max, &mut (), visit);
 }
 
 /// The watertight level's test of one lane whose edge functions were not all non-zero: the
@@ -394,12 +460,13 @@ mod x86 {
     >(
         tree: Tree,
         ray: &Ray,
+        grow: &Grow,
         t_max: f32,
         culling: Culling,
         visit: V,
     ) -> Option<Found> {
         // SAFETY: as the caller promises.
-        unsafe { walk::<Q, K, LEVEL, ANY, V>(tree, ray, t_max, culling, visit) }
+        unsafe { walk::<Q, K, LEVEL, ANY, V>(tree, ray, grow, t_max, culling, visit) }
     }
 
     /// [`walk`] compiled for AVX-512 (F and VL) as well: the same operations, so the same
@@ -419,12 +486,13 @@ mod x86 {
     >(
         tree: Tree,
         ray: &Ray,
+        grow: &Grow,
         t_max: f32,
         culling: Culling,
         visit: V,
     ) -> Option<Found> {
         // SAFETY: as the caller promises.
-        unsafe { walk::<Q, K, LEVEL, ANY, V>(tree, ray, t_max, culling, visit) }
+        unsafe { walk::<Q, K, LEVEL, ANY, V>(tree, ray, grow, t_max, culling, visit) }
     }
 
     /// The walk (see the module's notes) for rays of octant `Q` over `ray.t_min()..t_max`,
@@ -447,6 +515,7 @@ mod x86 {
     >(
         tree: Tree,
         ray: &Ray,
+        grow: &Grow,
         mut t_max: f32,
         culling: Culling,
         mut visit: V,
@@ -526,6 +595,18 @@ mod x86 {
                 splat(inv[2] * widen),
             ];
             let origin8 = [splat(shift(0)), splat(shift(1)), splat(shift(2))];
+            // The origins the planes met first and last are met from: the origin itself but
+            // at the visiting level, where the boxes may grow ([`Grow::origins`]).
+            let origins = |a: usize| {
+                if LEVEL == level::VISIT {
+                    grow.origins(origin[a], a, Q & (1 << a) != 0)
+                } else {
+                    (shift(a), shift(a))
+                }
+            };
+            let (x, y, z) = (origins(0), origins(1), origins(2));
+            let near_origin8 = [splat(x.0), splat(y.0), splat(z.0)];
+            let far_origin8 = [splat(x.1), splat(y.1), splat(z.1)];
             let t_min8 = splat(ray.t_min());
             let mut t_lim8 = splat(t_lim);
             let leaf_ray = if LEVEL == level::FLOOR {
@@ -561,9 +642,12 @@ mod x86 {
                             };
                             if safe_slabs {
                                 (
-                                    _mm256_mul_ps(_mm256_sub_ps(row(near), origin8[$a]), inv8[$a]),
                                     _mm256_mul_ps(
-                                        _mm256_sub_ps(row(far), origin8[$a]),
+                                        _mm256_sub_ps(row(near), near_origin8[$a]),
+                                        inv8[$a],
+                                    ),
+                                    _mm256_mul_ps(
+                                        _mm256_sub_ps(row(far), far_origin8[$a]),
                                         far_inv8[$a],
                                     ),
                                 )
@@ -1230,7 +1314,14 @@ mod tests {
             })
         };
         if portable {
-            portable::walk::<ANY, CAPACITY, (), _>(&bvh.nodes, ray, ray.t_max(), &mut (), visit);
+            portable::walk::<ANY, CAPACITY, (), _>(
+                &bvh.nodes,
+                ray,
+                &Grow::NONE,
+                ray.t_max(),
+                &mut (),
+                visit,
+            );
         } else {
             super::visit::<ANY, _>(&bvh.nodes, bvh.depth, ray, ray.t_max(), visit);
         }

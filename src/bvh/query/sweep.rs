@@ -3,15 +3,24 @@
 //! path of the shape's first axis end), nearest entry first, and tests the triangles of the
 //! leaves it reaches in `f64` ([`crate::sweep`]), so the answer is a brute force's over
 //! every triangle.
+//!
+//! In the mesh's own space the walk is the ray walk's ([`kernel::visit_grown`]: eight boxes
+//! at once in vector registers, the boxes grown by the reach, padded for `f32`), and each
+//! packet it reaches goes through two conservative `f32` filters, four triangles at once,
+//! before the exact test: each triangle's own grown box, and the five planes that bound the
+//! region where the shape can touch it ([`touchable`]). A mesh moved into the world (a
+//! scene's instance) takes the generic walk with its boxes moved, in `f64`.
 
-use crate::Culling;
 use crate::bvh::Bvh;
 use crate::bvh::leaf::{LANES, TrianglePacket};
+use crate::bvh::query::kernel;
 use crate::bvh::walk::{Visitor, walk};
-use crate::bvh::wide::{WIDTH, WideNode};
+use crate::bvh::wide::{Grow, WIDTH, WideNode};
 use crate::sweep::{Contact, Moving};
 use crate::transform::moved_box;
+use crate::{Culling, Ray};
 use nalgebra::{Matrix4, Point3};
+use wide::f32x4;
 
 /// Boxes are entered with this much slack, relative to the sizes in the slab test, so that
 /// `f64` rounding never skips a box whose triangles the exact test would touch.
@@ -44,6 +53,12 @@ pub(crate) struct Reach {
     still: [bool; 3],
     grow_lo: [f32; 3],
     grow_hi: [f32; 3],
+    /// The motion, the axis and the radius in `f32`, and the start's size (`|S|₁`), for
+    /// the triangles' prefilter ([`touchable`]).
+    direction: [f32; 3],
+    axis: [f32; 3],
+    radius: f32,
+    start_size: f32,
 }
 
 /// The `f32` slab tests' padding of each box, relative to the sizes in the test: far
@@ -64,6 +79,10 @@ impl Reach {
             still: [0, 1, 2].map(|a| m.direction[a] == 0.0),
             grow_lo: hi.map(|x| x as f32),
             grow_hi: lo.map(|x| -x as f32),
+            direction: [0, 1, 2].map(|a| m.direction[a] as f32),
+            axis: [0, 1, 2].map(|a| m.axis[a] as f32),
+            radius: r as f32,
+            start_size: m.start.iter().map(|x| x.abs() as f32).sum(),
         }
     }
 
@@ -93,6 +112,21 @@ impl Reach {
             exit = exit.min(far + slack);
         }
         (enter <= exit).then_some(enter.max(0.0))
+    }
+
+    /// The path as the ray walk's ray, over `τ` in `[0, limit]` (rounded up), with the reach
+    /// as the boxes' growth, padded by [`PAD32`] of the sizes involved so that the `f32`
+    /// start and growth never leave out a box the path reaches; `None` where the path is no
+    /// valid `f32` ray (beyond [`Ray::MAX_ORIGIN`]), which the generic walk then takes.
+    fn ray(&self, limit: f64) -> Option<(Ray, Grow)> {
+        let ray = Ray::with_range(self.start, self.direction, 0.0, up(limit));
+        let pad =
+            [0, 1, 2].map(|a| PAD32 * (self.start[a].abs() + self.grow_lo[a] + self.grow_hi[a]));
+        let grow = Grow {
+            below: [0, 1, 2].map(|a| self.grow_lo[a] + pad[a]),
+            above: [0, 1, 2].map(|a| self.grow_hi[a] + pad[a]),
+        };
+        ray.is_valid().then_some((ray, grow))
     }
 
     /// [`entry`](Self::entry) for each used lane of `node`, one at a time in `f64`, its box
@@ -129,8 +163,7 @@ impl Reach {
         max: &[[f32; N]; 3],
         limit: f64,
     ) -> (u32, [f32; N]) {
-        // Rounded up, so a box entered exactly at the limit (a tie) is kept.
-        let limit = (limit as f32) * (1.0 + 1e-6);
+        let limit = up(limit);
         let (mut enter, mut exit) = ([0.0f32; N], [limit; N]);
         for a in 0..3 {
             let (s, inv) = (self.start[a], self.inv[a]);
@@ -158,8 +191,15 @@ impl Reach {
     }
 }
 
+/// `limit` in `f32`, rounded up, so a box or triangle entered exactly at the limit (a tie)
+/// is kept.
+fn up(limit: f64) -> f32 {
+    (limit as f32) * (1.0 + 1e-6)
+}
+
 /// The lanes of `packet` whose triangle's box the path reaches by `limit`, a bit each
 /// (a leaf asks only for its own lanes; empty ones hold NaN corners).
+#[inline(always)]
 fn triangle_boxes(packet: &TrianglePacket, reach: &Reach, limit: f64) -> u32 {
     let mut min = [[0.0f32; LANES]; 3];
     let mut max = [[0.0f32; LANES]; 3];
@@ -171,6 +211,82 @@ fn triangle_boxes(packet: &TrianglePacket, reach: &Reach, limit: f64) -> u32 {
         }
     }
     reach.entries(&min, &max, limit).0
+}
+
+/// The prefilter's error bound, in units of its scale (see [`touchable`]): 256 units of
+/// `2⁻²⁴`, several times the roundings of its cross and dot products in `f32` and of the
+/// start's conversion to `f32`.
+const TOUCH_ERROR: f32 = 256.0 * f32::EPSILON / 2.0;
+
+/// The lanes of `packet` whose triangle the moving shape may touch by `limit`, a bit each:
+/// a conservative test in `f32`, four triangles at once, before the exact one in `f64`.
+///
+/// The shape's first axis end `x` can only touch a triangle `T` while it lies in the
+/// Minkowski sum of `T` and the reflected shape, and so in the larger polytope cut out by
+/// five planes: the triangle's plane and the planes through its edges at right angles to
+/// it, each moved out by the shape's support (`g·x ≤ g·p + r·|g| + max(0, −g·axis)` for a
+/// plane of normal `g` through a corner `p`). Along the path `x = S + τ·D` each plane
+/// bounds `τ` on one side, so the path's time in the polytope is a slab test on five
+/// planes. Every quantity is widened by [`TOUCH_ERROR`] of its scale (the edges' lengths'
+/// product, the start's size), so no triangle the exact test would touch is skipped; a
+/// `NaN` anywhere keeps the triangle.
+#[inline(always)]
+fn touchable(packet: &TrianglePacket, reach: &Reach, limit: f64) -> u32 {
+    type L = f32x4;
+    let load = |v: &[[f32; LANES]; 3]| v.map(L::from);
+    let (a, b, c) = (load(&packet.a), load(&packet.b), load(&packet.c));
+    let sub = |p: [L; 3], q: [L; 3]| [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
+    let cross = |p: [L; 3], q: [L; 3]| {
+        [
+            p[1] * q[2] - p[2] * q[1],
+            p[2] * q[0] - p[0] * q[2],
+            p[0] * q[1] - p[1] * q[0],
+        ]
+    };
+    let dot = |p: [L; 3], q: [L; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2];
+    let size = |p: [L; 3]| p[0].abs() + p[1].abs() + p[2].abs();
+    let splat = |v: [f32; 3]| v.map(L::splat);
+    let (start, direction, axis) = (
+        splat(reach.start),
+        splat(reach.direction),
+        splat(reach.axis),
+    );
+    let radius = L::splat(reach.radius);
+    let direction_size = L::splat(reach.direction.iter().map(|x| x.abs()).sum());
+    let axis_size = L::splat(reach.axis.iter().map(|x| x.abs()).sum());
+    let start_size = L::splat(reach.start_size);
+    let edges = [sub(b, a), sub(c, b), sub(a, c)];
+    let normal = cross(edges[0], sub(c, a));
+    let normal_length = dot(normal, normal).sqrt();
+    let sizes = edges.map(size);
+    // The scale of the normal's rounding: the product of the two edges' sizes.
+    let normal_scale = sizes[0] * sizes[2];
+    let mut enter = L::ZERO;
+    let mut exit = L::splat(up(limit));
+    let mut bound = |g: [L; 3], corner: [L; 3], length: L, scale: L| {
+        let error = L::splat(TOUCH_ERROR) * scale;
+        let w = sub(start, corner);
+        let from = dot(g, w) - error * (size(w) + start_size);
+        let rate = dot(g, direction) - error * direction_size;
+        let support = radius * length + (-dot(g, axis)).max(L::ZERO) + error * (radius + axis_size);
+        let room = support - from;
+        let t = room / rate;
+        exit = rate.simd_gt(L::ZERO).bitselect(exit.min(t), exit);
+        enter = rate.simd_lt(L::ZERO).bitselect(enter.max(t), enter);
+        let never = rate.simd_eq(L::ZERO) & room.simd_lt(L::ZERO);
+        exit = never.bitselect(L::splat(f32::NEG_INFINITY), exit);
+    };
+    let below = normal.map(|x| -x);
+    bound(normal, a, normal_length, normal_scale);
+    bound(below, a, normal_length, normal_scale);
+    for (edge, corner) in edges.into_iter().zip([a, b, c]) {
+        let out = cross(edge, normal);
+        let length = dot(edge, edge).sqrt() * normal_length;
+        bound(out, corner, length, normal_scale * size(edge));
+    }
+    // Kept unless surely empty: a NaN compares false.
+    let empty = enter.simd_gt(exit).to_bitmask();
+    !empty & ((1 << LANES) - 1)
 }
 
 /// Whether `culling` keeps a triangle of normal `n` (as its corners wind, after any move)
@@ -204,7 +320,27 @@ impl Bvh {
             placement,
             best: None,
         };
-        walk(&self.nodes, &mut visitor);
+        match (placement, visitor.reach.ray(limit)) {
+            // In its own space, the ray walk (vector slab tests, eight boxes at once) over
+            // the boxes grown by the reach.
+            (Placement::Own, Some((ray, grow))) => kernel::visit_grown::<false, _>(
+                &self.nodes,
+                self.depth,
+                &ray,
+                &grow,
+                ray.t_max(),
+                #[inline(always)]
+                |packet, end| {
+                    let before = visitor.limit;
+                    visitor.packet(packet as usize, (1 << LANES) - 1);
+                    if visitor.limit != before {
+                        *end = up(visitor.limit);
+                    }
+                    false
+                },
+            ),
+            _ => walk(&self.nodes, &mut visitor),
+        }
         visitor.best
     }
 }
@@ -239,25 +375,41 @@ impl Visitor for SweepVisitor<'_> {
     }
 
     fn leaf(&mut self, first: u32, count: u32, _: f64) -> bool {
+        // The slots `first..end`, packet by packet.
         let first = first as usize * LANES;
         let end = first + count as usize;
-        let mut near = 0;
-        for slot in first..end {
-            let (packet, lane) = (slot / LANES, slot % LANES);
-            if lane == 0 || slot == first {
-                // Each triangle's own box, four at a time, skips most exact tests (in its own
-                // space only: a moved mesh's boxes are the world's).
-                near = match self.placement {
-                    Placement::Own => {
-                        triangle_boxes(&self.bvh.leaf_packets[packet], &self.reach, self.limit)
-                    }
-                    Placement::Moved { .. } => u32::MAX,
-                };
+        for packet in first / LANES..end.div_ceil(LANES) {
+            let lanes = (0..LANES)
+                .filter(|k| (first..end).contains(&(packet * LANES + k)))
+                .fold(0, |m, k| m | 1 << k);
+            self.packet(packet, lanes);
+        }
+        false
+    }
+}
+
+impl SweepVisitor<'_> {
+    /// Tests the triangles of `packet` in `lanes` (a bit each), keeping the first contact.
+    #[inline(always)]
+    fn packet(&mut self, packet: usize, lanes: u32) {
+        let leaf = &self.bvh.leaf_packets[packet];
+        // Each triangle's own box and the prefilter, four at a time, skip most exact tests
+        // (in its own space only: a moved mesh's boxes are the world's).
+        let lanes = match self.placement {
+            Placement::Own => {
+                let boxes = lanes & triangle_boxes(leaf, &self.reach, self.limit);
+                if boxes == 0 {
+                    return;
+                }
+                boxes & touchable(leaf, &self.reach, self.limit)
             }
-            if near & 1 << lane == 0 {
-                continue;
-            }
-            let tri = self.bvh.leaf_packets[packet].get(lane);
+            Placement::Moved { .. } => lanes,
+        };
+        let mut rest = lanes;
+        while rest != 0 {
+            let lane = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let tri = leaf.get(lane);
             let mut corners = [tri.a, tri.b, tri.c].map(|q| Point3::from(q).cast::<f64>());
             let mut mirrored = false;
             if let Placement::Moved {
@@ -278,7 +430,7 @@ impl Visitor for SweepVisitor<'_> {
             };
             // Read only now: the map is a read from anywhere, and most triangles tested are
             // not touched.
-            let triangle = self.bvh.triangle_index[slot];
+            let triangle = self.bvh.triangle_index[packet * LANES + lane];
             let better = match &self.best {
                 None => true,
                 Some((bt, bc)) => contact.tau < bc.tau || (contact.tau == bc.tau && triangle < *bt),
@@ -288,6 +440,93 @@ impl Visitor for SweepVisitor<'_> {
                 self.best = Some((triangle, contact));
             }
         }
-        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::splitmix::SplitMix64;
+    use crate::triangle::LeafTriangle;
+    use nalgebra::Vector3;
+
+    /// The prefilter keeps every triangle the exact test touches by the limit: random
+    /// triangles small and large, near and far from the origin, spheres and capsules aimed
+    /// at points on their faces, edges and corners, a radius off the plane or moving along
+    /// it (grazing), with limits just past and just before the contact.
+    #[test]
+    fn the_prefilter_keeps_every_triangle_the_exact_test_touches() {
+        let mut rng = SplitMix64(41);
+        let signed = |rng: &mut SplitMix64| rng.unit_f64() * 2.0 - 1.0;
+        let (mut touched, mut kept) = (0, 0);
+        for case in 0..30_000 {
+            let scale = [1e-3, 1.0, 1e3][case % 3];
+            let offset = [0.0, 1e4][case / 3 % 2];
+            let corner = |rng: &mut SplitMix64| {
+                Point3::new(
+                    (offset + scale * signed(rng)) as f32,
+                    (scale * signed(rng)) as f32,
+                    (scale * signed(rng)) as f32,
+                )
+            };
+            let [a, b, c] = [corner(&mut rng), corner(&mut rng), corner(&mut rng)];
+            let corners = [a, b, c].map(|p| p.cast::<f64>());
+            let n = (corners[1] - corners[0]).cross(&(corners[2] - corners[0]));
+            let Some(unit) = n.try_normalize(0.0) else {
+                continue;
+            };
+            // A point of the triangle: inside, on an edge or at a corner.
+            let (mut u, mut v) = (rng.unit_f64(), rng.unit_f64());
+            if u + v > 1.0 {
+                (u, v) = (1.0 - u, 1.0 - v);
+            }
+            match case / 6 % 4 {
+                1 => u = 0.0,
+                2 => (u, v) = (1.0, 0.0),
+                _ => {}
+            }
+            let on = corners[0] + (corners[1] - corners[0]) * u + (corners[2] - corners[0]) * v;
+            let radius = f64::from((scale * 0.1 * rng.unit_f64()) as f32);
+            let axis = if case % 5 == 0 {
+                Vector3::new(signed(&mut rng), signed(&mut rng), signed(&mut rng))
+                    .map(|x| f64::from((x * scale * 0.1) as f32))
+            } else {
+                Vector3::zeros()
+            };
+            let mut direction = Vector3::new(signed(&mut rng), signed(&mut rng), signed(&mut rng));
+            let mut target = on + unit * radius * [1.0, -1.0][case % 2];
+            if case % 7 == 0 {
+                // Grazing: moving along the plane, a radius above it.
+                direction -= unit * unit.dot(&direction);
+            } else if case % 7 == 1 {
+                target = on;
+            }
+            let direction = direction.map(|x| f64::from(x as f32));
+            let tau = scale * (0.1 + rng.unit_f64());
+            let m = Moving {
+                start: target - direction * tau,
+                axis,
+                direction,
+                radius,
+            };
+            let limit = tau * [1.0, 1.5, 0.999_999][case % 3];
+            let Some(contact) = m.first_contact(corners, limit) else {
+                continue;
+            };
+            touched += 1;
+            let mut packet = TrianglePacket::EMPTY;
+            let lane = case % LANES;
+            packet.set(lane, &LeafTriangle::new(&a, &b, &c));
+            let reach = Reach::of(&m);
+            assert!(
+                touchable(&packet, &reach, limit) & 1 << lane != 0,
+                "case {case}: {m:?} touches {:?} at {} by {limit}",
+                [a, b, c],
+                contact.tau
+            );
+            kept += u32::from(triangle_boxes(&packet, &reach, limit) & 1 << lane != 0);
+        }
+        assert!(touched > 10_000, "{touched} contacts");
+        assert_eq!(kept, touched, "the triangles' boxes keep them all too");
     }
 }

@@ -18,7 +18,7 @@ use super::{Found, KEY_POINT, Tree};
 use crate::aabb::RaySlabs;
 use crate::bvh::leaf::{LANES, LeafTest};
 use crate::bvh::traverse::{Tally, keep_closer};
-use crate::bvh::wide::{LEAF, SORT, WIDTH, WideNode, WideRay, entered, lane_slabs, widened};
+use crate::bvh::wide::{Grow, LEAF, SORT, WIDTH, WideNode, WideRay, entered, lane_slabs, widened};
 use crate::{QueryOptions, Ray};
 use std::mem::MaybeUninit;
 
@@ -47,20 +47,27 @@ pub(crate) fn cast<const ANY: bool, const CAP: usize, T: Tally>(
     let leaf = LeafTest::new(ray, options);
     let mut best: Option<Found> = None;
     let mut triangles = 0;
-    walk::<ANY, CAP, T, _>(nodes, ray, ray.t_max(), tally, |packet, t_max| {
-        if T::COUNTS {
-            let slots = &index[packet as usize * LANES..][..LANES];
-            triangles += slots.iter().filter(|&&i| i != u32::MAX).count() as u32;
-        }
-        leaf.run(packets, packet as usize, LANES, t_max, |slot, hit| {
-            if ANY {
-                best = Some((slot, hit));
-                return None;
+    walk::<ANY, CAP, T, _>(
+        nodes,
+        ray,
+        &Grow::NONE,
+        ray.t_max(),
+        tally,
+        |packet, t_max| {
+            if T::COUNTS {
+                let slots = &index[packet as usize * LANES..][..LANES];
+                triangles += slots.iter().filter(|&&i| i != u32::MAX).count() as u32;
             }
-            keep_closer(index, &mut best, slot, hit);
-            Some(hit.t)
-        })
-    });
+            leaf.run(packets, packet as usize, LANES, t_max, |slot, hit| {
+                if ANY {
+                    best = Some((slot, hit));
+                    return None;
+                }
+                keep_closer(index, &mut best, slot, hit);
+                Some(hit.t)
+            })
+        },
+    );
     tally.triangles(triangles);
     best
 }
@@ -76,6 +83,7 @@ pub(crate) fn cast<const ANY: bool, const CAP: usize, T: Tally>(
 pub(crate) fn walk<const ANY: bool, const CAP: usize, T: Tally, V>(
     nodes: &[WideNode],
     ray: &Ray,
+    grow: &Grow,
     mut t_max: f32,
     tally: &mut T,
     mut visit: V,
@@ -85,7 +93,7 @@ pub(crate) fn walk<const ANY: bool, const CAP: usize, T: Tally, V>(
     if nodes.is_empty() {
         return;
     }
-    let slabs = WideRay::new(&RaySlabs::new(ray));
+    let slabs = WideRay::new(&RaySlabs::new(ray), grow);
     let octant = slabs.octant();
     let t_min = ray.t_min();
     // Left unwritten until pushed: zeroing them cost a sixth of a query's instructions
