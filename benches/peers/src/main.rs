@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! cargo run --release -p meshray-peers -- MESH.obj... [--rays FILE]... [--any] [--passes N] \
-//!     [--mismatches N] [--json] [--builds N] [--callgrind ENGINE] [--skip NAME,...]
+//!     [--mismatches N] [--json] [--builds N] [--callgrind ENGINE] [--skip NAME,...] \
+//!     [--sweep FRACTION]
 //! ```
 //!
 //! Embree 4 is not linked but opened with `dlopen` (src/embree4.rs says why): Debian has only
@@ -52,6 +53,11 @@
 //!
 //! `--skip NAME,...` leaves engines out of the timed comparison by their tables' names
 //! (`--skip parry3d,bvh` for the slow ones).
+//!
+//! `--sweep FRACTION` compares sweeps instead of rays: a sphere of radius `FRACTION` of the
+//! mesh's half diagonal along the first 20,000 rays of each set, meshray's `cast_sphere`
+//! against parry3d's shape cast of a `Ball` on its `TriMesh` (src/sweeps.rs), e.g.
+//! `--sweep 0.001`.
 //!
 //! `--callgrind ENGINE` (`meshray`, `meshray-batch`, `lab-floor`, `lab-watertight`,
 //! `lab-slabs`, `lab-exact`, `embree4-robust`, `parry3d`, `bvh`, `obvhs`, `tinybvh`,
@@ -100,6 +106,7 @@ mod engine;
 mod explain;
 mod obvhs_engine;
 mod parry;
+mod sweeps;
 #[cfg(has_tinybvh)]
 mod tinybvh;
 
@@ -111,7 +118,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 const USAGE: &str = "usage: meshray-peers MESH.obj... [--rays FILE]... [--any] [--passes N] \
-                     [--mismatches N] [--json] [--builds N] [--callgrind ENGINE]";
+                     [--mismatches N] [--json] [--builds N] [--callgrind ENGINE] \
+                     [--skip NAME,...] [--sweep FRACTION]";
 
 /// The Embree device configuration, for Embree 3 and 4 alike: `threads=1`, and
 /// `isa=$MESHRAY_EMBREE_ISA` when that is set (`avx2` for callgrind, whose valgrind cannot
@@ -141,6 +149,8 @@ struct Args {
     callgrind: Option<String>,
     /// `--skip NAME,...`: engines (by their tables' names) left out of the timed comparison.
     skip: Vec<String>,
+    /// With `--sweep FRACTION`: sphere sweeps against parry3d instead of rays.
+    sweep: Option<f32>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -154,6 +164,7 @@ fn parse_args() -> Result<Args, String> {
         builds: None,
         callgrind: None,
         skip: Vec::new(),
+        sweep: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -201,6 +212,15 @@ fn parse_args() -> Result<Args, String> {
                 let names = it.next().ok_or("--skip needs engine names")?;
                 args.skip
                     .extend(names.split(',').map(|n| n.trim().to_string()));
+            }
+            "--sweep" => {
+                let f = it.next().ok_or("--sweep needs a fraction")?;
+                args.sweep = Some(
+                    f.parse()
+                        .ok()
+                        .filter(|&f: &f32| f >= 0.0 && f.is_finite())
+                        .ok_or(format!("--sweep {f}: not a fraction of the half diagonal"))?,
+                );
             }
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
@@ -480,6 +500,11 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
     let (bvh, meshray_ms) = timed(|| one_thread.install(|| Bvh::build(mesh.clone())));
     let (_, meshray_all_threads_ms) = timed(|| Bvh::build(mesh.clone()));
     let sets = ray_sets(&bvh, &args.rays);
+    if let Some(fraction) = args.sweep {
+        let name = path.display().to_string();
+        sweeps::run(&name, &mesh, &bvh, &sets, fraction, args.passes);
+        return;
+    }
     let bvh = std::sync::Arc::new(bvh);
     let mut engines = vec![Built {
         engine: Box::new(Meshray::new(bvh.clone(), false)),
