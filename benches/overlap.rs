@@ -6,27 +6,29 @@
 mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use meshray::Bvh;
+use meshray::prelude::*;
+use meshray::{Bvh, QueryOptions};
 use nalgebra::{Matrix4, Vector3};
 use std::hint::black_box;
 
 fn overlap(c: &mut Criterion) {
+    let all = QueryOptions::default();
     for (name, mesh) in common::bench_meshes() {
         let (_, h) = common::frame(&mesh);
         let bvh = Bvh::build(mesh);
         let moved = Matrix4::new_translation(&Vector3::new(0.1 * h, 0.05 * h, 0.0));
-        let pairs = bvh.intersecting_triangles(&bvh, moved).unwrap().len();
+        let pairs = bvh.intersecting_triangles(&bvh, moved, &all).unwrap().len();
         let mut group = c.benchmark_group(format!("overlap/{name}"));
         group.sample_size(10);
         group.bench_function(format!("against itself moved ({pairs} pairs)"), |b| {
             b.iter(|| {
-                bvh.intersecting_triangles(black_box(&bvh), moved)
+                bvh.intersecting_triangles(black_box(&bvh), moved, &all)
                     .unwrap()
                     .len()
             })
         });
         group.bench_function("self_intersections", |b| {
-            b.iter(|| black_box(&bvh).self_intersections().len())
+            b.iter(|| black_box(&bvh).self_intersections(&all).len())
         });
         group.finish();
     }

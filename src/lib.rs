@@ -52,6 +52,8 @@
 //! | many rays, on all cores, short answers | [`cast_rays`](query::RayCast::cast_rays) ([`cast_ray`](query::RayCast::cast_ray) for one; [`hit_details`](query::RayCast::hit_details) for the rest of a hit) |
 //! | the nearest point of the surface | [`closest_point`](query::PointQuery::closest_point) |
 //! | is this point inside? how far from the surface, signed? | [`contains`](query::PointQuery::contains), [`signed_distance`](query::PointQuery::signed_distance) (both by [`winding_number`](query::PointQuery::winding_number): right on open meshes and soups too) |
+//! | how far a sphere or capsule moves before it touches | [`cast_sphere`](query::Sweep::cast_sphere), [`cast_capsule`](query::Sweep::cast_capsule) |
+//! | which triangles of two meshes, or of one, intersect | [`intersecting_triangles`](query::Overlap::intersecting_triangles), [`self_intersections`](query::Overlap::self_intersections) |
 //! | the triangles in a box, a ball or under a screen rectangle | [`Bvh::triangles_in`] with a [`Region`](selection::Region) ([`Camera::frustum`] for the rectangle) |
 //! | the triangles the user sees there | [`picking::visible_triangles`] |
 //! | many meshes, placed and moving | [`Scene`]: the same traits, in world space |
@@ -199,7 +201,7 @@ pub use triangle::{Culling, QueryOptions};
 /// The traits every query is asked through: `use meshray::prelude::*;` makes
 /// [`Bvh`]'s and [`Scene`]'s queries callable.
 pub mod prelude {
-    pub use crate::query::{PointQuery, RayCast, Sweep};
+    pub use crate::query::{Overlap, PointQuery, RayCast, Sweep};
 }
 
 /// The geometric primitives: boxes and their slab test, and the watertight ray–triangle

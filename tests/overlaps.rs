@@ -1,5 +1,6 @@
-//! Which triangles of two meshes, or of one, intersect (`Bvh::intersecting_triangles`,
-//! `Bvh::self_intersections`): equal to a brute force over every pair of triangles, which
+//! Which triangles of two meshes or scenes, or of one, intersect
+//! (`Overlap::intersecting_triangles`, `Overlap::self_intersections`): equal to a brute
+//! force over every pair of triangles, which
 //! decides by another route — the distance between two triangles in f64, the least over
 //! their six edges of the edge's nearest approach to the other triangle (convex along the
 //! edge, found by golden section) — on the asset scene placed against itself, on random
@@ -7,8 +8,15 @@
 mod common;
 
 use common::*;
-use meshray::{Bvh, Error, Mesh};
+use meshray::prelude::*;
+use meshray::query::SceneTriangle;
+use meshray::{Bvh, Error, Mesh, QueryOptions, Scene, SceneOptions};
 use nalgebra::{Matrix4, Point3, Vector3};
+use std::sync::Arc;
+
+fn all() -> QueryOptions {
+    QueryOptions::default()
+}
 
 type P = [f64; 3];
 
@@ -112,51 +120,57 @@ fn the_asset_scene_against_itself_placed() {
         Matrix4::new_translation(&Vector3::new(40.0, 0.0, 0.0)),
     ];
     for (k, m) in placements.iter().enumerate() {
-        let found = bvh.intersecting_triangles(&bvh, *m).unwrap();
+        let found = bvh.intersecting_triangles(&bvh, *m, &all()).unwrap();
         let b = triangles64(bvh.mesh(), Some(&m.cast::<f64>()));
         let n = check(&format!("placement {k}"), &a, &b, false, &found, 8.0);
         assert_eq!(n == 0, k == 2, "placement {k}: {n} pairs");
     }
     // The identity: every triangle meets itself and its neighbours.
     let found = bvh
-        .intersecting_triangles(&bvh, Matrix4::identity())
+        .intersecting_triangles(&bvh, Matrix4::identity(), &all())
         .unwrap();
     for i in 0..bvh.mesh().triangle_count() as u32 {
         assert!(found.binary_search(&(i, i)).is_ok(), "{i} meets itself");
     }
 }
 
+/// `n` random triangles of about `spread` in the cube `[-1, 1]³`.
+fn soup(rng: &mut Rng, n: usize, spread: f32) -> Mesh {
+    let mut points = Vec::new();
+    let mut faces = Vec::new();
+    for i in 0..n as u32 {
+        let c = Point3::new(
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+        );
+        for _ in 0..3 {
+            points.push(c + rng.unit_vector() * spread);
+        }
+        faces.push([3 * i, 3 * i + 1, 3 * i + 2]);
+    }
+    Mesh::from_buffers(points, faces).unwrap()
+}
+
 #[test]
 fn random_soups_against_each_other_and_themselves() {
     let mut rng = Rng::new(17);
-    for soup in 0..4 {
-        let mut make = |n: usize, spread: f32| {
-            let mut points = Vec::new();
-            let mut faces = Vec::new();
-            for i in 0..n as u32 {
-                let c = Point3::new(
-                    rng.range(-1.0, 1.0),
-                    rng.range(-1.0, 1.0),
-                    rng.range(-1.0, 1.0),
-                );
-                for _ in 0..3 {
-                    points.push(c + rng.unit_vector() * spread);
-                }
-                faces.push([3 * i, 3 * i + 1, 3 * i + 2]);
-            }
-            Mesh::from_buffers(points, faces).unwrap()
-        };
-        let (x, y) = (make(400, 0.3), make(300, 0.25));
+    for soup_number in 0..4 {
+        let soup = soup_number;
+        let (x, y) = (
+            self::soup(&mut rng, 400, 0.3),
+            self::soup(&mut rng, 300, 0.25),
+        );
         let (bx, by) = (Bvh::build(x), Bvh::build(y));
         let turn = Matrix4::from_axis_angle(&Vector3::x_axis(), 0.4 * soup as f64 as f32);
-        let found = bx.intersecting_triangles(&by, turn).unwrap();
+        let found = bx.intersecting_triangles(&by, turn, &all()).unwrap();
         let (a, b) = (
             triangles64(bx.mesh(), None),
             triangles64(by.mesh(), Some(&turn.cast::<f64>())),
         );
         let n = check(&format!("soup {soup}"), &a, &b, false, &found, 2.0);
         assert!(n > 20, "soup {soup}: {n}");
-        let found = bx.self_intersections();
+        let found = bx.self_intersections(&all());
         let n = check(&format!("soup {soup} alone"), &a, &a, true, &found, 2.0);
         assert!(n > 20, "soup {soup} alone: {n}");
     }
@@ -166,11 +180,11 @@ fn random_soups_against_each_other_and_themselves() {
 fn a_folded_grid_finds_its_fold_and_a_clean_one_nothing() {
     // A wavy grid is clean: neighbours share corners, nothing else meets.
     let grid = Bvh::build(wavy_grid(30));
-    assert!(grid.self_intersections().is_empty());
+    assert!(grid.self_intersections(&all()).is_empty());
     // The asset scene: the box and the cone stand on the ground (their bases lie in its
     // plane), the sphere touches it at a shared corner (left out).
     let scene = Bvh::build(Mesh::load(asset("scene.obj")).unwrap());
-    let found = scene.self_intersections();
+    let found = scene.self_intersections(&all());
     let a = triangles64(scene.mesh(), None);
     check("scene alone", &a, &a, true, &found, 8.0);
     let object = |i: u32| {
@@ -206,7 +220,7 @@ fn a_bad_transform_is_refused_and_flat_triangles_meet_nothing() {
             1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0,
         ),
     ] {
-        let e = bvh.intersecting_triangles(&bvh, bad).unwrap_err();
+        let e = bvh.intersecting_triangles(&bvh, bad, &all()).unwrap_err();
         assert!(matches!(e, Error::InvalidTransform { .. }), "{e}");
     }
     // Triangles of zero area have no surface: they meet nothing, not even each other.
@@ -217,15 +231,145 @@ fn a_bad_transform_is_refused_and_flat_triangles_meet_nothing() {
         [0.5, 0.5, 0.5],
     ];
     let flat = Bvh::build(Mesh::from_buffers(p.to_vec(), vec![[0, 1, 2], [3, 1, 2]]).unwrap());
-    assert!(flat.self_intersections().is_empty());
+    assert!(flat.self_intersections(&all()).is_empty());
     assert!(
-        bvh.intersecting_triangles(&flat, Matrix4::identity())
+        bvh.intersecting_triangles(&flat, Matrix4::identity(), &all())
             .unwrap()
             .is_empty()
     );
     assert!(
-        flat.intersecting_triangles(&bvh, Matrix4::identity())
+        flat.intersecting_triangles(&bvh, Matrix4::identity(), &all())
             .unwrap()
             .is_empty()
     );
+}
+
+/// A scene's pairs, instance pair by instance pair, against the brute force over the
+/// instances' world triangles (`b`'s moved by `to_first` first); `same`: one scene, each
+/// instance pair once. Returns how many pairs meet.
+fn check_scenes(
+    label: &str,
+    first: &Scene,
+    second: &Scene,
+    to_first: &Matrix4<f64>,
+    same: bool,
+    found: &[(SceneTriangle, SceneTriangle)],
+) -> usize {
+    let mut sorted = found.to_vec();
+    sorted.sort_unstable();
+    assert_eq!(sorted, found, "{label}: sorted");
+    let seen = |scene: &Scene| -> Vec<(u32, Vec<[P; 3]>)> {
+        scene
+            .ids()
+            .filter_map(|id| {
+                let view = scene.instance(id)?;
+                (view.mask != 0).then(|| {
+                    let m = view.transform.cast::<f64>();
+                    (id, triangles64(view.bvh.mesh(), Some(&m)))
+                })
+            })
+            .collect()
+    };
+    let (mine, mut theirs) = (seen(first), seen(second));
+    for (_, triangles) in &mut theirs {
+        for t in triangles.iter_mut() {
+            *t = t.map(|p| {
+                let q = to_first.transform_point(&Point3::from(p));
+                [q.x, q.y, q.z]
+            });
+        }
+    }
+    let mut meeting = 0;
+    for (a, ta) in &mine {
+        for (b, tb) in &theirs {
+            if same && b < a {
+                continue;
+            }
+            let pairs: Vec<(u32, u32)> = found
+                .iter()
+                .filter(|(s, t)| (s.instance, t.instance) == (*a, *b))
+                .map(|(s, t)| (s.triangle, t.triangle))
+                .collect();
+            let label = format!("{label}: instances {a} and {b}");
+            meeting += check(&label, ta, tb, same && a == b, &pairs, 4.0);
+        }
+    }
+    let named = |id: u32, scene: &Scene| scene.instance(id).is_some_and(|v| v.mask != 0);
+    assert!(
+        found
+            .iter()
+            .all(|(s, t)| named(s.instance, first) && named(t.instance, second)),
+        "{label}: only seen instances"
+    );
+    meeting
+}
+
+#[test]
+fn a_scenes_instances_overlap_as_their_placed_triangles_do() {
+    let mut rng = Rng::new(29);
+    let x = Arc::new(Bvh::build(soup(&mut rng, 150, 0.3)));
+    let y = Arc::new(Bvh::build(soup(&mut rng, 120, 0.25)));
+    let turn = |angle: f32| Matrix4::from_axis_angle(&Vector3::z_axis(), angle);
+    let at = |x: f32, y: f32| Matrix4::new_translation(&Vector3::new(x, y, 0.0));
+    let mut scene = Scene::new();
+    scene.add(x.clone(), Matrix4::identity()).unwrap();
+    // Overlapping the first: turned and squashed (a non-uniform scale), moved a little.
+    scene
+        .add(
+            y.clone(),
+            at(0.4, 0.1)
+                * turn(0.7)
+                * Matrix4::new_nonuniform_scaling(&Vector3::new(1.0, 0.5, 1.3)),
+        )
+        .unwrap();
+    // Mirrored and overlapping both; far away; hidden (mask 0) on top of the first.
+    scene
+        .add(
+            x.clone(),
+            at(-0.5, 0.3) * Matrix4::new_nonuniform_scaling(&Vector3::new(-1.0, 1.0, 1.0)),
+        )
+        .unwrap();
+    scene.add(y.clone(), at(50.0, 0.0)).unwrap();
+    let hidden = scene.add(x.clone(), Matrix4::identity()).unwrap();
+    scene.set_mask(hidden, 0).unwrap();
+    let everything = SceneOptions::default();
+    let found = scene.self_intersections(&everything);
+    let n = check_scenes(
+        "scene alone",
+        &scene,
+        &scene,
+        &Matrix4::identity(),
+        true,
+        &found,
+    );
+    assert!(n > 100, "{n}");
+    let across = |s: &SceneTriangle, t: &SceneTriangle| s.instance != t.instance;
+    assert!(found.iter().any(|(s, t)| across(s, t)));
+    // Against a second scene placed by a turn: pairs from each scene's instances.
+    let mut other = Scene::new();
+    other.add(y, at(0.2, -0.3)).unwrap();
+    other.add(x, turn(1.1)).unwrap();
+    let place = at(0.1, 0.2) * turn(0.3);
+    let found = scene
+        .intersecting_triangles(&other, place, &everything)
+        .unwrap();
+    let n = check_scenes("two scenes", &scene, &other, &place.cast(), false, &found);
+    assert!(n > 100, "{n}");
+    // A filter leaves instances out on both sides.
+    let first_only = |id: u32| id == 0;
+    let some = SceneOptions {
+        filter: Some(&first_only),
+        ..Default::default()
+    };
+    let found = scene.intersecting_triangles(&other, place, &some).unwrap();
+    assert!(!found.is_empty());
+    assert!(
+        found
+            .iter()
+            .all(|(s, t)| s.instance == 0 && t.instance == 0)
+    );
+    assert!(matches!(
+        scene.intersecting_triangles(&other, Matrix4::zeros(), &everything),
+        Err(Error::InvalidTransform { .. })
+    ));
 }

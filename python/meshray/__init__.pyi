@@ -3,6 +3,8 @@
 from os import PathLike
 from typing import Callable, Dict, Literal, Optional, Sequence, Union, final
 
+from typing_extensions import Self
+
 import numpy as np
 import numpy.typing as npt
 
@@ -95,6 +97,15 @@ class Geometry:
     ) -> Dict[str, np.ndarray]:
         """Where a sphere (a capsule with `axis`) moving along each ray first touches:
         t (inf on none), instance (a scene's), triangle, point, normal, u, v."""
+    def intersecting_triangles(
+        self, other: Self, transform: Optional[_Array] = None
+    ) -> npt.NDArray[np.int64]:
+        """Pairs of intersecting triangles of this and `other` (the same kind), sorted,
+        exact: `(k, 2)` (triangle, other's) for a BVH, `(k, 4)` (instance, triangle,
+        other's instance, triangle) for a Scene."""
+    def self_intersections(self) -> npt.NDArray[np.int64]:
+        """Pairs of the geometry's own triangles that intersect (a mesh's neighbours left
+        out), as `intersecting_triangles` gives them."""
     def count_hits(
         self,
         origins: _Array,
@@ -150,12 +161,6 @@ class BVH(Geometry):
         samples: int = 1,
     ) -> npt.NDArray[np.int64]:
         """Triangles seen through a screen rectangle (samples x samples rays per pixel)."""
-    def intersecting_triangles(
-        self, other: BVH, transform: Optional[_Array] = None
-    ) -> npt.NDArray[np.int64]:
-        """Pairs (this mesh's triangle, other's) that intersect, `(k, 2)`, sorted; exact."""
-    def self_intersections(self) -> npt.NDArray[np.int64]:
-        """Pairs i < j of this mesh's triangles that intersect (neighbours left out)."""
     def select_box(self, lo: _Vec3, hi: _Vec3) -> npt.NDArray[np.int64]: ...
     def select_sphere(self, centre: _Vec3, radius: float) -> npt.NDArray[np.int64]: ...
     def to_bytes(self) -> bytes: ...

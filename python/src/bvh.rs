@@ -10,7 +10,7 @@ use meshray::prelude::*;
 use meshray::tree::{BuildQuality, SavedBvh};
 use meshray::{BuildOptions, Bvh, CompactHit, QueryOptions};
 use nalgebra::Point3;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -46,23 +46,6 @@ fn numbered(py: Python<'_>, found: Vec<u32>) -> Bound<'_, PyArray1<i64>> {
         .map(i64::from)
         .collect::<Vec<_>>()
         .into_pyarray(py)
-}
-
-/// The identity, row by row.
-const IDENTITY: [[f32; 4]; 4] = [
-    [1.0, 0.0, 0.0, 0.0],
-    [0.0, 1.0, 0.0, 0.0],
-    [0.0, 0.0, 1.0, 0.0],
-    [0.0, 0.0, 0.0, 1.0],
-];
-
-/// Pairs of triangle numbers as a `(k, 2)` int64 array.
-fn pair_rows<'py>(py: Python<'py>, pairs: &[(u32, u32)]) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let flat: Vec<i64> = pairs
-        .iter()
-        .flat_map(|&(i, j)| [i64::from(i), i64::from(j)])
-        .collect();
-    PyArray1::from_vec(py, flat).reshape([pairs.len(), 2])
 }
 
 #[pymethods]
@@ -174,36 +157,6 @@ impl PyBvh {
             })
             .map_err(to_py)?;
         Ok(numbered(slf.py(), found))
-    }
-
-    /// Which triangles of this mesh and of `other` (a `BVH`) placed by `transform` (4 × 4,
-    /// row-major as written on paper; the identity when omitted) intersect: an `(k, 2)`
-    /// int64 array of pairs (this mesh's triangle, `other`'s), sorted. Decided exactly
-    /// (orientation signs in exact arithmetic): touching and coplanar overlaps count,
-    /// zero-area triangles meet nothing. On all cores, without the GIL. A singular,
-    /// non-affine or non-finite transform is refused (`MeshrayError`).
-    #[pyo3(signature = (other, transform = None))]
-    fn intersecting_triangles<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyBvh>,
-        transform: Option<[[f32; 4]; 4]>,
-    ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        let (a, b) = (PyBvh::tree(slf).clone(), PyBvh::tree(other).clone());
-        let m = crate::convert::matrix(&transform.unwrap_or(IDENTITY));
-        let pairs = slf
-            .py()
-            .detach(|| a.intersecting_triangles(&b, m))
-            .map_err(to_py)?;
-        pair_rows(slf.py(), &pairs)
-    }
-
-    /// Where the mesh intersects itself: an `(k, 2)` int64 array of pairs `i < j` of its
-    /// triangles that share a point, sorted, neighbours with a corner at the same position
-    /// left out (they touch there by construction). On all cores, without the GIL.
-    fn self_intersections<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        let tree = PyBvh::tree(slf).clone();
-        let pairs = slf.py().detach(|| tree.self_intersections());
-        pair_rows(slf.py(), &pairs)
     }
 
     /// The triangles overlapping the box `[lo, hi]` (touching counts), ascending.

@@ -6,9 +6,11 @@
 use crate::convert::{RayOptions, RayRows, as_array, camera, points, ray_query, winding_accuracy};
 use crate::errors::to_py;
 use crate::queries::{self, Inside};
-use meshray::{Bvh, Ray, Scene};
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2};
-use pyo3::exceptions::PyValueError;
+use meshray::prelude::*;
+use meshray::query::SceneTriangle;
+use meshray::{Bvh, QueryOptions, Ray, Scene};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::{Arc, Mutex};
@@ -256,6 +258,63 @@ impl PyGeometry {
         on_geometry!(self.target(), g => queries::cast_spheres(py, g, &rays, axis, radius))
     }
 
+    /// Which triangles of this geometry and of `other` (of the same kind: a `BVH` with a
+    /// `BVH`, a `Scene` with a `Scene`) placed by `transform` (4 × 4, row-major as written
+    /// on paper; the identity when omitted) intersect, sorted: a `BVH`'s as an `(k, 2)`
+    /// int64 array of pairs (this mesh's triangle, `other`'s); a `Scene`'s as `(k, 4)`
+    /// rows (instance, triangle, `other`'s instance, triangle). Decided exactly
+    /// (orientation signs in exact arithmetic): touching and coplanar overlaps count,
+    /// zero-area triangles meet nothing. On all cores, without the GIL. A singular,
+    /// non-affine or non-finite transform is refused (`MeshrayError`); another kind of
+    /// `other` is a `TypeError`.
+    #[pyo3(signature = (other, transform = None))]
+    fn intersecting_triangles<'py>(
+        &self,
+        py: Python<'py>,
+        other: &Bound<'py, PyGeometry>,
+        transform: Option<[[f32; 4]; 4]>,
+    ) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        let m = crate::convert::matrix(&transform.unwrap_or(IDENTITY));
+        let all = QueryOptions::default();
+        match (self.target(), other.get().target()) {
+            (Target::Mesh(a), Target::Mesh(b)) => {
+                let pairs = py
+                    .detach(|| a.intersecting_triangles(&b, m, &all))
+                    .map_err(to_py)?;
+                pair_rows(py, &pairs, |&(i, j)| [i64::from(i), i64::from(j)])
+            }
+            (Target::Scene(a), Target::Scene(b)) => {
+                let pairs = py
+                    .detach(|| a.intersecting_triangles(&b, m, &all.into()))
+                    .map_err(to_py)?;
+                pair_rows(py, &pairs, scene_row)
+            }
+            _ => Err(PyTypeError::new_err(
+                "intersecting_triangles: other must be of the same kind (a BVH with a BVH, a \
+                 Scene with a Scene)",
+            )),
+        }
+    }
+
+    /// Where the geometry intersects itself: its pairs of triangles that share a point,
+    /// sorted, as `intersecting_triangles` gives them (a `BVH`'s with `i < j`, neighbours
+    /// with a corner at the same position left out: they touch there by construction; a
+    /// `Scene`'s: each instance's own, and every pair from two instances that overlap or
+    /// touch, the first instance's number lower or the same). On all cores, without the GIL.
+    fn self_intersections<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        let all = QueryOptions::default();
+        match self.target() {
+            Target::Mesh(a) => {
+                let pairs = py.detach(|| a.self_intersections(&all));
+                pair_rows(py, &pairs, |&(i, j)| [i64::from(i), i64::from(j)])
+            }
+            Target::Scene(a) => {
+                let pairs = py.detach(|| a.self_intersections(&all.into()));
+                pair_rows(py, &pairs, scene_row)
+            }
+        }
+    }
+
     /// How many triangles each ray hits in its range (an int32 array): `cast_all`'s count
     /// per ray, without making the hits. `cast`'s options.
     #[pyo3(signature = (origins, directions, **options))]
@@ -363,4 +422,28 @@ impl PyGeometry {
         let d = on_geometry!(self.target(), g => queries::signed_distance(py, g, &points, max_distance))?;
         Ok(d.into_pyarray(py))
     }
+}
+
+/// The identity, row by row.
+const IDENTITY: [[f32; 4]; 4] = [
+    [1.0, 0.0, 0.0, 0.0],
+    [0.0, 1.0, 0.0, 0.0],
+    [0.0, 0.0, 1.0, 0.0],
+    [0.0, 0.0, 0.0, 1.0],
+];
+
+/// Pairs as an int64 array, one row each as `row` writes it (`N` columns).
+fn pair_rows<'py, T, const N: usize>(
+    py: Python<'py>,
+    pairs: &[T],
+    row: impl Fn(&T) -> [i64; N],
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let width = N;
+    let flat: Vec<i64> = pairs.iter().flat_map(row).collect();
+    PyArray1::from_vec(py, flat).reshape([pairs.len(), width])
+}
+
+/// A scene's pair of triangles as a row: instance, triangle, instance, triangle.
+fn scene_row((s, t): &(SceneTriangle, SceneTriangle)) -> [i64; 4] {
+    [s.instance, s.triangle, t.instance, t.triangle].map(i64::from)
 }

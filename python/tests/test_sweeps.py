@@ -125,3 +125,39 @@ def test_intersecting_triangles_and_self_intersections():
     # The scene's box and cone stand on the ground: they meet it; pairs are i < j.
     own = bvh.self_intersections()
     assert len(own) > 0 and np.all(own[:, 0] < own[:, 1])
+
+
+def test_a_scenes_overlaps_are_its_meshes_placed():
+    mesh = meshray.Mesh.load(ASSET)
+    bvh = meshray.BVH(mesh)
+    raised = np.eye(4, dtype=np.float32)
+    raised[1, 3] = 1.5
+    scene = meshray.Scene()
+    first = scene.add(bvh, np.eye(4, dtype=np.float32))
+    second = scene.add(bvh, raised)
+    far = np.eye(4, dtype=np.float32)
+    far[0, 3] = 100
+    scene.add(bvh, far)
+    # One scene's instances: each mesh's own pairs, and the raised copy against the first
+    # exactly as the two meshes placed so.
+    own = scene.self_intersections()
+    assert own.dtype == np.int64 and own.shape[1] == 4
+    across = own[own[:, 0] != own[:, 2]]
+    np.testing.assert_array_equal(across[:, [0, 2]], [[first, second]] * len(across))
+    np.testing.assert_array_equal(across[:, [1, 3]], bvh.intersecting_triangles(bvh, raised))
+    for i in range(3):
+        inside = own[(own[:, 0] == i) & (own[:, 2] == i)]
+        np.testing.assert_array_equal(inside[:, [1, 3]], bvh.self_intersections())
+    # Against another scene placed by a transform.
+    other = meshray.Scene()
+    other.add(bvh, np.eye(4, dtype=np.float32))
+    pairs = scene.intersecting_triangles(other, raised)
+    assert pairs.shape[1] == 4
+    np.testing.assert_array_equal(
+        pairs[pairs[:, 0] == first][:, [1, 3]], bvh.intersecting_triangles(bvh, raised)
+    )
+    assert scene.intersecting_triangles(other, far).shape[1] == 4
+    with pytest.raises(TypeError, match="same kind"):
+        scene.intersecting_triangles(bvh)
+    with pytest.raises(meshray.MeshrayError, match="transform"):
+        scene.intersecting_triangles(other, np.zeros((4, 4), np.float32))

@@ -46,7 +46,9 @@ pub use crate::triangle::{Culling, QueryOptions};
 pub use crate::winding::WindingAccuracy;
 use nalgebra::{Unit, Vector3};
 
+mod overlap;
 mod sweep;
+pub use overlap::Overlap;
 pub use sweep::{SceneSweepHit, Sweep, SweepHit};
 
 /// A scene's compact answer to a ray: the instance hit and the hit in its mesh (the

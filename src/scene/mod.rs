@@ -10,6 +10,7 @@ mod inside;
 mod load;
 mod query;
 pub(crate) use query::in_hit_order;
+mod overlap;
 mod select;
 mod sweep;
 mod top;
