@@ -165,6 +165,16 @@ export class Geometry {
   anyHit(origin: Vec3, direction: Vec3, options?: QueryOptions): Hit | null;
   /** Where a sphere of `radius` moving along the ray first touches (faces, edges, corners, exactly), or null; throws for a negative, NaN or infinite radius. */
   castSphere(origin: Vec3, direction: Vec3, radius: number, options?: SweepOptions): SweepHit | null;
+  /**
+   * Which triangles of this geometry and of `other` (the same kind) placed by `matrix`
+   * (column-major; the identity when omitted) intersect, exactly, sorted: pairs `[i, j, ...]`
+   * for a BVH, rows `[instance, triangle, otherInstance, otherTriangle, ...]` for a Scene.
+   */
+  intersectingTriangles(other: this, matrix?: ArrayLike<number> | { elements: ArrayLike<number> }): Uint32Array;
+  /** Whether any triangle meets one of `other` placed by `matrix` (stops at the first pair). */
+  intersects(other: this, matrix?: ArrayLike<number> | { elements: ArrayLike<number> }): boolean;
+  /** Where the geometry intersects itself, as `intersectingTriangles` gives pairs (a mesh's neighbours left out). */
+  selfIntersections(): Uint32Array;
   allHits(origin: Vec3, direction: Vec3, options?: QueryOptions): ShortHit[];
   /**
    * `rays`: ox oy oz dx dy dz per ray. `near` and `far` may also be one value per ray

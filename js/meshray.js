@@ -381,6 +381,53 @@ export class Geometry {
 
 
   /**
+   * Which triangles of this geometry and of `other` (of the same kind: a BVH with a BVH, a
+   * Scene with a Scene) placed by `matrix` (16 numbers column-major, or a three.js
+   * `Matrix4`; the identity when omitted) intersect, sorted, decided exactly (touching and
+   * coplanar overlaps count; zero-area triangles meet nothing): a Uint32Array of pairs
+   * `[i0, j0, i1, j1, ...]` (this mesh's triangle, `other`'s) for a BVH, of rows
+   * `[instance, triangle, otherInstance, otherTriangle, ...]` for a Scene. Throws for a
+   * freed geometry, another kind of `other`, or a singular, non-affine or non-finite matrix.
+   */
+  intersectingTriangles(other, matrix) {
+    const handle = this._live();
+    if (!(other instanceof Geometry)) throw new Error("meshray: other must be a BVH or a Scene");
+    const theirs = other._live();
+    stageTransform(matrix);
+    return this._pairs(wasm.mr_overlap(handle, theirs, 0));
+  }
+
+  /**
+   * Whether any triangle of this geometry meets one of `other` placed by `matrix`: as
+   * `intersectingTriangles(other, matrix).length > 0`, but the walk stops at the first
+   * intersecting pair (a clash check).
+   */
+  intersects(other, matrix) {
+    const handle = this._live();
+    if (!(other instanceof Geometry)) throw new Error("meshray: other must be a BVH or a Scene");
+    const theirs = other._live();
+    stageTransform(matrix);
+    return check(Number(wasm.mr_overlap(handle, theirs, 1))) === 1;
+  }
+
+  /**
+   * Where the geometry intersects itself, as `intersectingTriangles` gives pairs: a BVH's
+   * `i < j`, neighbours with a corner at the same position left out (they touch there by
+   * construction); a Scene's: each instance's own, and every pair from two instances that
+   * overlap or touch (which instances clash).
+   */
+  selfIntersections() {
+    return this._pairs(wasm.mr_overlap(this._live(), 0, 0));
+  }
+
+  /** Internal: the pairs the module just wrote, flattened. */
+  _pairs(count) {
+    const n = check(Number(count)) * (this.#instances ? 4 : 2);
+    const at = wasm.mr_out(4) / 4;
+    return heap().u32.slice(at, at + n);
+  }
+
+  /**
    * Where a sphere of `radius` whose centre moves along `origin + t·direction`, `near <= t
    * <= far`, first touches the mesh (its faces, edges or corners, exactly), or null: `{
    * distance, triangle, u, v, point, normal }` — `distance` the `t` it moved (`near` where
@@ -824,15 +871,6 @@ export class Scene extends Geometry {
 
   // The transform as the module reads it: 16 numbers, column-major (a three.js
   // `Matrix4.elements`); the identity when omitted.
-  #stage(matrix) {
-    const m = matrix?.elements ?? matrix ?? [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1];
-    if (m.length !== 16 || !Array.from(m).every((x) => typeof x === "number")) {
-      throw new Error("meshray: a transform is 16 numbers, column-major (a three.js Matrix4 or its elements)");
-    }
-    check(wasm.mr_points(6)); // room for 18 floats
-    heap().f32.set(m, wasm.mr_input() / 4);
-  }
-
   /**
    * Places `bvh` by `matrix` (16 numbers column-major, or a three.js `Matrix4`; the identity
    * when omitted) and returns the instance's id (0, 1, ...; a removed id is reused). Throws
@@ -842,14 +880,14 @@ export class Scene extends Geometry {
     const scene = this._live();
     if (!(bvh instanceof BVH)) throw new Error("meshray: Scene.add takes a BVH");
     const tree = bvh._live();
-    this.#stage(matrix);
+    stageTransform(matrix);
     return check(wasm.mr_scene_add(scene, tree));
   }
 
   /** Moves instance `id` to `matrix` (as for `add`). */
   setTransform(id, matrix) {
     const scene = this._live();
-    this.#stage(matrix);
+    stageTransform(matrix);
     check(wasm.mr_scene_set_transform(scene, instanceId(id)));
   }
 
@@ -862,6 +900,16 @@ export class Scene extends Geometry {
   get size() {
     return check(wasm.mr_scene_len(this._live()));
   }
+}
+
+/** Stages a transform (16 numbers column-major, a three.js `Matrix4`, or the identity) for the module. */
+function stageTransform(matrix) {
+  const m = matrix?.elements ?? matrix ?? [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1];
+  if (m.length !== 16 || !Array.from(m).every((x) => typeof x === "number")) {
+    throw new Error("meshray: a transform is 16 numbers, column-major (a three.js Matrix4 or its elements)");
+  }
+  check(wasm.mr_points(6)); // room for 18 floats
+  heap().f32.set(m, wasm.mr_input() / 4);
 }
 
 function instanceId(id) {

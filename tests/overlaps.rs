@@ -164,6 +164,17 @@ fn random_soups_against_each_other_and_themselves() {
         let (bx, by) = (Bvh::build(x), Bvh::build(y));
         let turn = Matrix4::from_axis_angle(&Vector3::x_axis(), 0.4 * soup as f64 as f32);
         let found = bx.intersecting_triangles(&by, turn, &all()).unwrap();
+        assert!(bx.intersects(&by, turn, &all()).unwrap());
+        let away = Matrix4::new_translation(&Vector3::new(2.6, 0.0, 0.0));
+        assert_eq!(
+            bx.intersects(&by, away, &all()).unwrap(),
+            !bx.intersecting_triangles(&by, away, &all())
+                .unwrap()
+                .is_empty(),
+            "soup {soup}: one pair or none, as the list says"
+        );
+        let far = Matrix4::new_translation(&Vector3::new(5.0, 0.0, 0.0));
+        assert!(!bx.intersects(&by, far, &all()).unwrap());
         let (a, b) = (
             triangles64(bx.mesh(), None),
             triangles64(by.mesh(), Some(&turn.cast::<f64>())),
@@ -355,6 +366,15 @@ fn a_scenes_instances_overlap_as_their_placed_triangles_do() {
         .unwrap();
     let n = check_scenes("two scenes", &scene, &other, &place.cast(), false, &found);
     assert!(n > 100, "{n}");
+    assert!(scene.intersects(&other, place, &everything).unwrap());
+    let far = at(500.0, 0.0);
+    assert!(!scene.intersects(&other, far, &everything).unwrap());
+    assert!(
+        scene
+            .intersecting_triangles(&other, far, &everything)
+            .unwrap()
+            .is_empty()
+    );
     // A filter leaves instances out on both sides.
     let first_only = |id: u32| id == 0;
     let some = SceneOptions {

@@ -16,7 +16,9 @@
 use meshray::geometry::Aabb;
 use meshray::pose::{Pose, Rig};
 use meshray::query::WindingAccuracy;
-use meshray::query::{PointQuery, RayCast, SceneCompactHit, SceneSweepHit, Sweep, SweepHit};
+use meshray::query::{
+    Overlap, PointQuery, RayCast, SceneCompactHit, SceneSweepHit, SceneTriangle, Sweep, SweepHit,
+};
 use meshray::selection::Region;
 use meshray::tree::BuildQuality;
 use meshray::{BuildOptions, Bvh, Camera, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene};
@@ -1355,6 +1357,91 @@ pub extern "C" fn mr_signed_distances(handle: u32, n: usize, max_distance: f32) 
             });
             true
         })
+    })
+}
+
+/// The message of an overlap between geometries of two kinds.
+const KINDS: &str =
+    "the other geometry must be of the same kind: a BVH with a BVH, a Scene with a Scene";
+
+/// Which triangles of geometry `handle` and of `other` (of the same kind) placed by the
+/// transform staged at [`mr_input`] intersect (`other` 0: of `handle` with itself, nothing
+/// staged), sorted and flattened into the `ray` answer ([`mr_out`] 4): pairs (triangle,
+/// `other`'s triangle) of a mesh, rows (instance, triangle, instance, triangle) of a scene.
+/// Returns how many pairs, or a negative status (a bad handle, a short or bad transform,
+/// geometries of two kinds). With `first` (and an `other`), whether any pair meets: 1 or
+/// 0, the walk stopped at the first pair, nothing written.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_overlap(handle: u32, other: u32, first: u32) -> i64 {
+    with(|s| {
+        let transform = match other {
+            0 => None,
+            _ => match staged_transform(s) {
+                Ok(m) => Some(m),
+                Err(code) => return i64::from(code),
+            },
+        };
+        let Some(geometry) = s.geometry(handle) else {
+            return i64::from(s.bad_handle(handle));
+        };
+        let second = match other {
+            0 => None,
+            _ => match s.geometry(other) {
+                Some(g) => Some(g),
+                None => return i64::from(s.bad_handle(other)),
+            },
+        };
+        let all = QueryOptions::default();
+        let mesh = |pairs: Vec<(u32, u32)>| pairs.iter().flat_map(|&(i, j)| [i, j]).collect();
+        let scene = |pairs: Vec<(SceneTriangle, SceneTriangle)>| {
+            pairs
+                .iter()
+                .flat_map(|(p, q)| [p.instance, p.triangle, q.instance, q.triangle])
+                .collect()
+        };
+        if first != 0 {
+            let meets = match (&second, transform) {
+                (Some(second), Some(m)) => match (&geometry, second) {
+                    (Geometry::Mesh(a), Geometry::Mesh(b)) => a.intersects(b, m, &all),
+                    (Geometry::Scene(a), Geometry::Scene(b)) => a.intersects(b, m, &all.into()),
+                    _ => return i64::from(s.fail(BAD_INPUT, KINDS)),
+                },
+                _ => {
+                    return i64::from(
+                        s.fail(BAD_INPUT, "a yes-or-no overlap needs another geometry"),
+                    );
+                }
+            };
+            return match meets {
+                Ok(meets) => i64::from(meets),
+                Err(e) => i64::from(s.fail(BAD_INPUT, e.to_string())),
+            };
+        }
+        let found: Result<(Vec<u32>, usize), String> = match (geometry, second, transform) {
+            (Geometry::Mesh(a), None, _) => Ok((mesh(a.self_intersections(&all)), 2)),
+            (Geometry::Scene(a), None, _) => Ok((scene(a.self_intersections(&all.into())), 4)),
+            (Geometry::Mesh(a), Some(Geometry::Mesh(b)), Some(m)) => a
+                .intersecting_triangles(b, m, &all)
+                .map(|pairs| (mesh(pairs), 2))
+                .map_err(|e| e.to_string()),
+            (Geometry::Scene(a), Some(Geometry::Scene(b)), Some(m)) => a
+                .intersecting_triangles(b, m, &all.into())
+                .map(|pairs| (scene(pairs), 4))
+                .map_err(|e| e.to_string()),
+            _ => Err(
+                "the other geometry must be of the same kind: a BVH with a BVH, a Scene \
+                      with a Scene"
+                    .into(),
+            ),
+        };
+        match found {
+            Ok((flat, width)) => {
+                let pairs = flat.len() / width;
+                s.answers.ray = flat;
+                pairs as i64
+            }
+            Err(e) => i64::from(s.fail(BAD_INPUT, e)),
+        }
     })
 }
 

@@ -96,3 +96,108 @@ test("three.js: a ball rolls along the ground and stops against the sphere", () 
   assert.throws(() => sweepSphere(object, new THREE.Vector3(0, 10, 0), new THREE.Vector3(0, -1, 0), radius), /scales alike/);
   geometry.boundsTree.dispose();
 });
+
+// Overlaps: `intersectingTriangles` and `selfIntersections` of a BVH and a Scene against a
+// float64 brute force over every pair of two random soups' triangles: two triangles in
+// general position meet when an edge of one crosses the other (signed volumes of opposite
+// signs at the edge's ends, and of one sign around the triangle's edges); pairs within
+// rounding of touching (a volume near zero) are left to either answer.
+
+function soup(n, next, offset) {
+  const positions = new Float32Array(9 * n);
+  for (let t = 0; t < n; t++) {
+    const c = [next() * 2 - 1 + offset, next() * 2 - 1, next() * 2 - 1];
+    for (let k = 0; k < 9; k++) positions[9 * t + k] = c[k % 3] + (next() - 0.5) * 0.6;
+  }
+  return { positions, indices: Uint32Array.from({ length: 3 * n }, (_, i) => i) };
+}
+
+function corners(mesh, t, m) {
+  const p = (i) => {
+    const [x, y, z] = [0, 1, 2].map((k) => mesh.positions[3 * mesh.indices[3 * t + i] + k]);
+    if (!m) return [x, y, z];
+    return [0, 1, 2].map((r) => m[r] * x + m[4 + r] * y + m[8 + r] * z + m[12 + r]);
+  };
+  return [p(0), p(1), p(2)];
+}
+
+const sub = (a, b) => [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+const volume = (a, b, c, d) => {
+  const [u, v, w] = [sub(b, a), sub(c, a), sub(d, a)];
+  return u[0] * (v[1] * w[2] - v[2] * w[1]) - u[1] * (v[0] * w[2] - v[2] * w[0]) + u[2] * (v[0] * w[1] - v[1] * w[0]);
+};
+
+/** true, false, or null where rounding could decide it. */
+function meet(s, t) {
+  let unsure = false;
+  const crosses = (p, q, [a, b, c]) => {
+    const vs = [volume(a, b, c, p), volume(a, b, c, q), volume(p, q, a, b), volume(p, q, b, c), volume(p, q, c, a)];
+    if (vs.some((v) => Math.abs(v) < 1e-9)) unsure = true;
+    return vs[0] * vs[1] < 0 && ((vs[2] > 0 && vs[3] > 0 && vs[4] > 0) || (vs[2] < 0 && vs[3] < 0 && vs[4] < 0));
+  };
+  for (const [x, y] of [[s, t], [t, s]]) {
+    for (let k = 0; k < 3; k++) if (crosses(x[k], x[(k + 1) % 3], y)) return true;
+  }
+  return unsure ? null : false;
+}
+
+function checkPairs(label, found, a, b, same, m) {
+  const set = new Set();
+  for (let k = 0; k < found.length; k += 2) set.add(`${found[k]},${found[k + 1]}`);
+  assert.equal(set.size, found.length / 2, `${label}: no pair twice`);
+  let meeting = 0;
+  for (let i = 0; i < a.indices.length / 3; i++) {
+    for (let j = same ? i + 1 : 0; j < b.indices.length / 3; j++) {
+      const truth = meet(corners(a, i), corners(b, j, m));
+      const has = set.has(`${i},${j}`);
+      if (truth !== null) assert.equal(has, truth, `${label}: pair ${i}, ${j}`);
+      meeting += has ? 1 : 0;
+    }
+  }
+  return meeting;
+}
+
+test("intersectingTriangles and selfIntersections match a brute force, for a BVH and a Scene", () => {
+  const next = random(77);
+  const [x, y] = [soup(120, next, 0), soup(100, next, 0.3)];
+  const [bx, by] = [new BVH(x.positions, x.indices), new BVH(y.positions, y.indices)];
+  const m = new THREE.Matrix4().makeRotationZ(0.4).setPosition(0.1, 0.2, 0).elements;
+  const across = bx.intersectingTriangles(by, m);
+  assert.ok(across instanceof Uint32Array);
+  assert.ok(checkPairs("x against y", across, x, y, false, m) > 30);
+  const own = bx.selfIntersections();
+  const alone = checkPairs("x alone", own, x, x, true);
+  assert.ok(alone > 10, `${alone} pairs`);
+  const far = new THREE.Matrix4().makeTranslation(50, 0, 0);
+  assert.equal(bx.intersectingTriangles(by, far).length, 0);
+  assert.equal(bx.intersects(by, m), true);
+  assert.equal(bx.intersects(by, far), false);
+  // A scene of the two placed so: rows (instance, triangle, instance, triangle).
+  const scene = new Scene();
+  const [a, b] = [scene.add(bx), scene.add(by, m)];
+  const rows = scene.selfIntersections();
+  const part = (i, j) => {
+    const out = [];
+    for (let k = 0; k < rows.length; k += 4) {
+      if (rows[k] === i && rows[k + 2] === j) out.push(rows[k + 1], rows[k + 3]);
+    }
+    return out;
+  };
+  assert.deepEqual(part(a, a), Array.from(own));
+  assert.deepEqual(part(a, b), Array.from(across));
+  assert.deepEqual(part(b, b), Array.from(by.selfIntersections()));
+  const other = new Scene();
+  other.add(by);
+  const two = scene.intersectingTriangles(other, m);
+  assert.equal(two.length % 4, 0);
+  const first = [];
+  for (let k = 0; k < two.length; k += 4) if (two[k] === a) first.push(two[k + 1], two[k + 3]);
+  assert.deepEqual(first, Array.from(across));
+  assert.throws(() => bx.intersectingTriangles(scene), /same kind/);
+  assert.throws(() => bx.intersects(scene), /same kind/);
+  assert.equal(scene.intersects(other, m), true);
+  assert.equal(scene.intersects(other, far.clone().multiply(new THREE.Matrix4().makeTranslation(500, 0, 0))), false);
+  assert.throws(() => bx.intersectingTriangles(by, new Array(16).fill(0)), /transform/);
+  for (const g of [bx, by, scene, other]) g.free();
+  assert.throws(() => bx.selfIntersections(), /freed/);
+});

@@ -32,11 +32,17 @@ export async function usage(): Promise<number> {
   const placed: Geometry = scene;
   const fromScene: BatchHits = placed.closestHits(new Float32Array(6), { cull: "front" });
   const instances: Int32Array | undefined = fromScene.instance;
+  const pairs: Uint32Array = bvh.intersectingTriangles(bvh, new THREE.Matrix4().makeTranslation(0, 1, 0));
+  const clashes: Uint32Array = scene.selfIntersections();
+  const clash: boolean = bvh.intersects(bvh, [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 2, 0, 1]);
+  // @ts-expect-error: a BVH meets a BVH, not a scene
+  bvh.intersectingTriangles(scene);
   scene.remove(id);
   // @ts-expect-error: a scene places BVHs, not scenes
   scene.add(scene);
   scene.free();
   const copy: BVH = BVH.fromBytes(bvh.toBytes());
+  void pairs, clashes, clash;
   const built: BVH = await buildAsync(new Float32Array(9), null, { quality: "fast" });
   const inside: boolean = bvh.contains([0, 0, 0]);
   const distance: number | null = bvh.signedDistance({ x: 0, y: 0, z: 0 });

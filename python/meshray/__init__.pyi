@@ -103,6 +103,9 @@ class Geometry:
         """Pairs of intersecting triangles of this and `other` (the same kind), sorted,
         exact: `(k, 2)` (triangle, other's) for a BVH, `(k, 4)` (instance, triangle,
         other's instance, triangle) for a Scene."""
+    def intersects(self, other: Self, transform: Optional[_Array] = None) -> bool:
+        """Whether any triangle meets one of `other` placed by `transform` (stops at the
+        first pair)."""
     def self_intersections(self) -> npt.NDArray[np.int64]:
         """Pairs of the geometry's own triangles that intersect (a mesh's neighbours left
         out), as `intersecting_triangles` gives them."""

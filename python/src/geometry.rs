@@ -296,6 +296,32 @@ impl PyGeometry {
         }
     }
 
+    /// Whether any triangle of this geometry meets one of `other` (of the same kind) placed
+    /// by `transform`: as `len(intersecting_triangles(other, transform)) > 0`, but the walk
+    /// stops at the first intersecting pair (a clash check). Without the GIL.
+    #[pyo3(signature = (other, transform = None))]
+    fn intersects(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyGeometry>,
+        transform: Option<[[f32; 4]; 4]>,
+    ) -> PyResult<bool> {
+        let m = crate::convert::matrix(&transform.unwrap_or(IDENTITY));
+        let all = QueryOptions::default();
+        match (self.target(), other.get().target()) {
+            (Target::Mesh(a), Target::Mesh(b)) => {
+                py.detach(|| a.intersects(&b, m, &all)).map_err(to_py)
+            }
+            (Target::Scene(a), Target::Scene(b)) => py
+                .detach(|| a.intersects(&b, m, &all.into()))
+                .map_err(to_py),
+            _ => Err(PyTypeError::new_err(
+                "intersects: other must be of the same kind (a BVH with a BVH, a Scene with \
+                 a Scene)",
+            )),
+        }
+    }
+
     /// Where the geometry intersects itself: its pairs of triangles that share a point,
     /// sorted, as `intersecting_triangles` gives them (a `BVH`'s with `i < j`, neighbours
     /// with a corner at the same position left out: they touch there by construction; a

@@ -120,6 +120,7 @@ def test_intersecting_triangles_and_self_intersections():
     far = np.eye(4, dtype=np.float32)
     far[0, 3] = 100
     assert bvh.intersecting_triangles(bvh, far).shape == (0, 2)
+    assert bvh.intersects(bvh, raised) and not bvh.intersects(bvh, far)
     with pytest.raises(meshray.MeshrayError, match="transform"):
         bvh.intersecting_triangles(bvh, np.zeros((4, 4), np.float32))
     # The scene's box and cone stand on the ground: they meet it; pairs are i < j.
@@ -159,5 +160,11 @@ def test_a_scenes_overlaps_are_its_meshes_placed():
     assert scene.intersecting_triangles(other, far).shape[1] == 4
     with pytest.raises(TypeError, match="same kind"):
         scene.intersecting_triangles(bvh)
+    with pytest.raises(TypeError, match="same kind"):
+        bvh.intersects(scene)
+    assert scene.intersects(other, raised)
+    far_away = np.eye(4, dtype=np.float32)
+    far_away[0, 3] = 1000
+    assert not scene.intersects(other, far_away)
     with pytest.raises(meshray.MeshrayError, match="transform"):
         scene.intersecting_triangles(other, np.zeros((4, 4), np.float32))

@@ -104,6 +104,33 @@ pub trait Overlap: RayCast {
         &self,
         options: &Self::Options<'_>,
     ) -> Vec<(Self::Triangle, Self::Triangle)>;
+
+    /// Whether any triangle of this geometry meets one of `other` placed by `transform`:
+    /// [`intersecting_triangles`](Overlap::intersecting_triangles) is not empty, decided the
+    /// same way, but the walk stops at the first intersecting pair (a clash check, a
+    /// placement test in an editor).
+    ///
+    /// ```
+    /// use meshray::prelude::*;
+    /// use meshray::{Bvh, Mesh, QueryOptions};
+    /// use nalgebra::{Matrix4, Vector3};
+    ///
+    /// let bvh = Bvh::build(Mesh::load(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scene.obj"))?);
+    /// let all = QueryOptions::default();
+    /// let step = |y: f32| Matrix4::new_translation(&Vector3::new(0.0, y, 0.0));
+    /// assert!(bvh.intersects(&bvh, step(1.5), &all)?);
+    /// assert!(!bvh.intersects(&bvh, step(100.0), &all)?);
+    /// # Ok::<(), meshray::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`intersecting_triangles`](Overlap::intersecting_triangles).
+    fn intersects(
+        &self,
+        other: &Self,
+        transform: impl Into<mint::ColumnMatrix4<f32>>,
+        options: &Self::Options<'_>,
+    ) -> Result<bool>;
 }
 
 /// `transform` checked and made `f64`: `None` for the identity.
@@ -121,11 +148,23 @@ impl Overlap for Bvh {
         _: &crate::QueryOptions,
     ) -> Result<Vec<(u32, u32)>> {
         let moved = placement(transform)?;
-        Ok(self.meeting_pairs(other, moved.as_ref(), false))
+        Ok(self.meeting_pairs(other, moved.as_ref(), false, false))
     }
 
     fn self_intersections(&self, _: &crate::QueryOptions) -> Vec<(u32, u32)> {
-        self.meeting_pairs(self, None, true)
+        self.meeting_pairs(self, None, true, false)
+    }
+
+    fn intersects(
+        &self,
+        other: &Bvh,
+        transform: impl Into<mint::ColumnMatrix4<f32>>,
+        _: &crate::QueryOptions,
+    ) -> Result<bool> {
+        let moved = placement(transform)?;
+        Ok(!self
+            .meeting_pairs(other, moved.as_ref(), false, true)
+            .is_empty())
     }
 }
 
@@ -137,13 +176,24 @@ impl Overlap for Scene {
         options: &SceneOptions<'_>,
     ) -> Result<Vec<(Self::Triangle, Self::Triangle)>> {
         let moved = placement(transform)?;
-        Ok(self.meeting_pairs(other, moved.as_ref(), options, false))
+        Ok(self.meeting_pairs(other, moved.as_ref(), options, false, false))
     }
 
     fn self_intersections(
         &self,
         options: &SceneOptions<'_>,
     ) -> Vec<(Self::Triangle, Self::Triangle)> {
-        self.meeting_pairs(self, None, options, true)
+        self.meeting_pairs(self, None, options, true, false)
+    }
+
+    fn intersects(
+        &self,
+        other: &Scene,
+        transform: impl Into<mint::ColumnMatrix4<f32>>,
+        options: &SceneOptions<'_>,
+    ) -> Result<bool> {
+        let moved = placement(transform)?;
+        let found = self.meeting_pairs(other, moved.as_ref(), options, false, true);
+        Ok(!found.is_empty())
     }
 }

@@ -18,7 +18,9 @@ impl Scene {
     /// point, among the instances `options` sees in each; sorted. With `same` (`other` is
     /// this scene, `to_self` `None`): each pair once, the first instance's number lower or
     /// the same, and each instance's own mesh's self-intersections (pairs with a corner at
-    /// the same position left out, as [`Bvh::self_intersections`] leaves them).
+    /// the same position left out, as [`Bvh::self_intersections`] leaves them). With
+    /// `first`, it stops at the first pair of instances that meet: some pairs, none only
+    /// when none meet.
     ///
     /// [`Bvh::self_intersections`]: crate::query::Overlap::self_intersections
     pub(crate) fn meeting_pairs(
@@ -27,6 +29,7 @@ impl Scene {
         to_self: Option<&Matrix4<f64>>,
         options: &SceneOptions<'_>,
         same: bool,
+        first_only: bool,
     ) -> Vec<TrianglePair> {
         let seen = |scene: &Scene| -> Vec<(InstanceId, usize)> {
             (0..scene.slots.len())
@@ -54,18 +57,24 @@ impl Scene {
                 .as_ref()
                 .expect("a seen slot holds an instance");
             let name = |instance, triangle| SceneTriangle { instance, triangle };
+            if first_only && !found.is_empty() {
+                break;
+            }
             if same {
                 found.extend(
                     first
                         .bvh
-                        .meeting_pairs(&first.bvh, None, true)
+                        .meeting_pairs(&first.bvh, None, true, first_only)
                         .into_iter()
                         .map(|(p, q)| (name(a, p), name(a, q))),
                 );
             }
             let (lo, hi) = (self.bounds[i].min, self.bounds[i].max);
             for (&(b, j), (blo, bhi)) in theirs.iter().zip(&boxes) {
-                if (same && b <= a) || (0..3).any(|k| blo[k] > hi[k] || bhi[k] < lo[k]) {
+                if (same && b <= a)
+                    || (first_only && !found.is_empty())
+                    || (0..3).any(|k| blo[k] > hi[k] || bhi[k] < lo[k])
+                {
                     continue;
                 }
                 let second = other.slots[j]
@@ -76,7 +85,7 @@ impl Scene {
                 found.extend(
                     first
                         .bvh
-                        .meeting_pairs(&second.bvh, moved, false)
+                        .meeting_pairs(&second.bvh, moved, false, first_only)
                         .into_iter()
                         .map(|(p, q)| (name(a, p), name(b, q))),
                 );

@@ -11,6 +11,7 @@ use crate::bvh::wide::{Child, WideNode};
 use crate::transform::moved_box;
 use crate::tri_tri::triangles_meet;
 use nalgebra::{Matrix4, Point3};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A side of a pair in the walk: an interior node, or a leaf's packets (`first`, `count`
 /// triangles), with its box (in the first mesh's space).
@@ -38,6 +39,9 @@ struct Walk<'a> {
     b: &'a Bvh,
     to_a: Option<&'a Matrix4<f64>>,
     same: bool,
+    /// For a yes-or-no answer: raised at the first intersecting pair, which ends every
+    /// task's walk.
+    stop: Option<&'a AtomicBool>,
 }
 
 impl Walk<'_> {
@@ -96,6 +100,9 @@ impl Walk<'_> {
         let mut stack = vec![(x, y)];
         let mut next = Vec::new();
         while let Some((x, y)) = stack.pop() {
+            if self.stop.is_some_and(|stop| stop.load(Ordering::Relaxed)) {
+                return;
+            }
             match (x.part, y.part) {
                 (Part::Leaf { .. }, Part::Leaf { .. }) => self.leaves(&x, &y, found),
                 _ => {
@@ -153,6 +160,10 @@ impl Walk<'_> {
                     } else {
                         (i, j)
                     });
+                    if let Some(stop) = self.stop {
+                        stop.store(true, Ordering::Relaxed);
+                        return;
+                    }
                 }
             }
         }
@@ -189,21 +200,25 @@ impl Bvh {
     /// Every pair `(i, j)` of a triangle `i` of this mesh and a triangle `j` of `other`
     /// (moved into this mesh's space by `to_self`) that share a point; for one mesh against
     /// itself (`other` this, `to_self` `None`, `same`), each pair once with `i < j`, pairs
-    /// sharing a corner left out. Sorted.
+    /// sharing a corner left out. Sorted. With `first`, the walk stops at the first pair it
+    /// finds (on each core): some pairs, none only when none meet.
     pub(crate) fn meeting_pairs(
         &self,
         other: &Bvh,
         to_self: Option<&Matrix4<f64>>,
         same: bool,
+        first: bool,
     ) -> Vec<(u32, u32)> {
         if self.nodes.is_empty() || other.nodes.is_empty() {
             return Vec::new();
         }
+        let stop = AtomicBool::new(false);
         let walk = Walk {
             a: self,
             b: other,
             to_a: to_self,
             same,
+            stop: first.then_some(&stop),
         };
         let root = |tree: &Bvh, of_b: bool| {
             let b = tree.nodes[0].bounds();
