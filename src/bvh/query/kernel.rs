@@ -147,6 +147,7 @@ pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
             let octant = u8::from(n[0]) | u8::from(n[1]) << 1 | u8::from(n[2]) << 2;
             // The watertight test's largest axis, a constant of the walk as the octant is (the
             // floor has no use for it).
+            const NONE: &Grow = &Grow::NONE;
             let d = ray.direction();
             let k = if LEVEL == level::FLOOR {
                 0
@@ -157,68 +158,28 @@ pub(crate) fn cast<const LEVEL: u8, const ANY: bool>(
                 ($walk:ident, $k:literal) => {
                     match octant {
                         0 => x86::$walk::<0, $k, LEVEL, ANY, _>(
-                            tree,
-                            ray,
-                            &Grow::NONE,
-                            t_max,
-                            culling,
-                            no_visit,
+                            tree, ray, NONE, t_max, culling, no_visit,
                         ),
                         1 => x86::$walk::<1, $k, LEVEL, ANY, _>(
-                            tree,
-                            ray,
-                            &Grow::NONE,
-                            t_max,
-                            culling,
-                            no_visit,
+                            tree, ray, NONE, t_max, culling, no_visit,
                         ),
                         2 => x86::$walk::<2, $k, LEVEL, ANY, _>(
-                            tree,
-                            ray,
-                            &Grow::NONE,
-                            t_max,
-                            culling,
-                            no_visit,
+                            tree, ray, NONE, t_max, culling, no_visit,
                         ),
                         3 => x86::$walk::<3, $k, LEVEL, ANY, _>(
-                            tree,
-                            ray,
-                            &Grow::NONE,
-                            t_max,
-                            culling,
-                            no_visit,
+                            tree, ray, NONE, t_max, culling, no_visit,
                         ),
                         4 => x86::$walk::<4, $k, LEVEL, ANY, _>(
-                            tree,
-                            ray,
-                            &Grow::NONE,
-                            t_max,
-                            culling,
-                            no_visit,
+                            tree, ray, NONE, t_max, culling, no_visit,
                         ),
                         5 => x86::$walk::<5, $k, LEVEL, ANY, _>(
-                            tree,
-                            ray,
-                            &Grow::NONE,
-                            t_max,
-                            culling,
-                            no_visit,
+                            tree, ray, NONE, t_max, culling, no_visit,
                         ),
                         6 => x86::$walk::<6, $k, LEVEL, ANY, _>(
-                            tree,
-                            ray,
-                            &Grow::NONE,
-                            t_max,
-                            culling,
-                            no_visit,
+                            tree, ray, NONE, t_max, culling, no_visit,
                         ),
                         _ => x86::$walk::<7, $k, LEVEL, ANY, _>(
-                            tree,
-                            ray,
-                            &Grow::NONE,
-                            t_max,
-                            culling,
-                            no_visit,
+                            tree, ray, NONE, t_max, culling, no_visit,
                         ),
                     }
                 };
