@@ -31,64 +31,61 @@ impl Scene {
         same: bool,
         first_only: bool,
     ) -> Vec<TrianglePair> {
-        let seen = |scene: &Scene| -> Vec<(InstanceId, usize)> {
-            (0..scene.slots.len())
-                .filter(|&i| {
-                    scene.slots[i]
-                        .as_ref()
-                        .is_some_and(|instance| options.sees(i as InstanceId, instance))
+        // The instances the options see, each with its number.
+        fn seen<'s>(
+            scene: &'s Scene,
+            options: &SceneOptions<'_>,
+        ) -> Vec<(InstanceId, &'s Instance)> {
+            let numbered = scene.slots.iter().enumerate();
+            numbered
+                .filter_map(|(i, slot)| {
+                    let instance = slot.as_ref()?;
+                    options
+                        .sees(i as InstanceId, instance)
+                        .then_some((i as InstanceId, instance))
                 })
-                .map(|i| (i as InstanceId, i))
                 .collect()
-        };
-        let (mine, theirs) = (seen(self), seen(other));
+        }
+        let (mine, theirs) = (seen(self, options), seen(other, options));
         // The other scene's world boxes in this one's world (rounded outwards).
         let boxes: Vec<([f32; 3], [f32; 3])> = theirs
             .iter()
-            .map(|&(_, j)| {
-                let b = other.bounds[j];
+            .map(|&(b, _)| {
+                let b = other.bounds[b as usize];
                 let corners = (b.min.coords.into(), b.max.coords.into());
                 to_self.map_or(corners, |m| moved_box(m, corners.0, corners.1))
             })
             .collect();
-        let mut found = Vec::new();
-        for &(a, i) in &mine {
-            let first = self.slots[i]
-                .as_ref()
-                .expect("a seen slot holds an instance");
+        // Pairs of two instances' triangle numbers, named by instance.
+        let named = |a: InstanceId, b: InstanceId, pairs: Vec<(u32, u32)>| {
             let name = |instance, triangle| SceneTriangle { instance, triangle };
-            if first_only && !found.is_empty() {
-                break;
-            }
+            pairs
+                .into_iter()
+                .map(move |(p, q)| (name(a, p), name(b, q)))
+        };
+        let mut found = Vec::new();
+        for &(a, first) in &mine {
             if same {
-                found.extend(
-                    first
-                        .bvh
-                        .meeting_pairs(&first.bvh, None, true, first_only)
-                        .into_iter()
-                        .map(|(p, q)| (name(a, p), name(a, q))),
-                );
+                let own = first.bvh.meeting_pairs(&first.bvh, None, true, first_only);
+                found.extend(named(a, a, own));
             }
-            let (lo, hi) = (self.bounds[i].min, self.bounds[i].max);
-            for (&(b, j), (blo, bhi)) in theirs.iter().zip(&boxes) {
-                if (same && b <= a)
-                    || (first_only && !found.is_empty())
-                    || (0..3).any(|k| blo[k] > hi[k] || bhi[k] < lo[k])
-                {
+            let (lo, hi) = (self.bounds[a as usize].min, self.bounds[a as usize].max);
+            for (&(b, second), (blo, bhi)) in theirs.iter().zip(&boxes) {
+                if first_only && !found.is_empty() {
+                    break;
+                }
+                if (same && b <= a) || (0..3).any(|k| blo[k] > hi[k] || bhi[k] < lo[k]) {
                     continue;
                 }
-                let second = other.slots[j]
-                    .as_ref()
-                    .expect("a seen slot holds an instance");
                 let into_first = relative(first, second, to_self);
                 let moved = (into_first != Matrix4::identity()).then_some(&into_first);
-                found.extend(
-                    first
-                        .bvh
-                        .meeting_pairs(&second.bvh, moved, false, first_only)
-                        .into_iter()
-                        .map(|(p, q)| (name(a, p), name(b, q))),
-                );
+                let pairs = first
+                    .bvh
+                    .meeting_pairs(&second.bvh, moved, false, first_only);
+                found.extend(named(a, b, pairs));
+            }
+            if first_only && !found.is_empty() {
+                break;
             }
         }
         found.sort_unstable();

@@ -279,10 +279,10 @@ fn touchable(packet: &TrianglePacket, reach: &Reach, limit: f64) -> u32 {
     let below = normal.map(|x| -x);
     bound(normal, a, normal_length, normal_scale);
     bound(below, a, normal_length, normal_scale);
-    for (edge, corner) in edges.into_iter().zip([a, b, c]) {
+    for ((edge, corner), edge_size) in edges.into_iter().zip([a, b, c]).zip(sizes) {
         let out = cross(edge, normal);
         let length = dot(edge, edge).sqrt() * normal_length;
-        bound(out, corner, length, normal_scale * size(edge));
+        bound(out, corner, length, normal_scale * edge_size);
     }
     // Kept unless surely empty: a NaN compares false.
     let empty = enter.simd_gt(exit).to_bitmask();
@@ -320,10 +320,14 @@ impl Bvh {
             placement,
             best: None,
         };
-        match (placement, visitor.reach.ray(limit)) {
+        let own_ray = match placement {
+            Placement::Own => visitor.reach.ray(limit),
+            Placement::Moved { .. } => None,
+        };
+        match own_ray {
             // In its own space, the ray walk (vector slab tests, eight boxes at once) over
             // the boxes grown by the reach.
-            (Placement::Own, Some((ray, grow))) => kernel::visit_grown::<false, _>(
+            Some((ray, grow)) => kernel::visit_grown::<false, _>(
                 &self.nodes,
                 self.depth,
                 &ray,
@@ -339,7 +343,7 @@ impl Bvh {
                     false
                 },
             ),
-            _ => walk(&self.nodes, &mut visitor),
+            None => walk(&self.nodes, &mut visitor),
         }
         visitor.best
     }
