@@ -63,7 +63,12 @@ impl Moving {
         // within the radius of the plane, nor after it has left that slab for good.
         let mut in_slab = true;
         if let Some(unit) = unit {
-            let h = [0.0, 1.0].map(|s| unit.dot(&(self.start + self.axis * s - a)));
+            let h0 = unit.dot(&(self.start - a));
+            let h = if self.axis == V::zeros() {
+                [h0; 2]
+            } else {
+                [h0, unit.dot(&(self.start + self.axis - a))]
+            };
             let (lo, hi) = (h[0].min(h[1]), h[0].max(h[1]));
             let (r, rate) = (self.radius, unit.dot(&self.direction));
             in_slab = lo <= r && hi >= -r;

@@ -6,10 +6,15 @@
 //!
 //! In the mesh's own space the walk is the ray walk's ([`kernel::visit_grown`]: eight boxes
 //! at once in vector registers, the boxes grown by the reach, padded for `f32`), and each
-//! packet it reaches goes through two conservative `f32` filters, four triangles at once,
-//! before the exact test: each triangle's own grown box, and the five planes that bound the
-//! region where the shape can touch it ([`touchable`]). A mesh moved into the world (a
-//! scene's instance) takes the generic walk with its boxes moved, in `f64`.
+//! packet it reaches goes through a conservative `f32` prefilter, four triangles at once,
+//! before the exact test: for a capsule, each triangle's own grown box and the five planes
+//! that bound the region where the shape can touch it ([`touchable`]); for a sphere, a
+//! cheaper pair of conditions (its path's line within the radius of the triangle, seen
+//! along the motion; its centre within the radius of the plane in range:
+//! [`touchable_sphere`]). Each prefilter also bounds from below when its triangles can
+//! first be touched: a packet's triangles are tested nearest bound first, and those whose
+//! bound lies past a contact found are skipped. A mesh moved into the world (a scene's
+//! instance) takes the generic walk with its boxes moved, in `f64`.
 
 use crate::bvh::Bvh;
 use crate::bvh::leaf::{LANES, TrianglePacket};
@@ -59,6 +64,19 @@ pub(crate) struct Reach {
     axis: [f32; 3],
     radius: f32,
     start_size: f32,
+    /// For a sphere's prefilter ([`touchable_sphere`]): the axes `x, y, z` of the sheared
+    /// frame (`z` the motion's largest), the shear `D_x/D_z, D_y/D_z`, and the radius as
+    /// seen in that frame (stretched by `|D|/|D_z|`, rounded up); `None` for a capsule or
+    /// a still shape.
+    sheared: Option<Sheared>,
+}
+
+/// The sheared frame of a sphere's motion (see [`Reach`]).
+#[derive(Clone, Copy)]
+struct Sheared {
+    axes: [usize; 3],
+    shear: [f32; 2],
+    radius: f32,
 }
 
 /// The `f32` slab tests' padding of each box, relative to the sizes in the test: far
@@ -83,6 +101,7 @@ impl Reach {
             axis: [0, 1, 2].map(|a| m.axis[a] as f32),
             radius: r as f32,
             start_size: m.start.iter().map(|x| x.abs() as f32).sum(),
+            sheared: Sheared::of(m),
         }
     }
 
@@ -191,6 +210,28 @@ impl Reach {
     }
 }
 
+impl Sheared {
+    fn of(m: &Moving) -> Option<Sheared> {
+        let d = m.direction.map(|x| x as f32);
+        let z = (0..3).max_by(|&i, &j| d[i].abs().total_cmp(&d[j].abs()))?;
+        if m.axis != nalgebra::Vector3::zeros()
+            || !(d[z] != 0.0)
+            || !d.iter().all(|x| x.is_finite())
+        {
+            return None;
+        }
+        let (x, y) = ((z + 1) % 3, (z + 2) % 3);
+        let length = d.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
+        let stretch = length / f64::from(d[z].abs());
+        let radius = (m.radius * stretch * (1.0 + 1e-5)) as f32;
+        Some(Sheared {
+            axes: [x, y, z],
+            shear: [d[x] / d[z], d[y] / d[z]],
+            radius: radius.is_finite().then_some(radius)?,
+        })
+    }
+}
+
 /// `limit` in `f32`, rounded up, so a box or triangle entered exactly at the limit (a tie)
 /// is kept.
 fn up(limit: f64) -> f32 {
@@ -218,8 +259,10 @@ fn triangle_boxes(packet: &TrianglePacket, reach: &Reach, limit: f64) -> u32 {
 /// start's conversion to `f32`.
 const TOUCH_ERROR: f32 = 256.0 * f32::EPSILON / 2.0;
 
-/// The lanes of `packet` whose triangle the moving shape may touch by `limit`, a bit each:
-/// a conservative test in `f32`, four triangles at once, before the exact one in `f64`.
+/// The lanes of `packet` whose triangle the moving shape may touch by `limit`, a bit each,
+/// and for each a lower bound of the `τ` at which it can first touch (the path's entry into
+/// the polytope below): a conservative test in `f32`, four triangles at once, before the
+/// exact one in `f64`.
 ///
 /// The shape's first axis end `x` can only touch a triangle `T` while it lies in the
 /// Minkowski sum of `T` and the reflected shape, and so in the larger polytope cut out by
@@ -231,7 +274,7 @@ const TOUCH_ERROR: f32 = 256.0 * f32::EPSILON / 2.0;
 /// product, the start's size), so no triangle the exact test would touch is skipped; a
 /// `NaN` anywhere keeps the triangle.
 #[inline(always)]
-fn touchable(packet: &TrianglePacket, reach: &Reach, limit: f64) -> u32 {
+fn touchable(packet: &TrianglePacket, reach: &Reach, limit: f64) -> (u32, [f32; LANES]) {
     type L = f32x4;
     let load = |v: &[[f32; LANES]; 3]| v.map(L::from);
     let (a, b, c) = (load(&packet.a), load(&packet.b), load(&packet.c));
@@ -286,7 +329,92 @@ fn touchable(packet: &TrianglePacket, reach: &Reach, limit: f64) -> u32 {
     }
     // Kept unless surely empty: a NaN compares false.
     let empty = enter.simd_gt(exit).to_bitmask();
-    !empty & ((1 << LANES) - 1)
+    (!empty & ((1 << LANES) - 1), enter.to_array())
+}
+
+/// [`touchable`] for a sphere, cheaper: the lanes of `packet` whose triangle the sphere
+/// may touch by `limit`, a bit each, and for each a lower bound of the `τ` at which it can
+/// first touch (for testing the nearest first and skipping those past a contact found).
+///
+/// Two conditions the sphere must meet to touch the triangle, conservative in `f32`:
+/// - *The line of its path passes within the radius of the triangle.* Seen along the
+///   motion, in the frame sheared as the watertight ray test's (`x − s_x·z`, `y − s_y·z`,
+///   an oblique projection along `D`), the path is a point and the triangle a triangle; a
+///   distance across the motion is stretched by at most `|D|/|D_z|` there, so the point
+///   lies within that stretched radius of each edge's line, on the inner side for one of
+///   the two windings (so a triangle seen edge on is kept).
+/// - *Its centre comes within the radius of the triangle's plane* for some `τ` in
+///   `[0, limit]`: the plane's signed distance is linear in `τ`, so its values at both
+///   ends decide; where it starts off the slab, the distance over the speed it closes at
+///   bounds the entry from below.
+///
+/// Everything is taken relative to the first corner (one rounded subtraction from the
+/// start), so the roundings scale with the edges' sizes and the distance to the start;
+/// each comparison is widened by [`TOUCH_ERROR`] of those scales. A `NaN` keeps the lane,
+/// but for an unused one's.
+#[inline(always)]
+fn touchable_sphere(
+    packet: &TrianglePacket,
+    reach: &Reach,
+    sheared: &Sheared,
+    limit: f64,
+) -> (u32, [f32; LANES]) {
+    type L = f32x4;
+    let load = |v: &[[f32; LANES]; 3]| v.map(L::from);
+    let (a, b, c) = (load(&packet.a), load(&packet.b), load(&packet.c));
+    let sub = |p: [L; 3], q: [L; 3]| [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
+    let dot = |p: [L; 3], q: [L; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2];
+    let size = |p: [L; 3]| p[0].abs() + p[1].abs() + p[2].abs();
+    let start = reach.start.map(L::splat);
+    let (ab, ac, w) = (sub(b, a), sub(c, a), sub(start, a));
+    let bc = sub(ac, ab);
+    let (ab_size, ac_size) = (size(ab), size(ac));
+    let w_size = size(w) + L::splat(reach.start_size);
+    let error = L::splat(TOUCH_ERROR);
+    // Across the motion: each edge's function at the path's point.
+    let [x, y, z] = sheared.axes;
+    let [sx, sy] = sheared.shear.map(L::splat);
+    let flat = |v: [L; 3]| (v[x] - sx * v[z], v[y] - sy * v[z]);
+    let (ab2, ac2, w2, bc2) = (flat(ab), flat(ac), flat(w), flat(bc));
+    let cross = |p: (L, L), q: (L, L)| p.0 * q.1 - p.1 * q.0;
+    let length = |p: (L, L)| (p.0 * p.0 + p.1 * p.1).sqrt();
+    let from_b = (w2.0 - ab2.0, w2.1 - ab2.1);
+    let from_c = (w2.0 - ac2.0, w2.1 - ac2.1);
+    let functions = [cross(ab2, w2), cross(bc2, from_b), cross(from_c, ac2)];
+    let lengths = [length(ab2), length(bc2), length(ac2)];
+    let scale = w_size + ab_size + ac_size + L::splat(reach.radius);
+    let sizes = [ab_size, size(bc), ac_size];
+    let radius = L::splat(sheared.radius);
+    let (mut outside_one, mut outside_other) = (L::ZERO.simd_ne(L::ZERO), L::ZERO.simd_ne(L::ZERO));
+    for i in 0..3 {
+        let room = radius * lengths[i] + error * sizes[i] * scale;
+        outside_one |= functions[i].simd_lt(-room);
+        outside_other |= functions[i].simd_gt(room);
+    }
+    // Along it: the plane's signed distance `f + τ·q` (in units of `|n|`) over `[0, limit]`.
+    let n = [
+        ab[1] * ac[2] - ab[2] * ac[1],
+        ab[2] * ac[0] - ab[0] * ac[2],
+        ab[0] * ac[1] - ab[1] * ac[0],
+    ];
+    let direction = reach.direction.map(L::splat);
+    let direction_size = L::splat(reach.direction.iter().map(|x| x.abs()).sum());
+    let (f, q) = (dot(n, w), dot(n, direction));
+    let normal_scale = ab_size * ac_size;
+    let limit = L::splat(up(limit));
+    let rate_error = error * normal_scale * direction_size;
+    let reach_error = error * normal_scale * (w_size + L::splat(reach.radius)) + limit * rate_error;
+    let slab = L::splat(reach.radius) * dot(n, n).sqrt() + reach_error;
+    let end = f + limit * q;
+    let above = f.simd_gt(slab) & end.simd_gt(slab);
+    let below = f.simd_lt(-slab) & end.simd_lt(-slab);
+    let never = (outside_one & outside_other) | above | below;
+    // The entry's lower bound: `(|f| − slab) / (|q| + its error)`, zero where it starts in.
+    let enter = (f.abs() - slab) / (q.abs() + rate_error);
+    let enter = enter.simd_gt(L::ZERO).bitselect(enter, L::ZERO);
+    // Unused lanes hold NaN corners.
+    let used = a[0].simd_eq(a[0]).to_bitmask();
+    (!never.to_bitmask() & used, enter.to_array())
 }
 
 /// Whether `culling` keeps a triangle of normal `n` (as its corners wind, after any move)
@@ -399,20 +527,49 @@ impl SweepVisitor<'_> {
         let leaf = &self.bvh.leaf_packets[packet];
         // Each triangle's own box and the prefilter, four at a time, skip most exact tests
         // (in its own space only: a moved mesh's boxes are the world's).
-        let lanes = match self.placement {
+        // The lanes to test, nearest lower bound of entry first (each test may bring the
+        // limit down past the next ones').
+        let mut order = [(0.0f32, 0usize); LANES];
+        let mut count = 0;
+        match self.placement {
             Placement::Own => {
-                let boxes = lanes & triangle_boxes(leaf, &self.reach, self.limit);
-                if boxes == 0 {
-                    return;
+                let (touched, enter) = if let Some(sheared) = &self.reach.sheared {
+                    let (touched, enter) = touchable_sphere(leaf, &self.reach, sheared, self.limit);
+                    (lanes & touched, enter)
+                } else {
+                    let boxes = lanes & triangle_boxes(leaf, &self.reach, self.limit);
+                    if boxes == 0 {
+                        return;
+                    }
+                    let (touched, enter) = touchable(leaf, &self.reach, self.limit);
+                    (boxes & touched, enter)
+                };
+                let mut rest = touched;
+                while rest != 0 {
+                    let lane = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    let mut k = count;
+                    while k > 0 && order[k - 1].0 > enter[lane] {
+                        order[k] = order[k - 1];
+                        k -= 1;
+                    }
+                    order[k] = (enter[lane], lane);
+                    count += 1;
                 }
-                boxes & touchable(leaf, &self.reach, self.limit)
             }
-            Placement::Moved { .. } => lanes,
-        };
-        let mut rest = lanes;
-        while rest != 0 {
-            let lane = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
+            Placement::Moved { .. } => {
+                let mut rest = lanes;
+                while rest != 0 {
+                    order[count] = (f32::NEG_INFINITY, rest.trailing_zeros() as usize);
+                    rest &= rest - 1;
+                    count += 1;
+                }
+            }
+        }
+        for &(enter, lane) in &order[..count] {
+            if enter > up(self.limit) {
+                break;
+            }
             let tri = leaf.get(lane);
             let mut corners = [tri.a, tri.b, tri.c].map(|q| Point3::from(q).cast::<f64>());
             let mut mirrored = false;
@@ -424,10 +581,12 @@ impl SweepVisitor<'_> {
                 corners = corners.map(|q| to_world.transform_point(&q));
                 mirrored = m;
             }
-            let [a, b, c] = corners;
-            let rate = (b - a).cross(&(c - a)).dot(&self.m.direction);
-            if !kept(self.culling, rate, mirrored) {
-                continue;
+            if self.culling != Culling::None {
+                let [a, b, c] = corners;
+                let rate = (b - a).cross(&(c - a)).dot(&self.m.direction);
+                if !kept(self.culling, rate, mirrored) {
+                    continue;
+                }
             }
             let Some(contact) = self.m.first_contact(corners, self.limit) else {
                 continue;
@@ -462,7 +621,7 @@ mod tests {
     fn the_prefilter_keeps_every_triangle_the_exact_test_touches() {
         let mut rng = SplitMix64(41);
         let signed = |rng: &mut SplitMix64| rng.unit_f64() * 2.0 - 1.0;
-        let (mut touched, mut kept) = (0, 0);
+        let (mut touched, mut kept, mut spheres) = (0, 0, 0);
         for case in 0..30_000 {
             let scale = [1e-3, 1.0, 1e3][case % 3];
             let offset = [0.0, 1e4][case / 3 % 2];
@@ -523,14 +682,39 @@ mod tests {
             packet.set(lane, &LeafTriangle::new(&a, &b, &c));
             let reach = Reach::of(&m);
             assert!(
-                touchable(&packet, &reach, limit) & 1 << lane != 0,
+                touchable(&packet, &reach, limit).0 & 1 << lane != 0,
                 "case {case}: {m:?} touches {:?} at {} by {limit}",
                 [a, b, c],
                 contact.tau
             );
             kept += u32::from(triangle_boxes(&packet, &reach, limit) & 1 << lane != 0);
+            let enter = touchable(&packet, &reach, limit).1;
+            assert!(
+                enter[lane] <= up(contact.tau),
+                "case {case}: enters after the contact"
+            );
+            if let Some(sheared) = &reach.sheared {
+                spheres += 1;
+                let (touched, enter) = touchable_sphere(&packet, &reach, sheared, limit);
+                assert!(
+                    touched & 1 << lane != 0,
+                    "case {case}: the sphere's prefilter drops {m:?}, touching {:?} at {} by {limit}",
+                    [a, b, c],
+                    contact.tau
+                );
+                assert!(
+                    enter[lane] <= up(contact.tau),
+                    "case {case}: the sphere enters after the contact"
+                );
+                assert_eq!(
+                    touched & !(1 << lane),
+                    0,
+                    "case {case}: an unused lane kept"
+                );
+            }
         }
         assert!(touched > 10_000, "{touched} contacts");
+        assert!(spheres > 8_000, "{spheres} spheres' contacts");
         assert_eq!(kept, touched, "the triangles' boxes keep them all too");
     }
 }
