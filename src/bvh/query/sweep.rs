@@ -71,10 +71,13 @@ pub(crate) struct Reach {
     sheared: Option<Sheared>,
 }
 
-/// The sheared frame of a sphere's motion (see [`Reach`]).
+/// The sheared frame of a sphere's motion (see [`Reach`]): the start and the motion in
+/// `f32` on its axes `x, y, z` (a rotation of the mesh's: the cross product holds).
 #[derive(Clone, Copy)]
 struct Sheared {
     axes: [usize; 3],
+    start: [f32; 3],
+    direction: [f32; 3],
     shear: [f32; 2],
     radius: f32,
 }
@@ -212,22 +215,25 @@ impl Reach {
 
 impl Sheared {
     fn of(m: &Moving) -> Option<Sheared> {
-        let d = m.direction.map(|x| x as f32);
-        let z = (0..3).max_by(|&i, &j| d[i].abs().total_cmp(&d[j].abs()))?;
-        if m.axis != nalgebra::Vector3::zeros()
-            || !(d[z] != 0.0)
-            || !d.iter().all(|x| x.is_finite())
-        {
+        if m.axis != nalgebra::Vector3::zeros() {
             return None;
         }
-        let (x, y) = ((z + 1) % 3, (z + 2) % 3);
-        let length = d.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
-        let stretch = length / f64::from(d[z].abs());
-        let radius = (m.radius * stretch * (1.0 + 1e-5)) as f32;
+        let d = m.direction;
+        let z = if d.x.abs() >= d.y.abs() { 0 } else { 1 };
+        let z = if d[z].abs() >= d.z.abs() { z } else { 2 };
+        // A zero, infinite or NaN motion has none (the other prefilter keeps what it must).
+        let stretch = d.norm() / d[z].abs();
+        if !stretch.is_finite() {
+            return None;
+        }
+        let axes = [(z + 1) % 3, (z + 2) % 3, z];
+        let d = axes.map(|a| d[a] as f32);
         Some(Sheared {
-            axes: [x, y, z],
-            shear: [d[x] / d[z], d[y] / d[z]],
-            radius: radius.is_finite().then_some(radius)?,
+            axes,
+            start: axes.map(|a| m.start[a] as f32),
+            direction: d,
+            shear: [d[0] / d[2], d[1] / d[2]],
+            radius: (m.radius * stretch * (1.0 + 1e-5)) as f32,
         })
     }
 }
@@ -360,21 +366,21 @@ fn touchable_sphere(
     limit: f64,
 ) -> (u32, [f32; LANES]) {
     type L = f32x4;
-    let load = |v: &[[f32; LANES]; 3]| v.map(L::from);
+    // On the sheared frame's axes.
+    let load = |v: &[[f32; LANES]; 3]| sheared.axes.map(|axis| L::from(v[axis]));
     let (a, b, c) = (load(&packet.a), load(&packet.b), load(&packet.c));
     let sub = |p: [L; 3], q: [L; 3]| [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
     let dot = |p: [L; 3], q: [L; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2];
     let size = |p: [L; 3]| p[0].abs() + p[1].abs() + p[2].abs();
-    let start = reach.start.map(L::splat);
+    let start = sheared.start.map(L::splat);
     let (ab, ac, w) = (sub(b, a), sub(c, a), sub(start, a));
     let bc = sub(ac, ab);
     let (ab_size, ac_size) = (size(ab), size(ac));
     let w_size = size(w) + L::splat(reach.start_size);
     let error = L::splat(TOUCH_ERROR);
     // Across the motion: each edge's function at the path's point.
-    let [x, y, z] = sheared.axes;
     let [sx, sy] = sheared.shear.map(L::splat);
-    let flat = |v: [L; 3]| (v[x] - sx * v[z], v[y] - sy * v[z]);
+    let flat = |v: [L; 3]| (v[0] - sx * v[2], v[1] - sy * v[2]);
     let (ab2, ac2, w2, bc2) = (flat(ab), flat(ac), flat(w), flat(bc));
     let cross = |p: (L, L), q: (L, L)| p.0 * q.1 - p.1 * q.0;
     let length = |p: (L, L)| (p.0 * p.0 + p.1 * p.1).sqrt();
@@ -397,17 +403,19 @@ fn touchable_sphere(
         ab[2] * ac[0] - ab[0] * ac[2],
         ab[0] * ac[1] - ab[1] * ac[0],
     ];
-    let direction = reach.direction.map(L::splat);
+    let direction = sheared.direction.map(L::splat);
     let direction_size = L::splat(reach.direction.iter().map(|x| x.abs()).sum());
     let (f, q) = (dot(n, w), dot(n, direction));
     let normal_scale = ab_size * ac_size;
     let limit = L::splat(up(limit));
     let rate_error = error * normal_scale * direction_size;
-    let reach_error = error * normal_scale * (w_size + L::splat(reach.radius)) + limit * rate_error;
-    let slab = L::splat(reach.radius) * dot(n, n).sqrt() + reach_error;
+    // The slab's half width at the start, and at the limit (where `q`'s error has grown).
+    let slab = L::splat(reach.radius) * dot(n, n).sqrt()
+        + error * normal_scale * (w_size + L::splat(reach.radius));
+    let end_slab = slab + limit * rate_error;
     let end = f + limit * q;
-    let above = f.simd_gt(slab) & end.simd_gt(slab);
-    let below = f.simd_lt(-slab) & end.simd_lt(-slab);
+    let above = f.simd_gt(end_slab) & end.simd_gt(end_slab);
+    let below = f.simd_lt(-end_slab) & end.simd_lt(-end_slab);
     let never = (outside_one & outside_other) | above | below;
     // The entry's lower bound: `(|f| − slab) / (|q| + its error)`, zero where it starts in.
     let enter = (f.abs() - slab) / (q.abs() + rate_error);
