@@ -237,7 +237,8 @@ pub(crate) fn dot(a: &[f32; 3], b: &[f32; 3]) -> f32 {
 /// `t` tens of ulps off. The traversal culls a box whose entry lies beyond the best `t` so
 /// far (plus 2^-20 of slack), so such an error could hide a nearer, nearly coplanar
 /// triangle that a brute force finds; seen on the conference room with the watertight test
-/// (18 ulps). In `f64` the error is 2^29 times smaller, well inside the slack.
+/// (18 ulps). In `f64` the error is 2^29 times smaller, well inside the slack. The tests
+/// then raise it to the triangle's box entry ([`box_entry`]), for a ray that grazes the plane.
 #[inline]
 pub(crate) fn plane_t(tri: &LeafTriangle, origin: &[f32; 3], direction: &[f32; 3]) -> f32 {
     let wide = |p: &[f32; 3]| p.map(f64::from);
@@ -252,6 +253,61 @@ pub(crate) fn plane_t(tri: &LeafTriangle, origin: &[f32; 3], direction: &[f32; 3
         e1[0] * e2[1] - e1[1] * e2[0],
     ];
     (dot(n, sub(a, o)) / dot(n, d)) as f32 + 0.0
+}
+
+/// Where the ray enters the triangle's bounding box, as the walks' slab test computes an
+/// entry: per axis `(bound − o)·(1/d)` in `f32`, the bound the ray meets first by the sign
+/// of `d`, the greatest of the three (a `NaN` plane bounds nothing; `−∞` when none does).
+/// The exact walk computes it for four triangles at once with the same operations.
+///
+/// Why: a hit's `t` is raised to it ([`raised`]). The inside tests decide in `f32` whether
+/// the ray passes through the triangle, and a ray through a vertex or along an edge passes
+/// it within their rounding; where the ray grazes the plane (a degree off it, say), the
+/// plane's `t` of such a ray can lie far from the triangle, before its box. The walks cull
+/// a box entered after the best `t` so far (plus `2⁻²⁰` of slack), so such a `t` hid the
+/// box of a triangle sharing the vertex that the brute force answers (seen on the Stanford
+/// bunny and the asset scene, rays through vertices). Raised to its own box's entry, a
+/// hit's `t` is never before the entry of any box that holds its triangle (that box's
+/// planes lie no further in, and the rounding is monotone), so no walk culls it.
+#[inline(always)]
+pub(crate) fn box_entry(
+    tri: &LeafTriangle,
+    origin: &[f32; 3],
+    inv: &[f32; 3],
+    negative: &[bool; 3],
+) -> f32 {
+    let mut enter = f32::NEG_INFINITY;
+    for k in 0..3 {
+        let (a, b, c) = (tri.a[k], tri.b[k], tri.c[k]);
+        // The plane met first: the corners' least coordinate, or their greatest going down
+        // (as x86's `min`/`max` choose: the first operand only when strictly beyond).
+        let bound = if negative[k] {
+            let m = if a > b { a } else { b };
+            if m > c { m } else { c }
+        } else {
+            let m = if a < b { a } else { b };
+            if m < c { m } else { c }
+        };
+        let near = (bound - origin[k]) * inv[k];
+        // `NaN > enter` is false.
+        if near > enter {
+            enter = near;
+        }
+    }
+    enter
+}
+
+/// A hit's `t` raised to its triangle's box entry (see [`box_entry`]) where that lies more
+/// than `2⁻²²` of `t` beyond it: within that, the walks' slack (`2⁻²⁰`) covers it, and the
+/// plane's `t` keeps its accuracy (a floor's box is entered where its plane is, give or
+/// take the entry's own rounding).
+#[inline(always)]
+pub(crate) fn raised(t: f32, entry: f32) -> f32 {
+    if entry > t + t.abs() * (1.0 / (1u32 << 22) as f32) {
+        entry
+    } else {
+        t
+    }
 }
 
 /// [`plane_t`] for the watertight test, with the two rules that need the plane's normal, here
@@ -305,7 +361,13 @@ pub(crate) fn accept(
     if nearly_parallel(abs_det, n, direction) {
         return None;
     }
-    let t = plane_t(tri, origin, direction);
+    let entry = box_entry(
+        tri,
+        origin,
+        &direction.map(|d| 1.0 / d),
+        &direction.map(f32::is_sign_negative),
+    );
+    let t = raised(plane_t(tri, origin, direction), entry);
     if !(t >= t_min && t <= t_max && t < f32::INFINITY) {
         return None;
     }

@@ -2,7 +2,7 @@
 //! Intersection", JCGT 2013).
 
 use crate::Ray;
-use crate::triangle::{Culling, LeafTriangle, TriangleHit, plane_t_checked};
+use crate::triangle::{Culling, LeafTriangle, TriangleHit, box_entry, plane_t_checked, raised};
 use nalgebra::Point3;
 
 /// A ray prepared for the watertight test: the axis along which the direction is largest
@@ -105,7 +105,34 @@ impl<'a> WatertightRay<'a> {
     pub fn finish(
         &self,
         tri: &LeafTriangle,
+        w: [f32; 3],
+        t_min: f32,
+        t_max: f32,
+        culling: Culling,
+    ) -> Option<TriangleHit> {
+        let entry = self.box_entry(tri);
+        self.finish_entered(tri, w, entry, t_min, t_max, culling)
+    }
+
+    /// Where the ray enters the triangle's bounding box ([`box_entry`]).
+    #[inline(always)]
+    pub fn box_entry(&self, tri: &LeafTriangle) -> f32 {
+        box_entry(
+            tri,
+            &self.origin(),
+            &self.ray.inv_direction().into(),
+            &self.ray.negative(),
+        )
+    }
+
+    /// [`finish`](Self::finish) given the triangle's box entry (which the exact walk
+    /// computes four lanes at a time, with the same bits).
+    #[inline(always)]
+    pub fn finish_entered(
+        &self,
+        tri: &LeafTriangle,
         [wa, wb, wc]: [f32; 3],
+        entry: f32,
         t_min: f32,
         t_max: f32,
         culling: Culling,
@@ -121,7 +148,7 @@ impl<'a> WatertightRay<'a> {
         // as Cramer's. The plane's normal also decides the two rules: a degenerate triangle (a
         // segment or a point, whose sheared corners round off the line they lie on, so the edge
         // functions alone could accept it) and a ray nearly parallel to the plane never hit.
-        let t = plane_t_checked(tri, &self.origin(), &self.dir())?;
+        let t = raised(plane_t_checked(tri, &self.origin(), &self.dir())?, entry);
         if !(t >= t_min && t <= t_max && t < f32::INFINITY) {
             return None;
         }

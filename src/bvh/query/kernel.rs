@@ -379,6 +379,11 @@ mod x86 {
         /// Whether the leaf filters its candidates by their `f32` `t` before the scalar end
         /// (see [`filters`]).
         filter: bool,
+        /// The ray's origin, reciprocal direction and signs, for its triangles' box entries
+        /// ([`box_entries`]).
+        origin: [f32; 3],
+        inv: [f32; 3],
+        negative: [bool; 3],
     }
 
     /// Whether the exact leaf filters the lanes inside their edges by a conservative bound
@@ -534,6 +539,9 @@ mod x86 {
                 Culling::Front => (0, 0xf),
             },
             filter: filters(ray),
+            origin,
+            inv: exact_inv.into(),
+            negative: ray.negative(),
         };
         let mut best: Option<Found> = None;
         let mut words = [MaybeUninit::<u32>::uninit(); CAPACITY];
@@ -909,6 +917,33 @@ mod x86 {
         unsafe { _mm256_load_ps(r.as_ptr()) }
     }
 
+    /// Where the ray enters each lane's triangle's bounding box: the scalar test's
+    /// [`box_entry`](crate::triangle::box_entry), operation for operation (x86's `min` and
+    /// `max` keep the second operand unless the first is strictly beyond, as it does), so the
+    /// same bits.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn box_entries(packet: &TrianglePacket, extra: &Exact) -> [f32; LANES] {
+        // SAFETY: compiled only into `walk`, which enables AVX2 and FMA.
+        unsafe {
+            let mut enter = _mm_set1_ps(f32::NEG_INFINITY);
+            for k in 0..3 {
+                let (a, b, c) = (ld(&packet.a[k]), ld(&packet.b[k]), ld(&packet.c[k]));
+                let bound = if extra.negative[k] {
+                    _mm_max_ps(_mm_max_ps(a, b), c)
+                } else {
+                    _mm_min_ps(_mm_min_ps(a, b), c)
+                };
+                let near = _mm_mul_ps(
+                    _mm_sub_ps(bound, _mm_set1_ps(extra.origin[k])),
+                    _mm_set1_ps(extra.inv[k]),
+                );
+                enter = _mm_max_ps(near, enter);
+            }
+            lanes(enter)
+        }
+    }
+
     /// A packet's row of four.
     #[inline(always)]
     #[allow(unsafe_code)]
@@ -1044,6 +1079,11 @@ mod x86 {
                 return false;
             }
             let [wa, wb, wc] = w.map(lanes);
+            let entries = if lanes_left & !on_edge != 0 {
+                box_entries(packet, extra)
+            } else {
+                [f32::NEG_INFINITY; LANES]
+            };
             let mut found = false;
             while lanes_left != 0 {
                 let lane = lanes_left.trailing_zeros() as usize;
@@ -1055,9 +1095,14 @@ mod x86 {
                         .intersect(&tri, extra.t_min, *t_max, extra.culling)
                 } else {
                     let e = [wa[lane], wb[lane], wc[lane]];
-                    extra
-                        .ray
-                        .finish(&tri, e, extra.t_min, *t_max, extra.culling)
+                    extra.ray.finish_entered(
+                        &tri,
+                        e,
+                        entries[lane],
+                        extra.t_min,
+                        *t_max,
+                        extra.culling,
+                    )
                 };
                 let Some(h) = hit else { continue };
                 let slot = first_slot + lane as u32;
