@@ -23,6 +23,7 @@ use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{Grow, WIDTH, WideNode};
 use crate::sweep::{Contact, Moving};
 use crate::transform::moved_box;
+use crate::watertight::{largest_axis, sheared_axes};
 use crate::{Culling, Ray};
 use nalgebra::{Matrix4, Point3};
 use wide::f32x4;
@@ -64,15 +65,15 @@ pub(crate) struct Reach {
     axis: [f32; 3],
     radius: f32,
     start_size: f32,
-    /// For a sphere's prefilter ([`touchable_sphere`]): the axes `x, y, z` of the sheared
-    /// frame (`z` the motion's largest), the shear `D_x/D_z, D_y/D_z`, and the radius as
-    /// seen in that frame (stretched by `|D|/|D_z|`, rounded up); `None` for a capsule or
-    /// a still shape.
+    /// A sphere's sheared frame, for its prefilter ([`touchable_sphere`]); `None` for a
+    /// capsule or a still shape.
     sheared: Option<Sheared>,
 }
 
-/// The sheared frame of a sphere's motion (see [`Reach`]): the start and the motion in
-/// `f32` on its axes `x, y, z` (a rotation of the mesh's: the cross product holds).
+/// The sheared frame of a sphere's motion: the watertight ray test's axes `x, y, z` (`z`
+/// the motion's largest; a rotation of the mesh's, so the cross product holds), the start
+/// and the motion in `f32` on them, the shear `D_x/D_z, D_y/D_z`, and the radius as seen
+/// in that frame (stretched by `|D|/|D_z|`, rounded up).
 #[derive(Clone, Copy)]
 struct Sheared {
     axes: [usize; 3],
@@ -218,16 +219,14 @@ impl Sheared {
         if m.axis != nalgebra::Vector3::zeros() {
             return None;
         }
-        let d = m.direction;
-        let z = if d.x.abs() >= d.y.abs() { 0 } else { 1 };
-        let z = if d[z].abs() >= d.z.abs() { z } else { 2 };
+        let z = largest_axis(&[0, 1, 2].map(|a| m.direction[a] as f32));
         // A zero, infinite or NaN motion has none (the other prefilter keeps what it must).
-        let stretch = d.norm() / d[z].abs();
+        let stretch = m.direction.norm() / m.direction[z].abs();
         if !stretch.is_finite() {
             return None;
         }
-        let axes = [(z + 1) % 3, (z + 2) % 3, z];
-        let d = axes.map(|a| d[a] as f32);
+        let axes = sheared_axes(z, false);
+        let d = axes.map(|a| m.direction[a] as f32);
         Some(Sheared {
             axes,
             start: axes.map(|a| m.start[a] as f32),
