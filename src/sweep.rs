@@ -57,18 +57,19 @@ impl Moving {
     /// shape already touches it (within `radius`, the boundary included), else the earliest
     /// entry into any piece of the Minkowski sum. `None` when they never touch in range.
     pub fn first_contact(&self, [a, b, c]: [P; 3], tau_max: f64) -> Option<Contact> {
+        if self.axis == V::zeros() {
+            return self.sphere_contact([a, b, c], tau_max);
+        }
         let n = (b - a).cross(&(c - a));
         let unit = n.try_normalize(0.0);
         // The plane first: the shape touches nothing of the triangle before its axis comes
         // within the radius of the plane, nor after it has left that slab for good.
         let mut in_slab = true;
         if let Some(unit) = unit {
-            let h0 = unit.dot(&(self.start - a));
-            let h = if self.axis == V::zeros() {
-                [h0; 2]
-            } else {
-                [h0, unit.dot(&(self.start + self.axis - a))]
-            };
+            let h = [
+                unit.dot(&(self.start - a)),
+                unit.dot(&(self.start + self.axis - a)),
+            ];
             let (lo, hi) = (h[0].min(h[1]), h[0].max(h[1]));
             let (r, rate) = (self.radius, unit.dot(&self.direction));
             in_slab = lo <= r && hi >= -r;
@@ -104,12 +105,7 @@ impl Moving {
             _ => (0.0, 1.0 - u),
         };
         const CORNERS: [(f64, f64); 3] = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)];
-        let ends = if self.axis == V::zeros() {
-            &[0.0][..]
-        } else {
-            &[0.0, 1.0][..]
-        };
-        for &s in ends {
+        for s in [0.0, 1.0] {
             let end = self.start + self.axis * s;
             // The face, offset by the radius on the side the end starts on.
             if let Some(unit) = unit {
@@ -121,11 +117,6 @@ impl Moving {
                     let point = centre - unit * (side * self.radius);
                     if let Some(uv) = inside(&point, [a, b, c], &n) {
                         offer(tau, point, uv, centre);
-                        // A sphere that reaches the face's slab only now and meets the face
-                        // there touches nothing of the triangle earlier.
-                        if ends.len() == 1 && !in_slab {
-                            break;
-                        }
                     }
                 }
             }
@@ -145,44 +136,125 @@ impl Moving {
                 }
             }
         }
-        if self.axis != V::zeros() {
-            let axis = self.axis;
-            // The corners against the axis' cylinder: a corner moving by −τ·D.
-            for (p, uv) in [a, b, c].into_iter().zip(CORNERS) {
-                if let Some(tau) =
-                    enter_cylinder(p - self.start, -self.direction, axis, self.radius)
-                {
-                    let start = self.at(tau);
-                    let s = (p - start).dot(&axis) / axis.norm_squared();
-                    if (0.0..=1.0).contains(&s) {
-                        offer(tau, p, uv, start + axis * s);
-                    }
+        let axis = self.axis;
+        // The corners against the axis' cylinder: a corner moving by −τ·D.
+        for (p, uv) in [a, b, c].into_iter().zip(CORNERS) {
+            if let Some(tau) = enter_cylinder(p - self.start, -self.direction, axis, self.radius) {
+                let start = self.at(tau);
+                let s = (p - start).dot(&axis) / axis.norm_squared();
+                if (0.0..=1.0).contains(&s) {
+                    offer(tau, p, uv, start + axis * s);
                 }
             }
-            // Each edge against the axis, where both lines' nearest points are within them:
-            // the parallelogram the edge sweeps along the axis, offset by the radius.
-            for (i, (p, q)) in [(a, b), (b, c), (c, a)].into_iter().enumerate() {
-                let e = q - p;
-                let Some(m) = axis.cross(&e).try_normalize(0.0) else {
-                    continue; // parallel: the other pieces meet it first
-                };
-                let (h0, rate) = (m.dot(&(self.start - p)), m.dot(&self.direction));
-                let side = if h0 >= 0.0 { 1.0 } else { -1.0 };
-                if side * rate >= 0.0 {
-                    continue;
-                }
-                let tau = (side * self.radius - h0) / rate;
-                let start = self.at(tau);
-                if let Some((s, u)) = lines_nearest(start, axis, p, e)
-                    && (0.0..=1.0).contains(&s)
-                    && (0.0..=1.0).contains(&u)
-                {
-                    offer(tau, p + e * u, on_edge(i, u), start + axis * s);
-                }
+        }
+        // Each edge against the axis, where both lines' nearest points are within them:
+        // the parallelogram the edge sweeps along the axis, offset by the radius.
+        for (i, (p, q)) in [(a, b), (b, c), (c, a)].into_iter().enumerate() {
+            let e = q - p;
+            let Some(m) = axis.cross(&e).try_normalize(0.0) else {
+                continue; // parallel: the other pieces meet it first
+            };
+            let (h0, rate) = (m.dot(&(self.start - p)), m.dot(&self.direction));
+            let side = if h0 >= 0.0 { 1.0 } else { -1.0 };
+            if side * rate >= 0.0 {
+                continue;
+            }
+            let tau = (side * self.radius - h0) / rate;
+            let start = self.at(tau);
+            if let Some((s, u)) = lines_nearest(start, axis, p, e)
+                && (0.0..=1.0).contains(&s)
+                && (0.0..=1.0).contains(&u)
+            {
+                offer(tau, p + e * u, on_edge(i, u), start + axis * s);
             }
         }
         let (tau, point, (u, v), axis_point) = best?;
         Some(self.contact(tau, point, u, v, axis_point, &n))
+    }
+
+    /// [`first_contact`](Self::first_contact) for a sphere (a zero axis): its pieces (the
+    /// face offset on either side, the edges' cylinders, the corners' spheres) in the order
+    /// a small sphere meets them most often. The plane's slab first; a sphere reaching it
+    /// only in range and meeting the face there touches nothing of the triangle earlier, so
+    /// that answer returns at once, and only where the face is missed are the edges and
+    /// corners tried.
+    fn sphere_contact(&self, [a, b, c]: [P; 3], tau_max: f64) -> Option<Contact> {
+        let (s, d, r) = (self.start, self.direction, self.radius);
+        let n = (b - a).cross(&(c - a));
+        let mut in_slab = true;
+        if let Some(unit) = n.try_normalize(0.0) {
+            let (h0, rate) = (unit.dot(&(s - a)), unit.dot(&d));
+            in_slab = h0 <= r && h0 >= -r;
+            // When `h0 + rate·τ` lies in `[−r, r]`.
+            let (enter, leave) = if rate > 0.0 {
+                ((-r - h0) / rate, (r - h0) / rate)
+            } else if rate < 0.0 {
+                ((r - h0) / rate, (-r - h0) / rate)
+            } else if in_slab {
+                (f64::NEG_INFINITY, f64::INFINITY)
+            } else {
+                return None;
+            };
+            if leave < 0.0 || enter > tau_max {
+                return None;
+            }
+            if !in_slab {
+                // Reaching the slab only now (at `enter`, on the side it starts on): where it
+                // meets the face there, it touches nothing of the triangle earlier.
+                let side = if h0 >= 0.0 { 1.0 } else { -1.0 };
+                let tau = (side * r - h0) / rate;
+                let centre = s + d * tau;
+                let point = centre - unit * (side * r);
+                // Inside the face, the edges included: the weights of `b` and `c` (times
+                // `|n|²`) as triple products, that of `a` what they leave.
+                let (q, nn) = (point - a, n.norm_squared());
+                let u = q.cross(&(c - a)).dot(&n);
+                let v = (b - a).cross(&q).dot(&n);
+                if tau >= 0.0 && tau <= tau_max && u >= 0.0 && v >= 0.0 && nn - u - v >= 0.0 {
+                    return Some(Contact {
+                        tau,
+                        point,
+                        u: (u / nn).min(1.0),
+                        v: (v / nn).min(1.0),
+                        axis_point: centre,
+                        // Towards the centre: the face's normal on the side it comes from.
+                        normal: unit * side,
+                    });
+                }
+            }
+        }
+        if in_slab && let Some(contact) = self.touching(0.0, [a, b, c]) {
+            return Some(contact);
+        }
+        // The edges' cylinders and the corners' spheres, the earliest entry in range.
+        let mut best: Option<(f64, P, (f64, f64))> = None;
+        let mut offer = |tau: f64, point: P, uv: (f64, f64)| {
+            if tau >= 0.0 && tau <= tau_max && best.is_none_or(|(t, ..)| tau < t) {
+                best = Some((tau, point, uv));
+            }
+        };
+        let mut edge = |p: P, q: P, uv: fn(f64) -> (f64, f64)| {
+            let e = q - p;
+            if let Some(tau) = enter_cylinder(s - p, d, e, r) {
+                let u = (s + d * tau - p).dot(&e) / e.norm_squared();
+                if (0.0..=1.0).contains(&u) {
+                    offer(tau, p + e * u, uv(u));
+                }
+            }
+        };
+        edge(a, b, |u| (u, 0.0));
+        edge(b, c, |u| (1.0 - u, u));
+        edge(c, a, |u| (0.0, 1.0 - u));
+        let mut corner = |p: P, uv: (f64, f64)| {
+            if let Some(tau) = enter_sphere(s - p, d, r) {
+                offer(tau, p, uv);
+            }
+        };
+        corner(a, (0.0, 0.0));
+        corner(b, (1.0, 0.0));
+        corner(c, (0.0, 1.0));
+        let (tau, point, (u, v)) = best?;
+        Some(self.contact(tau, point, u, v, self.at(tau), &n))
     }
 
     /// The contact at `τ` between `point` (on the triangle of normal `n`) and `axis_point`.
