@@ -56,10 +56,18 @@ impl Moving {
     /// The first contact with triangle `a, b, c` at `τ` in `[0, tau_max]`: at `0` when the
     /// shape already touches it (within `radius`, the boundary included), else the earliest
     /// entry into any piece of the Minkowski sum. `None` when they never touch in range.
+    // Inlined into the walks, where the sphere's test is compiled with their instruction set
+    // (the same operations, so the same roundings as anywhere else).
+    #[inline(always)]
     pub fn first_contact(&self, [a, b, c]: [P; 3], tau_max: f64) -> Option<Contact> {
         if self.axis == V::zeros() {
             return self.sphere_contact([a, b, c], tau_max);
         }
+        self.capsule_contact([a, b, c], tau_max)
+    }
+
+    /// [`first_contact`](Self::first_contact) for a capsule (a non-zero axis).
+    fn capsule_contact(&self, [a, b, c]: [P; 3], tau_max: f64) -> Option<Contact> {
         let n = (b - a).cross(&(c - a));
         let unit = n.try_normalize(0.0);
         // The plane first: the shape touches nothing of the triangle before its axis comes
@@ -178,6 +186,7 @@ impl Moving {
     /// only in range and meeting the face there touches nothing of the triangle earlier, so
     /// that answer returns at once, and only where the face is missed are the edges and
     /// corners tried.
+    #[inline(always)]
     fn sphere_contact(&self, [a, b, c]: [P; 3], tau_max: f64) -> Option<Contact> {
         let (s, d, r) = (self.start, self.direction, self.radius);
         let n = (b - a).cross(&(c - a));
