@@ -226,6 +226,8 @@ pub mod selection {
 /// The tree's settings and records beyond [`BuildOptions`]: which builder runs, what a
 /// pose did to the tree, and the tree saved with serde.
 pub mod tree {
+    #[doc(hidden)]
+    pub use crate::bvh::RawTree;
     #[cfg(feature = "serde")]
     pub use crate::bvh::SavedBvh;
     pub use crate::bvh::{BuildQuality, PoseUpdate};

@@ -39,6 +39,7 @@ pub use nearest::ClosestPoint;
 pub use ray_query::RayQuery;
 pub use stats::{MeasuredCost, Stats};
 pub use traverse::{CompactHit, Hit, QueryCost};
+pub use upkeep::raw::RawTree;
 pub use upkeep::refit::PoseUpdate;
 
 use crate::{Aabb, Mesh};

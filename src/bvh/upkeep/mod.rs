@@ -4,6 +4,7 @@
 
 #[cfg(feature = "serde")]
 pub(crate) mod persist;
+pub(crate) mod raw;
 pub(crate) mod refit;
 pub(crate) mod stats;
 pub(crate) mod validate;

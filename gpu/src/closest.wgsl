@@ -1,0 +1,323 @@
+// Closest-hit narrowing (issue 42 spike): one invocation per ray walks meshray's 8-wide tree
+// in f32 and names the triangle slot the CPU's exact walk (`Bvh::cast_ray`) must answer, or
+// none, or raises a flag where f32 cannot be sure. Every quantity that decides something
+// carries an error bound E·(sum of the magnitudes it was computed from), E = 2^-16, far above
+// the few ulps both the CPU's and this kernel's arithmetic can be off (WGSL allows FMA
+// contraction and 2.5-ulp division, and both only move results by ulps). A triangle is
+// - a certain miss: two edge functions of strictly opposite signs beyond their bounds, or its
+//   t interval entirely outside the ray's range;
+// - a certain hit: three edge functions of one sign beyond their bounds, a plane denominator
+//   beyond its bound, and the t interval inside the range;
+// - otherwise uncertain: it might hit, with t no less than its interval's low end (the
+//   range's start where the interval is unknown).
+// The ray's answer is certain when the closest certain hit's interval lies strictly below
+// every other candidate's (certain or uncertain) low end; otherwise the flag is set and the
+// CPU runs its own query for that ray.
+
+struct Node {
+    mn: array<array<f32, 8>, 3>,
+    mx: array<array<f32, 8>, 3>,
+    child: array<u32, 8>,
+    order: array<u32, 8>,
+}
+
+struct Packet {
+    a: array<array<f32, 4>, 3>,
+    b: array<array<f32, 4>, 3>,
+    c: array<array<f32, 4>, 3>,
+}
+
+struct RayIn {
+    o: array<f32, 3>,
+    t_min: f32,
+    d: array<f32, 3>,
+    t_max: f32,
+}
+
+struct Answer {
+    slot: u32,
+    t: f32,
+    flags: u32,
+    visits: u32,
+}
+
+struct Params {
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> nodes: array<Node>;
+@group(0) @binding(1) var<storage, read> packets: array<Packet>;
+@group(0) @binding(2) var<storage, read> rays: array<RayIn>;
+@group(0) @binding(3) var<storage, read_write> answers: array<Answer>;
+@group(0) @binding(4) var<uniform> params: Params;
+
+const NO_CHILD: u32 = 0xffffffffu;
+const LEAF: u32 = 0x80000000u;
+const SORT: u32 = 0x01000000u;
+const COUNT_SHIFT: u32 = 25u;
+const NONE: u32 = 0xffffffffu;
+const NAN_BITS: u32 = 0x7fc00000u;
+const STACK: u32 = 48u;
+const E: f32 = 1.52587890625e-5; // 2^-16
+const BIG: f32 = 3.0e38;
+
+// Flag bits.
+const FLAG_NEAR: u32 = 1u;      // another candidate's interval reaches the best's
+const FLAG_OVERFLOW: u32 = 2u;  // the stack was full: subtrees were dropped
+const FLAG_INPUT: u32 = 4u;     // a non-finite corner in a used lane
+
+// The ray, set once per invocation.
+var<private> o: array<f32, 3>;
+var<private> d: array<f32, 3>;
+var<private> inv: array<f32, 3>;
+var<private> o_mag: f32;
+var<private> kx: u32;
+var<private> ky: u32;
+var<private> kz: u32;
+var<private> sx: f32;
+var<private> sy: f32;
+var<private> t_min: f32;
+var<private> t_max: f32;
+
+// The walk's state.
+var<private> best_slot: u32;
+var<private> best_t: f32;
+var<private> best_lo: f32;
+var<private> best_hi: f32;
+var<private> other_lo: f32;
+var<private> any_other: bool;
+var<private> flags: u32;
+
+// A candidate that might hit at t >= lo.
+fn note_other(lo: f32) {
+    var l = lo;
+    if !(l >= t_min) {
+        l = t_min;
+    }
+    if !any_other || l < other_lo {
+        other_lo = l;
+    }
+    any_other = true;
+}
+
+// (x, y, bound on |x|, bound on |y|) of a corner `p` (its coordinates on axes kx, ky, kz)
+// relative to the origin, sheared, as the CPU computes them.
+fn sheared(p: vec3<f32>) -> vec4<f32> {
+    let px = p.x - o[kx];
+    let py = p.y - o[ky];
+    let pz = p.z - o[kz];
+    return vec4<f32>(px - sx * pz, py - sy * pz, abs(px) + abs(sx * pz), abs(py) + abs(sy * pz));
+}
+
+fn test_lane(pi: u32, lane: u32) {
+    let a = vec3<f32>(packets[pi].a[0][lane], packets[pi].a[1][lane], packets[pi].a[2][lane]);
+    if all(bitcast<vec3<u32>>(a) == vec3<u32>(NAN_BITS)) {
+        return; // an empty lane
+    }
+    let b = vec3<f32>(packets[pi].b[0][lane], packets[pi].b[1][lane], packets[pi].b[2][lane]);
+    let c = vec3<f32>(packets[pi].c[0][lane], packets[pi].c[1][lane], packets[pi].c[2][lane]);
+    let lim = vec3<f32>(3.0e38);
+    if any(abs(a) > lim) || any(abs(b) > lim) || any(abs(c) > lim)
+        || any(a != a) || any(b != b) || any(c != c) {
+        flags |= FLAG_INPUT;
+        return;
+    }
+    // Two corners alike: the f64 normal is exactly zero, which the CPU never hits.
+    if all(a == b) || all(b == c) || all(a == c) {
+        return;
+    }
+    let sa = sheared(vec3<f32>(a[kx], a[ky], a[kz]));
+    let sb = sheared(vec3<f32>(b[kx], b[ky], b[kz]));
+    let sc = sheared(vec3<f32>(c[kx], c[ky], c[kz]));
+    let wa = sc.x * sb.y - sc.y * sb.x;
+    let wb = sa.x * sc.y - sa.y * sc.x;
+    let wc = sb.x * sa.y - sb.y * sa.x;
+    let ea = E * (sc.z * sb.w + sc.w * sb.z);
+    let eb = E * (sa.z * sc.w + sa.w * sc.z);
+    let ec = E * (sb.z * sa.w + sb.w * sa.z);
+    let pos = (wa > ea) || (wb > eb) || (wc > ec);
+    let neg = (wa < -ea) || (wb < -eb) || (wc < -ec);
+    if pos && neg {
+        return; // a certain miss
+    }
+    let inside = (pos && wa > ea && wb > eb && wc > ec) || (neg && wa < -ea && wb < -eb && wc < -ec);
+    // t from the plane, as the CPU (which does it in f64).
+    let e1 = b - a;
+    let e2 = c - a;
+    let n = cross(e1, e2);
+    let ae1 = abs(e1);
+    let ae2 = abs(e2);
+    let n_mag = vec3<f32>(
+        ae1.y * ae2.z + ae1.z * ae2.y,
+        ae1.z * ae2.x + ae1.x * ae2.z,
+        ae1.x * ae2.y + ae1.y * ae2.x,
+    );
+    let dv = vec3<f32>(d[0], d[1], d[2]);
+    let ao = a - vec3<f32>(o[0], o[1], o[2]);
+    let den = dot(n, dv);
+    let num = dot(n, ao);
+    let e_den = E * dot(n_mag, abs(dv));
+    let e_num = E * dot(n_mag, abs(ao));
+    if !(abs(den) > e_den) {
+        // Nearly parallel, degenerate, or not finite: t unknown.
+        note_other(t_min);
+        return;
+    }
+    let t = num / den;
+    let dt = (e_num + abs(t) * e_den) / (abs(den) - e_den) + E * abs(t);
+    let lo = t - dt;
+    let hi = t + dt;
+    if hi < t_min || lo > t_max {
+        return; // out of range for certain
+    }
+    if inside && lo >= t_min && hi <= t_max {
+        if best_slot == NONE || t < best_t {
+            if best_slot != NONE {
+                note_other(best_lo);
+            }
+            best_slot = pi * 4u + lane;
+            best_t = t;
+            best_lo = lo;
+            best_hi = hi;
+        } else {
+            note_other(lo);
+        }
+    } else {
+        note_other(lo);
+    }
+}
+
+// How far the walk goes: the range's end, or the best certain hit's high end.
+fn limit() -> f32 {
+    var l = t_max;
+    if best_slot != NONE && best_hi < l {
+        l = best_hi;
+    }
+    return l + abs(l) * E;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.count {
+        return;
+    }
+    let r = rays[i];
+    o = r.o;
+    d = r.d;
+    t_min = r.t_min;
+    t_max = r.t_max;
+    best_slot = NONE;
+    best_t = BIG;
+    best_lo = BIG;
+    best_hi = BIG;
+    other_lo = BIG;
+    any_other = false;
+    flags = 0u;
+    var visits = 0u;
+    if !(t_min <= t_max) {
+        answers[i] = Answer(NONE, 0.0, 0u, 0u);
+        return;
+    }
+    // The watertight test's axes, as the CPU chooses them (the first of equal largest).
+    let ad = vec3<f32>(abs(d[0]), abs(d[1]), abs(d[2]));
+    if ad.x >= ad.y && ad.x >= ad.z {
+        kz = 0u;
+    } else if ad.y >= ad.z {
+        kz = 1u;
+    } else {
+        kz = 2u;
+    }
+    kx = select(kz + 1u, 0u, kz == 2u);
+    ky = select(kx + 1u, 0u, kx == 2u);
+    if d[kz] < 0.0 {
+        let s = kx;
+        kx = ky;
+        ky = s;
+    }
+    sx = d[kx] / d[kz];
+    sy = d[ky] / d[kz];
+    var octant = 0u;
+    for (var a = 0u; a < 3u; a++) {
+        inv[a] = select(1.0 / d[a], 0.0, d[a] == 0.0);
+        if d[a] < 0.0 {
+            octant |= 1u << a;
+        }
+    }
+    o_mag = max(abs(o[0]), max(abs(o[1]), abs(o[2])));
+
+    var stack_node: array<u32, STACK>;
+    var stack_t: array<f32, STACK>;
+    var top = 1u;
+    stack_node[0] = 0u;
+    stack_t[0] = t_min;
+    loop {
+        if top == 0u {
+            break;
+        }
+        top -= 1u;
+        if stack_t[top] > limit() {
+            continue;
+        }
+        let ni = stack_node[top];
+        visits += 1u;
+        let sorted = (nodes[ni].order[0] & SORT) != 0u;
+        for (var j = 0u; j < 8u; j++) {
+            // Farthest first, so the nearest is popped first.
+            var k = j;
+            if !sorted {
+                k = (nodes[ni].order[j] >> (3u * octant)) & 7u;
+            }
+            let word = nodes[ni].child[k];
+            if word == NO_CHILD {
+                continue;
+            }
+            var tn = t_min;
+            var tf = limit();
+            var box_mag = o_mag;
+            for (var a = 0u; a < 3u; a++) {
+                box_mag = max(box_mag, max(abs(nodes[ni].mn[a][k]), abs(nodes[ni].mx[a][k])));
+            }
+            let pad = E * box_mag;
+            for (var a = 0u; a < 3u; a++) {
+                let lo = nodes[ni].mn[a][k] - pad;
+                let hi = nodes[ni].mx[a][k] + pad;
+                if d[a] == 0.0 {
+                    if o[a] < lo || o[a] > hi {
+                        tn = BIG;
+                    }
+                } else {
+                    let t0 = (lo - o[a]) * inv[a];
+                    let t1 = (hi - o[a]) * inv[a];
+                    tn = max(tn, min(t0, t1));
+                    tf = min(tf, max(t0, t1));
+                }
+            }
+            if !(tn - abs(tn) * E <= tf + abs(tf) * E) {
+                continue;
+            }
+            if (word & LEAF) != 0u {
+                let first = word & ~LEAF;
+                let count = nodes[ni].order[k] >> COUNT_SHIFT;
+                for (var p = first; p < first + count; p++) {
+                    for (var lane = 0u; lane < 4u; lane++) {
+                        test_lane(p, lane);
+                    }
+                }
+            } else if top < STACK {
+                stack_node[top] = word;
+                stack_t[top] = tn - abs(tn) * E;
+                top += 1u;
+            } else {
+                flags |= FLAG_OVERFLOW;
+            }
+        }
+    }
+    if any_other && (best_slot == NONE || other_lo <= best_hi) {
+        flags |= FLAG_NEAR;
+    }
+    answers[i] = Answer(best_slot, best_t, flags, visits);
+}

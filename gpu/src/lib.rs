@@ -1,0 +1,346 @@
+//! Spike for issue 42: meshray's closest-hit rays cast on a GPU with wgpu, every answer bit
+//! for bit [`Bvh::cast_ray`](meshray::query::RayCast::cast_ray)'s.
+//!
+//! The GPU only narrows (see `closest.wgsl`): per ray it walks the uploaded tree in `f32`
+//! and names a candidate triangle slot, or none, with a flag where its `f32` arithmetic
+//! cannot be sure of the answer. The CPU then finishes: a flagged ray is cast again by
+//! `Bvh::cast_ray`; an unflagged ray's candidate is tested by the library's own triangle
+//! test ([`meshray::geometry::intersect_triangle`], the watertight test the walk runs), which
+//! gives the walk's `t`, `u` and `v` bit for bit.
+
+#![deny(missing_docs)]
+
+use meshray::prelude::*;
+use meshray::tree::RawTree;
+use meshray::{Bvh, CompactHit, QueryOptions, Ray, RayQuery};
+use std::time::{Duration, Instant};
+use wgpu::util::DeviceExt;
+
+/// A headless device: Vulkan only, a software (fallback) adapter such as lavapipe allowed.
+pub struct Gpu {
+    /// The adapter chosen.
+    pub adapter: wgpu::Adapter,
+    /// Its device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+}
+
+impl Gpu {
+    /// A device on a Vulkan adapter (a hardware one if there is one, else a fallback one
+    /// such as lavapipe), or `None` where there is none.
+    pub fn new() -> Option<Gpu> {
+        pollster::block_on(async {
+            let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+                backends: wgpu::Backends::VULKAN,
+                ..wgpu::InstanceDescriptor::new_without_display_handle()
+            });
+            let mut adapter = None;
+            for force_fallback_adapter in [false, true] {
+                adapter = instance
+                    .request_adapter(&wgpu::RequestAdapterOptions {
+                        power_preference: wgpu::PowerPreference::HighPerformance,
+                        force_fallback_adapter,
+                        ..Default::default()
+                    })
+                    .await
+                    .ok();
+                if adapter.is_some() {
+                    break;
+                }
+            }
+            let adapter = adapter?;
+            let (device, queue) = adapter
+                .request_device(&wgpu::DeviceDescriptor {
+                    label: Some("meshray-gpu"),
+                    required_limits: adapter.limits(),
+                    ..Default::default()
+                })
+                .await
+                .ok()?;
+            Some(Gpu {
+                adapter,
+                device,
+                queue,
+            })
+        })
+    }
+}
+
+/// What one batch cost and how much of it the CPU redid.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BatchStats {
+    /// Rays cast.
+    pub rays: usize,
+    /// Rays the GPU flagged (cast again on the CPU).
+    pub flagged: usize,
+    /// Of those, flagged for a near tie or an uncertain triangle in reach.
+    pub near: usize,
+    /// Of those, flagged because the walk's stack overflowed.
+    pub overflow: usize,
+    /// Unflagged rays whose candidate the exact test then refused (cast again on the CPU).
+    pub refused: usize,
+    /// Nodes the GPU visited, all rays together.
+    pub visits: u64,
+    /// Time from upload of the rays to the answers read back.
+    pub gpu: Duration,
+    /// Time spent finishing on the CPU.
+    pub finish: Duration,
+}
+
+/// A [`Bvh`] uploaded to a device, ready to cast closest-hit rays.
+pub struct GpuBvh<'a> {
+    bvh: &'a Bvh,
+    gpu: &'a Gpu,
+    /// Slot → the mesh's triangle number.
+    index: &'a [u32],
+    nodes: wgpu::Buffer,
+    packets: wgpu::Buffer,
+    layout: wgpu::BindGroupLayout,
+    pipeline: wgpu::ComputePipeline,
+}
+
+/// One ray as the kernel reads it.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct GpuRay {
+    origin: [f32; 3],
+    t_min: f32,
+    direction: [f32; 3],
+    t_max: f32,
+}
+
+/// One ray's answer as the kernel writes it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct GpuAnswer {
+    slot: u32,
+    t: f32,
+    flags: u32,
+    visits: u32,
+}
+
+const NONE: u32 = u32::MAX;
+const FLAG_NEAR: u32 = 1;
+const FLAG_OVERFLOW: u32 = 2;
+const WORKGROUP: u32 = 64;
+/// Rays per dispatch (the workgroup count stays under 65,535 on one axis).
+const CHUNK: usize = 1 << 20;
+
+impl<'a> GpuBvh<'a> {
+    /// Uploads `bvh`'s tree to `gpu` and compiles the kernel.
+    pub fn new(gpu: &'a Gpu, bvh: &'a Bvh) -> GpuBvh<'a> {
+        assert_eq!(RawTree::LAYOUT, 1, "the kernel reads layout 1");
+        let raw = bvh.raw_tree();
+        let device = &gpu.device;
+        let storage = |label, words: &[u32]| {
+            // A binding may not be empty.
+            let words = if words.is_empty() { &[0u32][..] } else { words };
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytemuck::cast_slice(words),
+                usage: wgpu::BufferUsages::STORAGE,
+            })
+        };
+        let nodes = storage("nodes", &raw.nodes);
+        let packets = storage("packets", &raw.packets);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("closest.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(include_str!("closest.wgsl").into()),
+        });
+        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty,
+            count: None,
+        };
+        let storage_ty = |read_only| wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        };
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("closest"),
+            entries: &[
+                entry(0, storage_ty(true)),
+                entry(1, storage_ty(true)),
+                entry(2, storage_ty(true)),
+                entry(3, storage_ty(false)),
+                entry(
+                    4,
+                    wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                ),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("closest"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("closest"),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        GpuBvh {
+            bvh,
+            gpu,
+            index: raw.triangle_index,
+            nodes,
+            packets,
+            layout,
+            pipeline,
+        }
+    }
+
+    /// The closest hit of every ray, as `bvh.cast_ray(ray, RayQuery::Closest,
+    /// &QueryOptions::default())` answers it, bit for bit; and what the batch cost.
+    pub fn closest_hits(&self, rays: &[Ray]) -> (Vec<Option<CompactHit>>, BatchStats) {
+        let mut stats = BatchStats {
+            rays: rays.len(),
+            ..Default::default()
+        };
+        let mut hits = Vec::with_capacity(rays.len());
+        for chunk in rays.chunks(CHUNK) {
+            let start = Instant::now();
+            let answers = self.run(chunk);
+            stats.gpu += start.elapsed();
+            let start = Instant::now();
+            for (ray, answer) in chunk.iter().zip(&answers) {
+                hits.push(self.finish(ray, answer, &mut stats));
+            }
+            stats.finish += start.elapsed();
+        }
+        (hits, stats)
+    }
+
+    /// The exact answer from the kernel's.
+    fn finish(&self, ray: &Ray, answer: &GpuAnswer, stats: &mut BatchStats) -> Option<CompactHit> {
+        let options = QueryOptions::default();
+        if !ray.is_valid() {
+            return None;
+        }
+        stats.visits += u64::from(answer.visits);
+        let cpu = || self.bvh.cast_ray(ray, RayQuery::Closest, &options);
+        if answer.flags != 0 {
+            stats.flagged += 1;
+            stats.near += usize::from(answer.flags & FLAG_NEAR != 0);
+            stats.overflow += usize::from(answer.flags & FLAG_OVERFLOW != 0);
+            return cpu();
+        }
+        if answer.slot == NONE {
+            return None;
+        }
+        let triangle = self.index[answer.slot as usize];
+        let [a, b, c] = self.bvh.mesh().triangle(triangle as usize);
+        match meshray::geometry::intersect_triangle(ray, a, b, c, &options) {
+            Some(h) => Some(CompactHit {
+                t: h.t,
+                triangle,
+                u: h.u,
+                v: h.v,
+            }),
+            None => {
+                stats.refused += 1;
+                cpu()
+            }
+        }
+    }
+
+    /// Runs the kernel on `rays` (at most [`CHUNK`]) and reads its answers back.
+    fn run(&self, rays: &[Ray]) -> Vec<GpuAnswer> {
+        let device = &self.gpu.device;
+        let gpu_rays: Vec<GpuRay> = rays
+            .iter()
+            .map(|r| {
+                if r.is_valid() {
+                    GpuRay {
+                        origin: r.origin().coords.into(),
+                        t_min: r.t_min(),
+                        direction: r.direction().into(),
+                        t_max: r.t_max(),
+                    }
+                } else {
+                    // The CPU answers an invalid ray (None); the kernel skips an empty range.
+                    GpuRay {
+                        origin: [0.0; 3],
+                        t_min: 1.0,
+                        direction: [0.0, 0.0, 1.0],
+                        t_max: 0.0,
+                    }
+                }
+            })
+            .collect();
+        let n = rays.len().max(1);
+        let ray_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("rays"),
+            contents: if gpu_rays.is_empty() {
+                &[0u8; 32]
+            } else {
+                bytemuck::cast_slice(&gpu_rays)
+            },
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let size = (n * std::mem::size_of::<GpuAnswer>()) as u64;
+        let answer_buf = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("answers"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read_buf = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("read back"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("params"),
+            contents: bytemuck::cast_slice(&[rays.len() as u32, 0, 0, 0]),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        fn bind(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: buffer.as_entire_binding(),
+            }
+        }
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("closest"),
+            layout: &self.layout,
+            entries: &[
+                bind(0, &self.nodes),
+                bind(1, &self.packets),
+                bind(2, &ray_buf),
+                bind(3, &answer_buf),
+                bind(4, &params),
+            ],
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups((rays.len() as u32).div_ceil(WORKGROUP), 1, 1);
+        }
+        encoder.copy_buffer_to_buffer(&answer_buf, 0, &read_buf, 0, size);
+        self.gpu.queue.submit(Some(encoder.finish()));
+        let slice = read_buf.slice(..);
+        slice.map_async(wgpu::MapMode::Read, |r| r.expect("mapping the answers"));
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("waiting for the kernel");
+        let view = slice.get_mapped_range().expect("the mapped answers");
+        let answers: Vec<GpuAnswer> = bytemuck::cast_slice(&view)[..rays.len()].to_vec();
+        drop(view);
+        read_buf.unmap();
+        answers
+    }
+}
