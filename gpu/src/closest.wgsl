@@ -1,8 +1,8 @@
 // Closest-hit narrowing (issue 42 spike): one invocation per ray walks meshray's 8-wide tree
 // in f32 and names the triangle slot the CPU's exact walk (`Bvh::cast_ray`) must answer, or
 // none, or raises a flag where f32 cannot be sure. Every quantity that decides something
-// carries an error bound E·(sum of the magnitudes it was computed from), E = 2^-16, far above
-// the few ulps both the CPU's and this kernel's arithmetic can be off (WGSL allows FMA
+// carries an error bound E·(sum of the magnitudes it was computed from), E = 2^-18, far above
+// the few ulps (about 2^-21 relative) both the CPU's and this kernel's arithmetic can be off (WGSL allows FMA
 // contraction and 2.5-ulp division, and both only move results by ulps). A triangle is
 // - a certain miss: two edge functions of strictly opposite signs beyond their bounds, or its
 //   t interval entirely outside the ray's range;
@@ -57,17 +57,17 @@ struct Params {
 const NO_CHILD: u32 = 0xffffffffu;
 const LEAF: u32 = 0x80000000u;
 const SORT: u32 = 0x01000000u;
-const COUNT_SHIFT: u32 = 25u;
 const NONE: u32 = 0xffffffffu;
 const NAN_BITS: u32 = 0x7fc00000u;
 const STACK: u32 = 48u;
-const E: f32 = 1.52587890625e-5; // 2^-16
+const E: f32 = 3.814697265625e-6; // 2^-18
 const BIG: f32 = 3.0e38;
 
 // Flag bits.
 const FLAG_NEAR: u32 = 1u;      // another candidate's interval reaches the best's
 const FLAG_OVERFLOW: u32 = 2u;  // the stack was full: subtrees were dropped
 const FLAG_INPUT: u32 = 4u;     // a non-finite corner in a used lane
+const FLAG_WHY: u32 = 8u;       // with FLAG_NEAR: 8 a certain hit, 16 an edge, 32 a plane
 
 // The ray, set once per invocation.
 var<private> o: array<f32, 3>;
@@ -87,20 +87,23 @@ var<private> best_slot: u32;
 var<private> best_t: f32;
 var<private> best_lo: f32;
 var<private> best_hi: f32;
-var<private> other_lo: f32;
-var<private> any_other: bool;
+// The lowest low end of the other candidates, by why they are candidates: 0 a certain hit
+// that is not the best, 1 edge functions too close to zero to tell, 2 a plane too nearly
+// parallel to the ray (or a degenerate triangle) to bound t from it.
+var<private> other_lo: array<f32, 3>;
+var<private> any_other: array<bool, 3>;
 var<private> flags: u32;
 
 // A candidate that might hit at t >= lo.
-fn note_other(lo: f32) {
+fn note_other(lo: f32, why: u32) {
     var l = lo;
     if !(l >= t_min) {
         l = t_min;
     }
-    if !any_other || l < other_lo {
-        other_lo = l;
+    if !any_other[why] || l < other_lo[why] {
+        other_lo[why] = l;
     }
-    any_other = true;
+    any_other[why] = true;
 }
 
 // (x, y, bound on |x|, bound on |y|) of a corner `p` (its coordinates on axes kx, ky, kz)
@@ -112,7 +115,18 @@ fn sheared(p: vec3<f32>) -> vec4<f32> {
     return vec4<f32>(px - sx * pz, py - sy * pz, abs(px) + abs(sx * pz), abs(py) + abs(sy * pz));
 }
 
-fn test_lane(pi: u32, lane: u32) {
+// The bound on |w - w_cpu| for w = p.x·q.y − p.y·q.x from sheared corners p and q (each
+// (x, y, bound on |x|, bound on |y|)).
+fn edge_bound(p: vec4<f32>, q: vec4<f32>) -> f32 {
+    let first = p.z * abs(q.y) + abs(p.x) * q.w + p.w * abs(q.x) + abs(p.y) * q.z;
+    let own = abs(p.x * q.y) + abs(p.y * q.x);
+    let second = p.z * q.w + p.w * q.z;
+    return E * (first + own) + E * E * second;
+}
+
+// Tests the triangle in `lane` of packet `pi`, whose leaf box the ray enters at `box_t` or
+// later.
+fn test_lane(pi: u32, lane: u32, box_t: f32) {
     let a = vec3<f32>(packets[pi].a[0][lane], packets[pi].a[1][lane], packets[pi].a[2][lane]);
     if all(bitcast<vec3<u32>>(a) == vec3<u32>(NAN_BITS)) {
         return; // an empty lane
@@ -135,9 +149,11 @@ fn test_lane(pi: u32, lane: u32) {
     let wa = sc.x * sb.y - sc.y * sb.x;
     let wb = sa.x * sc.y - sa.y * sc.x;
     let wc = sb.x * sa.y - sb.y * sa.x;
-    let ea = E * (sc.z * sb.w + sc.w * sb.z);
-    let eb = E * (sa.z * sc.w + sa.w * sc.z);
-    let ec = E * (sb.z * sa.w + sb.w * sa.z);
+    // Each sheared coordinate is within E·(its bound) of the CPU's; the products' errors
+    // to first order, their own rounding, and the second-order term.
+    let ea = edge_bound(sc, sb);
+    let eb = edge_bound(sa, sc);
+    let ec = edge_bound(sb, sa);
     let pos = (wa > ea) || (wb > eb) || (wc > ec);
     let neg = (wa < -ea) || (wb < -eb) || (wc < -ec);
     if pos && neg {
@@ -163,7 +179,7 @@ fn test_lane(pi: u32, lane: u32) {
     let e_num = E * dot(n_mag, abs(ao));
     if !(abs(den) > e_den) {
         // Nearly parallel, degenerate, or not finite: t unknown.
-        note_other(t_min);
+        note_other(box_t, 2u);
         return;
     }
     let t = num / den;
@@ -176,17 +192,19 @@ fn test_lane(pi: u32, lane: u32) {
     if inside && lo >= t_min && hi <= t_max {
         if best_slot == NONE || t < best_t {
             if best_slot != NONE {
-                note_other(best_lo);
+                note_other(best_lo, 0u);
             }
             best_slot = pi * 4u + lane;
             best_t = t;
             best_lo = lo;
             best_hi = hi;
         } else {
-            note_other(lo);
+            note_other(lo, 0u);
         }
+    } else if inside {
+        note_other(lo, 0u); // a certain hit astride the range's end
     } else {
-        note_other(lo);
+        note_other(lo, 1u);
     }
 }
 
@@ -214,8 +232,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     best_t = BIG;
     best_lo = BIG;
     best_hi = BIG;
-    other_lo = BIG;
-    any_other = false;
+    for (var w = 0u; w < 3u; w++) {
+        other_lo[w] = BIG;
+        any_other[w] = false;
+    }
     flags = 0u;
     var visits = 0u;
     if !(t_min <= t_max) {
@@ -300,12 +320,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 continue;
             }
             if (word & LEAF) != 0u {
-                let first = word & ~LEAF;
-                let count = nodes[ni].order[k] >> COUNT_SHIFT;
-                for (var p = first; p < first + count; p++) {
-                    for (var lane = 0u; lane < 4u; lane++) {
-                        test_lane(p, lane);
-                    }
+                // A mesh's leaf lane is one packet (its count word counts the packet's
+                // triangles, which the CPU walk does not read either).
+                let p = word & ~LEAF;
+                for (var lane = 0u; lane < 4u; lane++) {
+                    test_lane(p, lane, tn - abs(tn) * E);
                 }
             } else if top < STACK {
                 stack_node[top] = word;
@@ -316,8 +335,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
     }
-    if any_other && (best_slot == NONE || other_lo <= best_hi) {
-        flags |= FLAG_NEAR;
+    for (var w = 0u; w < 3u; w++) {
+        if any_other[w] && (best_slot == NONE || other_lo[w] <= best_hi) {
+            flags |= FLAG_NEAR | (FLAG_WHY << w);
+        }
     }
     answers[i] = Answer(best_slot, best_t, flags, visits);
 }

@@ -254,6 +254,14 @@ impl<'a> GpuBvh<'a> {
         }
     }
 
+    /// The kernel's flags for each ray (bit 0: a near tie or an uncertain triangle in reach;
+    /// bit 1: the stack overflowed), without the CPU's finish: for diagnostics.
+    pub fn flags(&self, rays: &[Ray]) -> Vec<u32> {
+        rays.chunks(CHUNK)
+            .flat_map(|chunk| self.run(chunk).into_iter().map(|a| a.flags))
+            .collect()
+    }
+
     /// Runs the kernel on `rays` (at most [`CHUNK`]) and reads its answers back.
     fn run(&self, rays: &[Ray]) -> Vec<GpuAnswer> {
         let device = &self.gpu.device;

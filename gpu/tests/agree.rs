@@ -137,6 +137,50 @@ fn check(gpu: &Gpu, path: &Path, count: usize) {
         cpu_time,
         wrong,
     );
+    let flags = device_bvh.flags(&rays);
+    let kinds = [
+        "random",
+        "at a point",
+        "at a corner or midpoint",
+        "short range",
+    ];
+    for (kind, name) in kinds.iter().enumerate() {
+        let n = flags
+            .iter()
+            .skip(kind)
+            .step_by(4)
+            .filter(|&&f| f != 0)
+            .count();
+        let why = |bit: u32| {
+            flags
+                .iter()
+                .skip(kind)
+                .step_by(4)
+                .filter(|&&f| f & bit != 0)
+                .count()
+        };
+        println!(
+            "  flagged {n} of {} rays {name} (a close certain hit {}, an edge {}, a plane {}, \
+             overflow {})",
+            rays.len().div_ceil(4),
+            why(8),
+            why(16),
+            why(32),
+            why(2)
+        );
+    }
+    if std::env::var_os("MESHRAY_GPU_DEBUG").is_some() {
+        let mut all = Vec::new();
+        for (i, f) in flags
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| i % 4 == 1 && **f & 8 != 0)
+            .take(5)
+        {
+            bvh.all_triangles(&rays[i], &QueryOptions::default(), &mut all);
+            println!("  ray {i} flags {f}: {:?}", &all[..all.len().min(3)]);
+        }
+    }
     assert_eq!(wrong, 0, "GPU answers differ from cast_ray's");
 }
 
