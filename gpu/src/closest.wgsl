@@ -1,18 +1,22 @@
 // Closest-hit narrowing (issue 42 spike): one invocation per ray walks meshray's 8-wide tree
-// in f32 and names the triangle slot the CPU's exact walk (`Bvh::cast_ray`) must answer, or
-// none, or raises a flag where f32 cannot be sure. Every quantity that decides something
-// carries an error bound E·(sum of the magnitudes it was computed from), E = 2^-18, far above
-// the few ulps (about 2^-21 relative) both the CPU's and this kernel's arithmetic can be off (WGSL allows FMA
-// contraction and 2.5-ulp division, and both only move results by ulps). A triangle is
+// in f32 and names the few triangles among which the CPU's exact answer (`Bvh::cast_ray`:
+// the least t, ties to the lowest triangle number, of the scalar watertight test) must lie,
+// or raises a flag where it cannot. Every quantity that decides something carries an error
+// bound E·(the magnitudes it was computed from), E = 2^-18, well above the few ulps (about
+// 2^-21 relative) by which the CPU's and this kernel's arithmetic can differ (WGSL allows FMA
+// contraction and 2.5-ulp division; both move results by ulps). A triangle is
 // - a certain miss: two edge functions of strictly opposite signs beyond their bounds, or its
 //   t interval entirely outside the ray's range;
 // - a certain hit: three edge functions of one sign beyond their bounds, a plane denominator
 //   beyond its bound, and the t interval inside the range;
-// - otherwise uncertain: it might hit, with t no less than its interval's low end (the
-//   range's start where the interval is unknown).
-// The ray's answer is certain when the closest certain hit's interval lies strictly below
-// every other candidate's (certain or uncertain) low end; otherwise the flag is set and the
-// CPU runs its own query for that ray.
+// - otherwise a candidate: it might hit, at t no less than its interval's low end (its leaf
+//   box's entry where the plane gives no interval).
+// The answer: the certain hit of least t (`best`), and the other candidates whose low end is
+// no greater than the best's high end (all candidates where there is no best). If the CPU's
+// test accepts the best, its t is at most the best's high end, and every triangle outside
+// the list either misses or hits beyond it: the exact answer is among the best and the list.
+// Where the list overflows, the stack overflows or a corner is not finite, a flag makes the
+// CPU cast the ray itself.
 
 struct Node {
     mn: array<array<f32, 8>, 3>,
@@ -35,10 +39,15 @@ struct RayIn {
 }
 
 struct Answer {
-    slot: u32,
+    best: u32,
     t: f32,
     flags: u32,
     visits: u32,
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    candidates: array<u32, 8>,
 }
 
 struct Params {
@@ -63,17 +72,19 @@ const STACK: u32 = 48u;
 const E: f32 = 3.814697265625e-6; // 2^-18
 const BIG: f32 = 3.0e38;
 
-// Flag bits.
-const FLAG_NEAR: u32 = 1u;      // another candidate's interval reaches the best's
+// Flag bits. The CPU casts the ray itself where OVERFLOW, INPUT or LIST is set; NEAR and the
+// WHY bits only say why the answer names candidates beside the best.
+const FLAG_NEAR: u32 = 1u;      // other candidates' intervals reach the best's
 const FLAG_OVERFLOW: u32 = 2u;  // the stack was full: subtrees were dropped
 const FLAG_INPUT: u32 = 4u;     // a non-finite corner in a used lane
 const FLAG_WHY: u32 = 8u;       // with FLAG_NEAR: 8 a certain hit, 16 an edge, 32 a plane
+const FLAG_LIST: u32 = 64u;     // the list may be incomplete (full, or pruned past the best)
+const K: u32 = 8u;              // the candidate list's length
 
 // The ray, set once per invocation.
 var<private> o: array<f32, 3>;
 var<private> d: array<f32, 3>;
 var<private> inv: array<f32, 3>;
-var<private> o_mag: f32;
 var<private> kx: u32;
 var<private> ky: u32;
 var<private> kz: u32;
@@ -87,23 +98,52 @@ var<private> best_slot: u32;
 var<private> best_t: f32;
 var<private> best_lo: f32;
 var<private> best_hi: f32;
-// The lowest low end of the other candidates, by why they are candidates: 0 a certain hit
-// that is not the best, 1 edge functions too close to zero to tell, 2 a plane too nearly
-// parallel to the ray (or a degenerate triangle) to bound t from it.
-var<private> other_lo: array<f32, 3>;
-var<private> any_other: array<bool, 3>;
 var<private> flags: u32;
+// The other candidates (slots, and the low ends of their t intervals): every triangle
+// that might hit in range other than the best, while its low end is within reach.
+var<private> cand_slot: array<u32, K>;
+var<private> cand_lo: array<f32, K>;
+var<private> cand_n: u32;
+// Why candidates were noted (the WHY bits, for diagnostics: set when noted, whether or not
+// the candidate stays within reach).
+var<private> why_bits: u32;
+// The least t at which the walk left something out because the best was closer: a box's
+// entry it did not enter, a candidate it dropped. A best's high end only falls as the walk
+// goes if each new best's does; where a later best's high end reaches back past this, the
+// list may be incomplete and the ray goes to the CPU.
+var<private> pruned: f32;
 
-// A candidate that might hit at t >= lo.
-fn note_other(lo: f32, why: u32) {
+// Slot `slot` might hit at t >= lo, for reason `why` (0 a certain hit that is not the
+// best, 1 edge functions too close to zero to tell, 2 a plane too nearly parallel to the ray,
+// or a degenerate triangle, to bound t from it).
+fn note_other(slot: u32, lo: f32, why: u32) {
     var l = lo;
     if !(l >= t_min) {
         l = t_min;
     }
-    if !any_other[why] || l < other_lo[why] {
-        other_lo[why] = l;
+    why_bits |= FLAG_WHY << why;
+    if cand_n == K {
+        // Full: drop those the best has put out of reach (its high end only falls).
+        let reach = limit();
+        var m = 0u;
+        for (var j = 0u; j < K; j++) {
+            if cand_lo[j] <= reach {
+                cand_slot[m] = cand_slot[j];
+                cand_lo[m] = cand_lo[j];
+                m += 1u;
+            } else {
+                pruned = min(pruned, cand_lo[j]);
+            }
+        }
+        cand_n = m;
     }
-    any_other[why] = true;
+    if cand_n < K {
+        cand_slot[cand_n] = slot;
+        cand_lo[cand_n] = l;
+        cand_n += 1u;
+    } else {
+        flags |= FLAG_LIST;
+    }
 }
 
 // (x, y, bound on |x|, bound on |y|) of a corner `p` (its coordinates on axes kx, ky, kz)
@@ -179,7 +219,7 @@ fn test_lane(pi: u32, lane: u32, box_t: f32) {
     let e_num = E * dot(n_mag, abs(ao));
     if !(abs(den) > e_den) {
         // Nearly parallel, degenerate, or not finite: t unknown.
-        note_other(box_t, 2u);
+        note_other(pi * 4u + lane, box_t, 2u);
         return;
     }
     let t = num / den;
@@ -192,19 +232,19 @@ fn test_lane(pi: u32, lane: u32, box_t: f32) {
     if inside && lo >= t_min && hi <= t_max {
         if best_slot == NONE || t < best_t {
             if best_slot != NONE {
-                note_other(best_lo, 0u);
+                note_other(best_slot, best_lo, 0u);
             }
             best_slot = pi * 4u + lane;
             best_t = t;
             best_lo = lo;
             best_hi = hi;
         } else {
-            note_other(lo, 0u);
+            note_other(pi * 4u + lane, lo, 0u);
         }
     } else if inside {
-        note_other(lo, 0u); // a certain hit astride the range's end
+        note_other(pi * 4u + lane, lo, 0u); // a certain hit astride the range's end
     } else {
-        note_other(lo, 1u);
+        note_other(pi * 4u + lane, lo, 1u);
     }
 }
 
@@ -232,14 +272,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     best_t = BIG;
     best_lo = BIG;
     best_hi = BIG;
-    for (var w = 0u; w < 3u; w++) {
-        other_lo[w] = BIG;
-        any_other[w] = false;
-    }
+    cand_n = 0u;
+    why_bits = 0u;
+    pruned = BIG;
     flags = 0u;
     var visits = 0u;
     if !(t_min <= t_max) {
-        answers[i] = Answer(NONE, 0.0, 0u, 0u);
+        var none: array<u32, K>;
+        answers[i] = Answer(NONE, 0.0, 0u, 0u, 0u, 0u, 0u, 0u, none);
         return;
     }
     // The watertight test's axes, as the CPU chooses them (the first of equal largest).
@@ -267,7 +307,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             octant |= 1u << a;
         }
     }
-    o_mag = max(abs(o[0]), max(abs(o[1]), abs(o[2])));
 
     var stack_node: array<u32, STACK>;
     var stack_t: array<f32, STACK>;
@@ -280,6 +319,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         top -= 1u;
         if stack_t[top] > limit() {
+            pruned = min(pruned, stack_t[top]);
             continue;
         }
         let ni = stack_node[top];
@@ -296,12 +336,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 continue;
             }
             var tn = t_min;
-            var tf = limit();
-            var box_mag = o_mag;
+            var tf = BIG;
+            // The CPU's test may accept a point off its triangle by its rounding, a few
+            // ulps of the corners' distances from the origin: pad by E times those.
+            var reach = 0.0;
             for (var a = 0u; a < 3u; a++) {
-                box_mag = max(box_mag, max(abs(nodes[ni].mn[a][k]), abs(nodes[ni].mx[a][k])));
+                reach += max(abs(nodes[ni].mn[a][k] - o[a]), abs(nodes[ni].mx[a][k] - o[a]));
             }
-            let pad = E * box_mag;
+            let pad = E * reach;
             for (var a = 0u; a < 3u; a++) {
                 let lo = nodes[ni].mn[a][k] - pad;
                 let hi = nodes[ni].mx[a][k] + pad;
@@ -317,7 +359,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 }
             }
             if !(tn - abs(tn) * E <= tf + abs(tf) * E) {
-                continue;
+                continue; // missed
+            }
+            if tn - abs(tn) * E > limit() {
+                pruned = min(pruned, tn - abs(tn) * E);
+                continue; // beyond the best
             }
             if (word & LEAF) != 0u {
                 // A mesh's leaf lane is one packet (its count word counts the packet's
@@ -335,10 +381,23 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
     }
-    for (var w = 0u; w < 3u; w++) {
-        if any_other[w] && (best_slot == NONE || other_lo[w] <= best_hi) {
-            flags |= FLAG_NEAR | (FLAG_WHY << w);
+    if best_slot != NONE && pruned <= best_hi {
+        flags |= FLAG_LIST;
+    }
+    // The candidates still within reach of the best (all of them where there is none).
+    var n = 0u;
+    for (var j = 0u; j < cand_n; j++) {
+        if best_slot == NONE || cand_lo[j] <= best_hi {
+            answers[i].candidates[n] = cand_slot[j];
+            n += 1u;
         }
     }
-    answers[i] = Answer(best_slot, best_t, flags, visits);
+    if n > 0u {
+        flags |= FLAG_NEAR | why_bits;
+    }
+    answers[i].best = best_slot;
+    answers[i].t = best_t;
+    answers[i].flags = flags;
+    answers[i].visits = visits;
+    answers[i].count = n;
 }

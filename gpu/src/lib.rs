@@ -2,11 +2,13 @@
 //! for bit [`Bvh::cast_ray`](meshray::query::RayCast::cast_ray)'s.
 //!
 //! The GPU only narrows (see `closest.wgsl`): per ray it walks the uploaded tree in `f32`
-//! and names a candidate triangle slot, or none, with a flag where its `f32` arithmetic
-//! cannot be sure of the answer. The CPU then finishes: a flagged ray is cast again by
-//! `Bvh::cast_ray`; an unflagged ray's candidate is tested by the library's own triangle
-//! test ([`meshray::geometry::intersect_triangle`], the watertight test the walk runs), which
-//! gives the walk's `t`, `u` and `v` bit for bit.
+//! and names the certain hit of least `t` and the few other triangles its `f32` arithmetic
+//! cannot rule out, or flags the ray where it cannot narrow it. The CPU then finishes: it
+//! tests the named triangles with the library's own test
+//! ([`meshray::geometry::intersect_triangle`], the watertight test the walk runs, which gives
+//! the walk's `t`, `u` and `v` bit for bit) and keeps the least `t`, ties to the lowest
+//! triangle number, as the walk does; a flagged ray, or one whose certain hit the exact test
+//! refuses, is cast again by `Bvh::cast_ray`.
 
 #![deny(missing_docs)]
 
@@ -72,13 +74,17 @@ impl Gpu {
 pub struct BatchStats {
     /// Rays cast.
     pub rays: usize,
-    /// Rays the GPU flagged (cast again on the CPU).
+    /// Rays the GPU flagged for the CPU to cast again (candidate list or stack overflowed,
+    /// a corner not finite).
     pub flagged: usize,
-    /// Of those, flagged for a near tie or an uncertain triangle in reach.
-    pub near: usize,
     /// Of those, flagged because the walk's stack overflowed.
     pub overflow: usize,
-    /// Unflagged rays whose candidate the exact test then refused (cast again on the CPU).
+    /// Rays the GPU narrowed to several candidates (a near tie, or a triangle it could not
+    /// decide within reach), which the CPU tested one by one.
+    pub several: usize,
+    /// The candidates the CPU tested, all rays together (the best included).
+    pub tested: usize,
+    /// Rays whose certain best the exact test refused (cast again on the CPU).
     pub refused: usize,
     /// Nodes the GPU visited, all rays together.
     pub visits: u64,
@@ -86,6 +92,18 @@ pub struct BatchStats {
     pub gpu: Duration,
     /// Time spent finishing on the CPU.
     pub finish: Duration,
+}
+
+/// How the CPU finishes a ray the GPU narrowed to several candidates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finish {
+    /// Casts it again with `Bvh::cast_ray`: every answer is `cast_ray`'s bit for bit.
+    CastRay,
+    /// Tests the candidates with the exact triangle test and keeps the least `t`, ties to the
+    /// lowest triangle number: the answer of the scalar test over every triangle (a brute
+    /// force). That is `cast_ray`'s except where its walk loses a hit (found by this spike:
+    /// rays through a shared corner, see NOTES.md).
+    Candidates,
 }
 
 /// A [`Bvh`] uploaded to a device, ready to cast closest-hit rays.
@@ -114,15 +132,28 @@ struct GpuRay {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 struct GpuAnswer {
-    slot: u32,
+    /// The slot of the certain hit of least `t`, or [`NONE`].
+    best: u32,
+    /// Its `t` in the kernel's `f32` (not the CPU's).
     t: f32,
     flags: u32,
     visits: u32,
+    /// How many of `candidates` are used.
+    count: u32,
+    _pad: [u32; 3],
+    /// The other triangles (slots) that might be the answer.
+    candidates: [u32; CANDIDATES],
 }
 
 const NONE: u32 = u32::MAX;
 const FLAG_NEAR: u32 = 1;
 const FLAG_OVERFLOW: u32 = 2;
+const FLAG_INPUT: u32 = 4;
+const FLAG_LIST: u32 = 64;
+/// The flags that make the CPU cast the ray itself.
+const FALLBACK: u32 = FLAG_OVERFLOW | FLAG_INPUT | FLAG_LIST;
+/// The candidate list's length (the kernel's `K`).
+const CANDIDATES: usize = 8;
 const WORKGROUP: u32 = 64;
 /// Rays per dispatch (the workgroup count stays under 65,535 on one axis).
 const CHUNK: usize = 1 << 20;
@@ -203,6 +234,16 @@ impl<'a> GpuBvh<'a> {
     /// The closest hit of every ray, as `bvh.cast_ray(ray, RayQuery::Closest,
     /// &QueryOptions::default())` answers it, bit for bit; and what the batch cost.
     pub fn closest_hits(&self, rays: &[Ray]) -> (Vec<Option<CompactHit>>, BatchStats) {
+        self.closest_hits_with(rays, Finish::CastRay)
+    }
+
+    /// [`closest_hits`](Self::closest_hits) with a choice of how rays narrowed to several
+    /// candidates are finished.
+    pub fn closest_hits_with(
+        &self,
+        rays: &[Ray],
+        finish: Finish,
+    ) -> (Vec<Option<CompactHit>>, BatchStats) {
         let mut stats = BatchStats {
             rays: rays.len(),
             ..Default::default()
@@ -214,7 +255,7 @@ impl<'a> GpuBvh<'a> {
             stats.gpu += start.elapsed();
             let start = Instant::now();
             for (ray, answer) in chunk.iter().zip(&answers) {
-                hits.push(self.finish(ray, answer, &mut stats));
+                hits.push(self.finish(ray, answer, finish, &mut stats));
             }
             stats.finish += start.elapsed();
         }
@@ -222,40 +263,72 @@ impl<'a> GpuBvh<'a> {
     }
 
     /// The exact answer from the kernel's.
-    fn finish(&self, ray: &Ray, answer: &GpuAnswer, stats: &mut BatchStats) -> Option<CompactHit> {
+    fn finish(
+        &self,
+        ray: &Ray,
+        answer: &GpuAnswer,
+        finish: Finish,
+        stats: &mut BatchStats,
+    ) -> Option<CompactHit> {
         let options = QueryOptions::default();
         if !ray.is_valid() {
             return None;
         }
         stats.visits += u64::from(answer.visits);
         let cpu = || self.bvh.cast_ray(ray, RayQuery::Closest, &options);
-        if answer.flags != 0 {
+        if answer.flags & FALLBACK != 0 {
             stats.flagged += 1;
-            stats.near += usize::from(answer.flags & FLAG_NEAR != 0);
             stats.overflow += usize::from(answer.flags & FLAG_OVERFLOW != 0);
             return cpu();
         }
-        if answer.slot == NONE {
-            return None;
+        if answer.flags & FLAG_NEAR != 0 {
+            stats.several += 1;
+            if finish == Finish::CastRay {
+                return cpu();
+            }
         }
-        let triangle = self.index[answer.slot as usize];
-        let [a, b, c] = self.bvh.mesh().triangle(triangle as usize);
-        match meshray::geometry::intersect_triangle(ray, a, b, c, &options) {
-            Some(h) => Some(CompactHit {
+        // The library's own test on one slot's triangle: the walk's answer for it, bit for bit.
+        let exact = |slot: u32| {
+            let triangle = self.index[slot as usize];
+            let [a, b, c] = self.bvh.mesh().triangle(triangle as usize);
+            meshray::geometry::intersect_triangle(ray, a, b, c, &options).map(|h| CompactHit {
                 t: h.t,
                 triangle,
                 u: h.u,
                 v: h.v,
-            }),
-            None => {
-                stats.refused += 1;
-                cpu()
+            })
+        };
+        let mut best = None;
+        if answer.best != NONE {
+            stats.tested += 1;
+            match exact(answer.best) {
+                Some(h) => best = Some(h),
+                None => {
+                    stats.refused += 1;
+                    return cpu();
+                }
             }
         }
+        // The least t, ties to the lowest triangle number, as the walk keeps its best.
+        for &slot in &answer.candidates[..answer.count as usize] {
+            stats.tested += 1;
+            if let Some(h) = exact(slot) {
+                let closer = match best {
+                    Some(b) => h.t < b.t || (h.t == b.t && h.triangle < b.triangle),
+                    None => true,
+                };
+                if closer {
+                    best = Some(h);
+                }
+            }
+        }
+        best
     }
 
-    /// The kernel's flags for each ray (bit 0: a near tie or an uncertain triangle in reach;
-    /// bit 1: the stack overflowed), without the CPU's finish: for diagnostics.
+    /// The kernel's flags for each ray, without the CPU's finish, for diagnostics: bit 0
+    /// several candidates (bits 3, 4, 5: among them a certain hit, an undecided edge, an
+    /// undecided plane), bit 1 the stack overflowed, bit 2 a corner not finite, bit 6 the
+    /// candidate list overflowed.
     pub fn flags(&self, rays: &[Ray]) -> Vec<u32> {
         rays.chunks(CHUNK)
             .flat_map(|chunk| self.run(chunk).into_iter().map(|a| a.flags))
