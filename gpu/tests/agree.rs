@@ -127,15 +127,15 @@ fn brute_force(bvh: &Bvh, ray: &Ray) -> Option<CompactHit> {
     for t in 0..bvh.mesh().triangle_count() {
         let [a, b, c] = bvh.mesh().triangle(t);
         let hit = meshray::geometry::intersect_triangle(ray, a, b, c, &QueryOptions::default());
-        if let Some(h) = hit {
-            if best.is_none_or(|b| h.t < b.t) {
-                best = Some(CompactHit {
-                    t: h.t,
-                    triangle: t as u32,
-                    u: h.u,
-                    v: h.v,
-                });
-            }
+        if let Some(h) = hit
+            && best.is_none_or(|b| h.t < b.t)
+        {
+            best = Some(CompactHit {
+                t: h.t,
+                triangle: t as u32,
+                u: h.u,
+                v: h.v,
+            });
         }
     }
     best
