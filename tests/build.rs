@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-fn main() {
+pub fn main() {
     println!("cargo::rustc-check-cfg=cfg(shared_meshes)");
     println!("cargo::rustc-check-cfg=cfg(x11_tools)");
     println!("cargo::rerun-if-changed=build.rs");

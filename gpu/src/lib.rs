@@ -1,5 +1,7 @@
-//! Spike for issue 42: meshray's closest-hit rays cast on a GPU with wgpu, every answer bit
-//! for bit [`Bvh::cast_ray`](meshray::query::RayCast::cast_ray)'s.
+//! meshray's closest-hit rays cast on a GPU with wgpu (Vulkan), every answer bit for bit
+//! [`Bvh::cast_ray`](meshray::query::RayCast::cast_ray)'s. A first step of issue 42: closest
+//! hits of a slice of rays on a mesh, through a blocking call; not yet any hits, the async and
+//! GPU-buffer forms, scenes, the browser's WebGPU or Python (gpu/NOTES.md lists what is open).
 //!
 //! The GPU only narrows (see `closest.wgsl`): per ray it walks the uploaded tree in `f32`
 //! and names the certain hit of least `t` and the few other triangles its `f32` arithmetic
@@ -9,6 +11,10 @@
 //! the walk's `t`, `u` and `v` bit for bit) and keeps the least `t`, ties to the lowest
 //! triangle number, as the walk does; a flagged ray, or one whose certain hit the exact test
 //! refuses, is cast again by `Bvh::cast_ray`.
+//!
+//! [`Gpu::new`] makes a headless device (a hardware Vulkan adapter, else a software one such
+//! as Mesa's lavapipe); a [`Gpu`] can also be built from the caller's own adapter, device
+//! and queue (its fields are public), such as a renderer's.
 
 #![deny(missing_docs)]
 

@@ -1,10 +1,11 @@
 //! Every GPU answer equals `Bvh::cast_ray`'s, bit for bit, on random rays; prints how many
-//! rays the GPU flagged (the CPU cast them again). Skips, saying so, without an adapter.
+//! rays the GPU flagged (the CPU cast them again). Without a Vulkan driver (gpu/build.rs) the
+//! tests show as ignored; with one, or under `CI=true`, a missing adapter is a failure.
 
 use meshray::prelude::*;
 use meshray::{Bvh, CompactHit, Mesh, QueryOptions, Ray, RayQuery};
 use meshray_gpu::{Finish, Gpu, GpuBvh};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// SplitMix64, seeded: the same rays on every run.
@@ -272,20 +273,45 @@ fn count() -> usize {
         .unwrap_or(20_000)
 }
 
-#[test]
-fn adapter_info() {
-    match Gpu::new() {
-        Some(gpu) => println!("adapter: {:?}", gpu.adapter.get_info()),
-        None => println!("skipped: no Vulkan adapter"),
-    }
+/// The device: gpu/build.rs found a Vulkan driver (or `CI=true`), so none now is a failure.
+fn gpu() -> Gpu {
+    Gpu::new().expect(
+        "no Vulkan adapter, though a driver was found when the tests were built (or CI=true); \
+         Debian's mesa-vulkan-drivers has lavapipe",
+    )
+}
+
+/// The shared meshes' directory (`MESHRAY_MESHES`, else `../shared/meshes` beside the
+/// repository), which gpu/build.rs found (or `CI=true` requires).
+fn shared_mesh(name: &str) -> PathBuf {
+    let dir = std::env::var_os("MESHRAY_MESHES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/meshes"));
+    let path = dir.join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing (set MESHRAY_MESHES)",
+        path.display()
+    );
+    path
 }
 
 #[test]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "no Vulkan driver here (Debian: mesa-vulkan-drivers)"
+)]
+fn adapter_info() {
+    println!("adapter: {:?}", gpu().adapter.get_info());
+}
+
+#[test]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "no Vulkan driver here (Debian: mesa-vulkan-drivers)"
+)]
 fn scene_matches_cast_ray() {
-    let Some(gpu) = Gpu::new() else {
-        println!("skipped: no Vulkan adapter");
-        return;
-    };
+    let gpu = gpu();
     check(
         &gpu,
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/scene.obj"),
@@ -293,28 +319,16 @@ fn scene_matches_cast_ray() {
     );
 }
 
-fn bunny_path() -> Option<std::path::PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/meshes/stanford-bunny/stanford-bunny.obj");
-    if path.exists() {
-        return Some(path);
-    }
-    let path = Path::new("/work/shared/meshes/stanford-bunny/stanford-bunny.obj");
-    path.exists().then(|| path.to_path_buf())
-}
-
 /// The bunny far from the origin (its coordinates' ulps 10^4 times coarser than its size
 /// suggests): the bounds scale with the magnitudes.
 #[test]
+#[cfg_attr(
+    not(all(vulkan_driver, shared_meshes)),
+    ignore = "needs a Vulkan driver (Debian: mesa-vulkan-drivers) and the shared meshes"
+)]
 fn far_bunny_matches_cast_ray() {
-    let Some(gpu) = Gpu::new() else {
-        println!("skipped: no Vulkan adapter");
-        return;
-    };
-    let Some(path) = bunny_path() else {
-        println!("skipped: no bunny");
-        return;
-    };
+    let gpu = gpu();
+    let path = shared_mesh("stanford-bunny/stanford-bunny.obj");
     let mesh = Mesh::load(&path).expect("the bunny loads");
     let moved = mesh
         .positions()
@@ -327,11 +341,12 @@ fn far_bunny_matches_cast_ray() {
 /// A flat grid of 2 × 64 × 64 triangles in z = 0 and a tilted copy crossing it: shared edges
 /// everywhere, rays at shallow angles and in the plane.
 #[test]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "no Vulkan driver here (Debian: mesa-vulkan-drivers)"
+)]
 fn grid_matches_cast_ray() {
-    let Some(gpu) = Gpu::new() else {
-        println!("skipped: no Vulkan adapter");
-        return;
-    };
+    let gpu = gpu();
     let n = 64u32;
     let mut positions = Vec::new();
     let mut triangles = Vec::new();
@@ -357,14 +372,64 @@ fn grid_matches_cast_ray() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(vulkan_driver, shared_meshes)),
+    ignore = "needs a Vulkan driver (Debian: mesa-vulkan-drivers) and the shared meshes"
+)]
 fn bunny_matches_cast_ray() {
-    let Some(gpu) = Gpu::new() else {
-        println!("skipped: no Vulkan adapter");
-        return;
-    };
-    let Some(path) = bunny_path() else {
-        println!("skipped: no bunny");
-        return;
-    };
+    let gpu = gpu();
+    let path = shared_mesh("stanford-bunny/stanford-bunny.obj");
     check(&gpu, &path, count());
+}
+
+/// Bad rays (NaN, infinite, zero directions, empty ranges) and an empty batch answer as
+/// `cast_ray` does, on the scene and on a one-triangle mesh (a mesh of none is refused when
+/// built: `Error::NoTriangles`).
+#[test]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "no Vulkan driver here (Debian: mesa-vulkan-drivers)"
+)]
+fn bad_rays_and_an_empty_batch_answer_as_cast_ray() {
+    let gpu = gpu();
+    let scene = Bvh::build(
+        Mesh::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/scene.obj")).unwrap(),
+    );
+    assert!(Mesh::from_buffers(Vec::<[f32; 3]>::new(), Vec::new()).is_err());
+    let one = Bvh::build(
+        Mesh::from_buffers(
+            [[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 2.0, 0.0]],
+            vec![[0, 1, 2]],
+        )
+        .unwrap(),
+    );
+    let (nan, inf) = (f32::NAN, f32::INFINITY);
+    let rays = [
+        Ray::new([nan, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        Ray::new([0.0, 1.0, 5.0], [0.0, nan, -1.0]),
+        Ray::new([inf, 1.0, 5.0], [0.0, 0.0, -1.0]),
+        Ray::new([0.0, 1.0, 5.0], [0.0, 0.0, 0.0]),
+        Ray::with_range([0.0, 1.0, 5.0], [0.0, 0.0, -1.0], 3.0, 2.0),
+        Ray::with_range([0.0, 1.0, 5.0], [0.0, 0.0, -1.0], nan, 10.0),
+        Ray::new([0.0, 1.0, 5.0], [0.0, 0.0, -1.0]),
+    ];
+    for bvh in [&scene, &one] {
+        let device_bvh = GpuBvh::new(&gpu, bvh);
+        assert!(device_bvh.closest_hits(&[]).0.is_empty());
+        let (hits, _) = device_bvh.closest_hits(&rays);
+        let cpu: Vec<_> = rays
+            .iter()
+            .map(|r| bvh.cast_ray(r, RayQuery::Closest, &QueryOptions::default()))
+            .collect();
+        assert_eq!(
+            hits.iter().map(bits).collect::<Vec<_>>(),
+            cpu.iter().map(bits).collect::<Vec<_>>()
+        );
+    }
+    // The good ray hits the scene's sphere; the empty mesh answers nothing.
+    assert!(
+        scene
+            .cast_ray(&rays[6], RayQuery::Closest, &QueryOptions::default())
+            .is_some()
+    );
 }
