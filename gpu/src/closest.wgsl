@@ -11,6 +11,14 @@
 //   beyond its bound, and the t interval inside the range;
 // - otherwise a candidate: it might hit, at t no less than its interval's low end (its leaf
 //   box's entry where the plane gives no interval).
+// The t in question is the CPU's after its raise (`triangle::raised`): the plane's t, or the
+// ray's entry into the triangle's own bounding box (`box_entry`) where that lies beyond it
+// by more than 2^-22 of t. The kernel computes that entry too, with bounds, so a triangle's
+// interval is [max(plane low, entry low − E·|entry low|), max(plane high, entry high)]:
+// the raise never reorders a certain best past a triangle the answer leaves out, and a
+// plane t before t_min is no certain miss where the box is entered after it. Since a raised
+// t is never before its own box's entry, a box pruned by its entry holds no closer hit,
+// however nearly the ray grazes a triangle's plane.
 // The answer: the certain hit of least t (`best`), and the other candidates whose low end is
 // no greater than the best's high end (all candidates where there is no best). If the CPU's
 // test accepts the best, its t is at most the best's high end, and every triangle outside
@@ -71,6 +79,10 @@ const NAN_BITS: u32 = 0x7fc00000u;
 const STACK: u32 = 48u;
 const E: f32 = 3.814697265625e-6; // 2^-18
 const BIG: f32 = 3.0e38;
+// Absolute slack on a box entry: covers a flushed subnormal difference (bound − o) times
+// 1/d, |d| >= 2^-60 (the host casts rays with smaller direction components itself).
+const TINY: f32 = 5.421010862427522e-20; // 2^-64
+const R22: f32 = 2.384185791015625e-7;   // 2^-22, the CPU's raise threshold
 
 // Flag bits. The CPU casts the ray itself where OVERFLOW, INPUT or LIST is set; NEAR and the
 // WHY bits only say why the answer names candidates beside the best.
@@ -79,6 +91,7 @@ const FLAG_OVERFLOW: u32 = 2u;  // the stack was full: subtrees were dropped
 const FLAG_INPUT: u32 = 4u;     // a non-finite corner in a used lane
 const FLAG_WHY: u32 = 8u;       // with FLAG_NEAR: 8 a certain hit, 16 an edge, 32 a plane
 const FLAG_LIST: u32 = 64u;     // the list may be incomplete (full, or pruned past the best)
+const FLAG_RAISED: u32 = 128u;  // some triangle's box entry widened its t interval (diagnostic)
 const K: u32 = 8u;              // the candidate list's length
 
 // The ray, set once per invocation.
@@ -164,6 +177,45 @@ fn edge_bound(p: vec4<f32>, q: vec4<f32>) -> f32 {
     return E * (first + own) + E * E * second;
 }
 
+// Bounds on where the CPU's `box_entry` says the ray enters the box of corners a, b, c:
+// (low, high, the kernel's own value, state), state 0 known, 1 never (a zero direction
+// component with the box ahead on that axis: the CPU's entry is +inf, so it raises any hit
+// to +inf and refuses it), 2 the high end unknown (a product near overflow; the low end
+// still holds, from the other axes). Per axis the CPU computes (bound − o)·(1/d), the bound
+// the corners' least coordinate, or their greatest where d's sign bit is set, and keeps the
+// greatest (a NaN bounds nothing; −inf where no axis does).
+fn own_entry(a: vec3<f32>, b: vec3<f32>, c: vec3<f32>) -> vec4<f32> {
+    let mn = min(min(a, b), c);
+    let mx = max(max(a, b), c);
+    var lo = -BIG;
+    var hi = -BIG;
+    var mid = -BIG;
+    var state = 0.0;
+    for (var k = 0u; k < 3u; k++) {
+        let negative = (bitcast<u32>(d[k]) & 0x80000000u) != 0u;
+        let bound = select(mn[k], mx[k], negative);
+        if d[k] == 0.0 {
+            // (bound − o)·(±inf): +inf where the box lies ahead on this axis, −inf behind,
+            // NaN (no bound) on its plane.
+            if (negative && bound < o[k]) || (!negative && bound > o[k]) {
+                return vec4<f32>(BIG, BIG, BIG, 1.0);
+            }
+            continue;
+        }
+        let near = (bound - o[k]) * inv[k];
+        if !(abs(near) < 1.0e37) {
+            state = 2.0;
+            continue;
+        }
+        // 1/d to 2.5 ulps here, correctly rounded on the CPU; three roundings each side.
+        let err = abs(near) * E + TINY;
+        lo = max(lo, near - err);
+        hi = max(hi, near + err);
+        mid = max(mid, near);
+    }
+    return vec4<f32>(lo, hi, mid, state);
+}
+
 // Tests the triangle in `lane` of packet `pi`, whose leaf box the ray enters at `box_t` or
 // later.
 fn test_lane(pi: u32, lane: u32, box_t: f32) {
@@ -211,38 +263,62 @@ fn test_lane(pi: u32, lane: u32, box_t: f32) {
         ae1.z * ae2.x + ae1.x * ae2.z,
         ae1.x * ae2.y + ae1.y * ae2.x,
     );
+    // The CPU raises a hit's t to its box entry (see own_entry): a raised t is at least
+    // the entry less 2^-21 of it (not raised, t >= entry − 2^-22·|t|, t near the entry), at
+    // most the greater of the plane's t and the entry.
+    let entry = own_entry(a, b, c);
+    if entry.w == 1.0 {
+        return; // the CPU's entry is +inf: a certain miss
+    }
+    let raise_lo = entry.x - abs(entry.x) * E;
     let dv = vec3<f32>(d[0], d[1], d[2]);
     let ao = a - vec3<f32>(o[0], o[1], o[2]);
     let den = dot(n, dv);
     let num = dot(n, ao);
     let e_den = E * dot(n_mag, abs(dv));
     let e_num = E * dot(n_mag, abs(ao));
-    if !(abs(den) > e_den) {
-        // Nearly parallel, degenerate, or not finite: t unknown.
-        note_other(pi * 4u + lane, box_t, 2u);
-        return;
-    }
     let t = num / den;
     let dt = (e_num + abs(t) * e_den) / (abs(den) - e_den) + E * abs(t);
-    let lo = t - dt;
-    let hi = t + dt;
-    if hi < t_min || lo > t_max {
+    if !(abs(den) > e_den) || !(abs(t) + dt < BIG) {
+        // Nearly parallel, degenerate, or not finite: the plane's t unknown, the raised t
+        // no earlier than the own box's entry, nor than the leaf box's (which holds it).
+        let lo = max(box_t, raise_lo);
+        if lo > t_max {
+            return;
+        }
+        note_other(pi * 4u + lane, lo, 2u);
+        return;
+    }
+    let lo = max(t - dt, raise_lo);
+    let plane_hi = t + dt;
+    let hi = max(plane_hi, entry.y);
+    let known = entry.w == 0.0;
+    if entry.y > plane_hi || !known {
+        flags |= FLAG_RAISED;
+    }
+    if (known && hi < t_min) || lo > t_max {
         return; // out of range for certain
     }
-    if inside && lo >= t_min && hi <= t_max {
-        if best_slot == NONE || t < best_t {
+    // The kernel's own guess at the CPU's raised t, to choose the best by.
+    var guess = t;
+    if entry.z > t + abs(t) * R22 {
+        guess = entry.z;
+    }
+    if inside && known && lo >= t_min && hi <= t_max && hi < BIG {
+        if best_slot == NONE || guess < best_t {
             if best_slot != NONE {
                 note_other(best_slot, best_lo, 0u);
             }
             best_slot = pi * 4u + lane;
-            best_t = t;
+            best_t = guess;
             best_lo = lo;
             best_hi = hi;
         } else {
             note_other(pi * 4u + lane, lo, 0u);
         }
     } else if inside {
-        note_other(pi * 4u + lane, lo, 0u); // a certain hit astride the range's end
+        // A certain hit astride the range's end, or whose raised t is not bounded above.
+        note_other(pi * 4u + lane, lo, 0u);
     } else {
         note_other(pi * 4u + lane, lo, 1u);
     }

@@ -8,9 +8,11 @@
 //! cannot rule out, or flags the ray where it cannot narrow it. The CPU then finishes: it
 //! tests the named triangles with the library's own test
 //! ([`meshray::geometry::intersect_triangle`], the watertight test the walk runs, which gives
-//! the walk's `t`, `u` and `v` bit for bit) and keeps the least `t`, ties to the lowest
-//! triangle number, as the walk does; a flagged ray, or one whose certain hit the exact test
-//! refuses, is cast again by `Bvh::cast_ray`.
+//! the walk's `t`, `u` and `v` bit for bit, `t` raised to the triangle's box entry as the walk
+//! raises it) and keeps the least `t`, ties to the lowest triangle number, as the walk does; a
+//! flagged ray, or one whose certain hit the exact test refuses, is cast again by
+//! `Bvh::cast_ray`. The kernel bounds each triangle's `t` after that raise (it computes the
+//! box entry too), so the raise never reorders the answer past a triangle it leaves out.
 //!
 //! [`Gpu::new`] makes a headless device (a hardware Vulkan adapter, else a software one such
 //! as Mesa's lavapipe); a [`Gpu`] can also be built from the caller's own adapter, device
@@ -106,9 +108,9 @@ pub enum Finish {
     /// Casts it again with `Bvh::cast_ray`: every answer is `cast_ray`'s bit for bit.
     CastRay,
     /// Tests the candidates with the exact triangle test and keeps the least `t`, ties to the
-    /// lowest triangle number: the answer of the scalar test over every triangle (a brute
-    /// force). That is `cast_ray`'s except where its walk loses a hit (found by this spike:
-    /// rays through a shared corner, see NOTES.md).
+    /// lowest triangle number: the answer of the scalar test over every triangle the kernel's
+    /// walk could not rule out (a brute force). Since main's 478fe97 (a hit's `t` raised to
+    /// its box entry) that has been `cast_ray`'s on every ray tested (see NOTES.md).
     Candidates,
 }
 
@@ -149,6 +151,19 @@ struct GpuAnswer {
     _pad: [u32; 3],
     /// The other triangles (slots) that might be the answer.
     candidates: [u32; CANDIDATES],
+}
+
+/// Below this (and not zero) a direction component makes the CPU cast the ray: the kernel's
+/// bounds on a box entry, `(bound − o)·(1/d)`, allow for a device that flushes a subnormal
+/// `bound − o` to zero only while `1/d` is at most 2^60 (closest.wgsl's `TINY`).
+const TINY_DIRECTION: f32 = 1.0 / (1u64 << 60) as f32;
+
+/// Whether a direction component is nonzero but below [`TINY_DIRECTION`].
+fn tiny_direction(ray: &Ray) -> bool {
+    let d = ray.direction();
+    [d.x, d.y, d.z]
+        .iter()
+        .any(|c| *c != 0.0 && c.abs() < TINY_DIRECTION)
 }
 
 const NONE: u32 = u32::MAX;
@@ -282,6 +297,10 @@ impl<'a> GpuBvh<'a> {
         }
         stats.visits += u64::from(answer.visits);
         let cpu = || self.bvh.cast_ray(ray, RayQuery::Closest, &options);
+        if tiny_direction(ray) {
+            stats.flagged += 1;
+            return cpu();
+        }
         if answer.flags & FALLBACK != 0 {
             stats.flagged += 1;
             stats.overflow += usize::from(answer.flags & FLAG_OVERFLOW != 0);
@@ -334,7 +353,8 @@ impl<'a> GpuBvh<'a> {
     /// The kernel's flags for each ray, without the CPU's finish, for diagnostics: bit 0
     /// several candidates (bits 3, 4, 5: among them a certain hit, an undecided edge, an
     /// undecided plane), bit 1 the stack overflowed, bit 2 a corner not finite, bit 6 the
-    /// candidate list overflowed.
+    /// candidate list overflowed, bit 7 some triangle's box entry widened its `t` interval
+    /// (the CPU's raise may apply). A ray with a tiny direction component is not cast (0).
     pub fn flags(&self, rays: &[Ray]) -> Vec<u32> {
         rays.chunks(CHUNK)
             .flat_map(|chunk| self.run(chunk).into_iter().map(|a| a.flags))
@@ -347,7 +367,7 @@ impl<'a> GpuBvh<'a> {
         let gpu_rays: Vec<GpuRay> = rays
             .iter()
             .map(|r| {
-                if r.is_valid() {
+                if r.is_valid() && !tiny_direction(r) {
                     GpuRay {
                         origin: r.origin().coords.into(),
                         t_min: r.t_min(),
@@ -355,7 +375,8 @@ impl<'a> GpuBvh<'a> {
                         t_max: r.t_max(),
                     }
                 } else {
-                    // The CPU answers an invalid ray (None); the kernel skips an empty range.
+                    // The CPU answers an invalid ray (None) or casts one with a tiny direction
+                    // component; the kernel skips an empty range.
                     GpuRay {
                         origin: [0.0; 3],
                         t_min: 1.0,
