@@ -79,21 +79,7 @@ impl Moving {
                 unit.dot(&(self.start + self.axis - a)),
             ];
             let (lo, hi) = (h[0].min(h[1]), h[0].max(h[1]));
-            let (r, rate) = (self.radius, unit.dot(&self.direction));
-            in_slab = lo <= r && hi >= -r;
-            // When `lo + rate·τ ≤ r` and `hi + rate·τ ≥ −r`.
-            let (enter, leave) = if rate > 0.0 {
-                ((-r - hi) / rate, (r - lo) / rate)
-            } else if rate < 0.0 {
-                ((r - lo) / rate, (-r - hi) / rate)
-            } else if in_slab {
-                (f64::NEG_INFINITY, f64::INFINITY)
-            } else {
-                return None;
-            };
-            if leave < 0.0 || enter > tau_max {
-                return None;
-            }
+            in_slab = slab(lo, hi, self.radius, unit.dot(&self.direction), tau_max)?.0;
         }
         if in_slab && let Some(contact) = self.touching(0.0, [a, b, c]) {
             return Some(contact);
@@ -193,25 +179,12 @@ impl Moving {
         let mut in_slab = true;
         if let Some(unit) = n.try_normalize(0.0) {
             let (h0, rate) = (unit.dot(&(s - a)), unit.dot(&d));
-            in_slab = h0 <= r && h0 >= -r;
-            // When `h0 + rate·τ` lies in `[−r, r]`.
-            let (enter, leave) = if rate > 0.0 {
-                ((-r - h0) / rate, (r - h0) / rate)
-            } else if rate < 0.0 {
-                ((r - h0) / rate, (-r - h0) / rate)
-            } else if in_slab {
-                (f64::NEG_INFINITY, f64::INFINITY)
-            } else {
-                return None;
-            };
-            if leave < 0.0 || enter > tau_max {
-                return None;
-            }
+            let enter;
+            (in_slab, enter) = slab(h0, h0, r, rate, tau_max)?;
             if !in_slab {
                 // Reaching the slab only now (at `enter`, on the side it starts on): where it
                 // meets the face there, it touches nothing of the triangle earlier.
-                let side = if h0 >= 0.0 { 1.0 } else { -1.0 };
-                let tau = (side * r - h0) / rate;
+                let (side, tau) = (if h0 >= 0.0 { 1.0 } else { -1.0 }, enter);
                 let centre = s + d * tau;
                 let point = centre - unit * (side * r);
                 // Inside the face, the edges included: the weights of `b` and `c` (times
@@ -304,6 +277,25 @@ impl Moving {
             .distance_squared
             .sqrt()
     }
+}
+
+/// The plane's slab: an axis whose signed distances to the plane span `[lo, hi]` at `τ = 0`
+/// and change at `rate` per unit `τ`, against a radius `r`: whether it starts within `r`,
+/// and the `τ` at which it enters (when `lo + rate·τ ≤ r` and `hi + rate·τ ≥ −r`); `None`
+/// when it is never within `r` over `[0, tau_max]`.
+fn slab(lo: f64, hi: f64, r: f64, rate: f64, tau_max: f64) -> Option<(bool, f64)> {
+    let starts_in = lo <= r && hi >= -r;
+    let (enter, leave) = if rate > 0.0 {
+        ((-r - hi) / rate, (r - lo) / rate)
+    } else if rate < 0.0 {
+        ((r - lo) / rate, (-r - hi) / rate)
+    } else if starts_in {
+        (f64::NEG_INFINITY, f64::INFINITY)
+    } else {
+        return None;
+    };
+    // A NaN passes, as it fails both comparisons: the pieces' own tests decide.
+    (!(leave < 0.0 || enter > tau_max)).then_some((starts_in, enter))
 }
 
 /// The barycentrics `(u, v)` (the weights of `b` and `c`) of `p`, in the plane of triangle
