@@ -403,9 +403,7 @@ fn bunny_matches_cast_ray() {
 )]
 fn bad_rays_and_an_empty_batch_answer_as_cast_ray() {
     let gpu = gpu();
-    let scene = Bvh::build(
-        Mesh::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/scene.obj")).unwrap(),
-    );
+    let scene = scene();
     assert!(Mesh::from_buffers(Vec::<[f32; 3]>::new(), Vec::new()).is_err());
     let one = Bvh::build(
         Mesh::from_buffers(
@@ -425,24 +423,21 @@ fn bad_rays_and_an_empty_batch_answer_as_cast_ray() {
         Ray::new([0.0, 1.0, 5.0], [0.0, 0.0, -1.0]),
     ];
     for bvh in [&scene, &one] {
-        let device_bvh = GpuBvh::new(&gpu, bvh);
-        assert!(device_bvh.closest_hits(&[]).0.is_empty());
-        let (hits, _) = device_bvh.closest_hits(&rays);
-        let cpu: Vec<_> = rays
-            .iter()
-            .map(|r| bvh.cast_ray(r, RayQuery::Closest, &QueryOptions::default()))
-            .collect();
-        assert_eq!(
-            hits.iter().map(bits).collect::<Vec<_>>(),
-            cpu.iter().map(bits).collect::<Vec<_>>()
+        assert!(GpuBvh::new(&gpu, bvh).closest_hits(&[]).0.is_empty());
+        agree_on(&gpu, bvh, &rays, true);
+        // The good ray hits both.
+        assert!(
+            bvh.cast_ray(&rays[6], RayQuery::Closest, &QueryOptions::default())
+                .is_some()
         );
     }
-    // The good ray hits the scene's sphere; the empty mesh answers nothing.
-    assert!(
-        scene
-            .cast_ray(&rays[6], RayQuery::Closest, &QueryOptions::default())
-            .is_some()
-    );
+}
+
+/// The asset scene's tree.
+fn scene() -> Bvh {
+    Bvh::build(
+        Mesh::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/scene.obj")).unwrap(),
+    )
 }
 
 /// Both finishes of `rays` on `bvh` equal `cast_ray`'s answers, bit for bit; where `brute`,
@@ -492,9 +487,7 @@ fn agree_on(gpu: &Gpu, bvh: &Bvh, rays: &[Ray], brute: bool) -> (usize, usize) {
 )]
 fn the_spikes_lost_hits_agree_on_the_gpu() {
     let gpu = gpu();
-    let scene = Bvh::build(
-        Mesh::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/scene.obj")).unwrap(),
-    );
+    let scene = scene();
     let ray = Ray::new(
         [-7.7505608, -1.4317117, -1.9852571],
         [4.7278366, 1.9915197, 2.960257],
@@ -534,9 +527,7 @@ fn the_spikes_lost_hits_agree_on_the_gpu() {
 )]
 fn rays_through_the_scenes_vertices_agree() {
     let gpu = gpu();
-    let bvh = Bvh::build(
-        Mesh::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/scene.obj")).unwrap(),
-    );
+    let bvh = scene();
     let mesh = bvh.mesh();
     let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
     for i in 0..mesh.triangle_count() {
