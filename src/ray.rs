@@ -70,6 +70,7 @@ impl Ray {
     /// // Never a panic: a zero direction gives a ray that hits nothing.
     /// assert!(!Ray::with_range(a, Vector3::zeros(), 0.0, 1.0).is_valid());
     /// ```
+    #[inline]
     pub fn with_range(
         origin: impl Into<mint::Point3<f32>>,
         direction: impl Into<mint::Vector3<f32>>,

@@ -122,6 +122,7 @@ pub trait Sweep: RayCast {
 
 /// The moving shape of a sweep in `f64`, its range's length, and `t_min`; `None` for a ray
 /// that cannot hit; an error for a shape that is no shape.
+#[inline(always)]
 fn moving(ray: &Ray, axis: Vector3<f32>, radius: f32) -> Result<Option<(Moving, f64, f64)>> {
     if !(radius >= 0.0 && radius.is_finite()) {
         return Err(Error::InvalidShape {

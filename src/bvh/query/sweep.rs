@@ -52,11 +52,8 @@ pub(crate) enum Placement<'a> {
 pub(crate) struct Reach {
     lo: [f64; 3],
     hi: [f64; 3],
-    /// The path in `f32`: where it starts, its reciprocal direction (per axis; `still`
-    /// where the direction is zero), and how far a box grows below and above.
+    /// The path in `f32`: where it starts, and how far a box grows below and above.
     start: [f32; 3],
-    inv: [f32; 3],
-    still: [bool; 3],
     grow_lo: [f32; 3],
     grow_hi: [f32; 3],
     /// The motion, the axis and the radius in `f32`, and the start's size (`|S|₁`), for
@@ -89,6 +86,9 @@ struct Sheared {
 const PAD32: f32 = 1e-5;
 
 impl Reach {
+    // Inlined, as `ray` is: built in place rather than stored and copied, a copy whose wide
+    // loads of the narrower stores just made stalled (perf, on sweeps that miss).
+    #[inline(always)]
     pub(crate) fn of(m: &Moving) -> Reach {
         let r = m.radius;
         let lo = [0, 1, 2].map(|a| m.axis[a].min(0.0) - r);
@@ -97,8 +97,6 @@ impl Reach {
             lo,
             hi,
             start: [0, 1, 2].map(|a| m.start[a] as f32),
-            inv: [0, 1, 2].map(|a| (1.0 / m.direction[a]) as f32),
-            still: [0, 1, 2].map(|a| m.direction[a] == 0.0),
             grow_lo: hi.map(|x| x as f32),
             grow_hi: lo.map(|x| -x as f32),
             direction: [0, 1, 2].map(|a| m.direction[a] as f32),
@@ -141,6 +139,7 @@ impl Reach {
     /// as the boxes' growth, padded by [`PAD32`] of the sizes involved so that the `f32`
     /// start and growth never leave out a box the path reaches; `None` where the path is no
     /// valid `f32` ray (beyond [`Ray::MAX_ORIGIN`]), which the generic walk then takes.
+    #[inline(always)]
     fn ray(&self, limit: f64) -> Option<(Ray, Grow)> {
         let ray = Ray::with_range(self.start, self.direction, 0.0, up(limit));
         let pad =
@@ -189,13 +188,15 @@ impl Reach {
         let limit = up(limit);
         let (mut enter, mut exit) = ([0.0f32; N], [limit; N]);
         for a in 0..3 {
-            let (s, inv) = (self.start[a], self.inv[a]);
+            // The reciprocal here, not in `of`: a sphere's walk never asks for it.
+            let (s, d) = (self.start[a], self.direction[a]);
+            let inv = 1.0 / d;
             for k in 0..N {
                 let lo = min[a][k] - self.grow_lo[a];
                 let hi = max[a][k] + self.grow_hi[a];
                 let pad = PAD32 * (lo.abs() + hi.abs() + s.abs());
                 let (lo, hi) = (lo - pad, hi + pad);
-                if self.still[a] {
+                if d == 0.0 {
                     if !(lo <= s && s <= hi) {
                         exit[k] = f32::NEG_INFINITY;
                     }
@@ -215,23 +216,27 @@ impl Reach {
 }
 
 impl Sheared {
+    #[inline(always)]
     fn of(m: &Moving) -> Option<Sheared> {
         if m.axis != nalgebra::Vector3::zeros() {
             return None;
         }
         let z = largest_axis(&[0, 1, 2].map(|a| m.direction[a] as f32));
+        let axes = sheared_axes(z, false);
+        // One division and one square root, independent of each other: chained, they were
+        // a good part of a missing sweep's time.
+        let across = 1.0 / m.direction[z];
+        let stretch = m.direction.norm() * across.abs();
         // A zero, infinite or NaN motion has none (the other prefilter keeps what it must).
-        let stretch = m.direction.norm() / m.direction[z].abs();
         if !stretch.is_finite() {
             return None;
         }
-        let axes = sheared_axes(z, false);
         let d = axes.map(|a| m.direction[a] as f32);
         Some(Sheared {
             axes,
             start: axes.map(|a| m.start[a] as f32),
             direction: d,
-            shear: [d[0] / d[2], d[1] / d[2]],
+            shear: [0, 1].map(|k| (m.direction[axes[k]] * across) as f32),
             radius: (m.radius * stretch * (1.0 + 1e-5)) as f32,
         })
     }
