@@ -1,6 +1,7 @@
 """meshray against Open3D's RaycastingScene (Embree 4 inside; the `open3d-cpu` package) and
 trimesh (with embreex, and its pure-numpy intersector), in one Python process: closest and
-any hit, the count and the list of every crossing, closest point, inside/outside and signed
+any hit, the count and the list of every crossing, a small sphere's sweep (meshray's alone,
+against its own closest hit), closest point, inside/outside and signed
 distance; meshray both through its own calls (`BVH.cast`, ...) and through its Open3D
 drop-in (`meshray.open3d.RaycastingScene`, Open3D's calls with Open3D tensors, as a
 switching user makes them):
@@ -58,7 +59,7 @@ SHARED = [
 ]
 
 
-QUERIES = ["closest", "any", "count", "list", "closest point", "contains", "signed distance"]
+QUERIES = ["closest", "any", "count", "list", "sweep", "closest point", "contains", "signed distance"]
 
 
 def best(f, runs=3):
@@ -85,11 +86,14 @@ def engines(mesh, threads):
     v, f = mesh.vertices, mesh.faces
     out = {}
     bvh = meshray.BVH(mesh)
+    # A sphere of 0.001 of the half diagonal moving along each ray (the Rust sweep bench's).
+    radius = float(np.linalg.norm(v.max(axis=0) - v.min(axis=0))) / 2 * 0.001
     out["meshray"] = {
         "closest": lambda o, d, p: bvh.cast(o, d),
         "any": lambda o, d, p: bvh.occluded(o, d),
         "count": lambda o, d, p: bvh.count_hits(o, d),
         "list": lambda o, d, p: bvh.cast_all(o, d),
+        "sweep": lambda o, d, p: bvh.cast_spheres(o, d, radius),
         "closest point": lambda o, d, p: bvh.closest_points(p),
         "contains": lambda o, d, p: bvh.contains(p),
         "signed distance": lambda o, d, p: bvh.signed_distance(p),
@@ -165,7 +169,7 @@ def run(paths, n_rays, n_points, threads, only=None):
             for query, f in queries.items():
                 if only and query not in only:
                     continue
-                n = n_rays if query in ("closest", "any", "count", "list") else n_points
+                n = n_rays if query in ("closest", "any", "count", "list", "sweep") else n_points
                 seconds = best(lambda: f(o, d, p))
                 rows.append((Path(path).stem, engine, query, threads, n / seconds / 1e6))
     return rows
@@ -336,9 +340,9 @@ def main():
     columns = list(dict.fromkeys((r[1], r[3]) for r in rows))
     for query in args.only or QUERIES:
         print(f"\n{query} (M/s)\n")
-        print("| mesh | " + " | ".join(f"{e}, {t} thr" for e, t in columns)
-              + " | meshray / Open3D | drop-in / Open3D |")
-        print("|---" * (len(columns) + 3) + "|")
+        ratio_heads = " | sweep / closest |" if query == "sweep" else " | meshray / Open3D | drop-in / Open3D |"
+        print("| mesh | " + " | ".join(f"{e}, {t} thr" for e, t in columns) + ratio_heads)
+        print("|---" * (len(columns) + ratio_heads.count("|")) + "|")
         for m in meshes:
             value = {(r[1], r[3]): float(r[4]) for r in rows if r[0] == m and r[2] == query}
             cells = [f"{value[c]:.2f}" if c in value else "—" for c in columns]
@@ -350,6 +354,12 @@ def main():
                     if (engine, t) in value and ("Open3D", t) in value
                 )
 
+            if query == "sweep":
+                # No peer sweeps: the ratio to meshray's own closest hit on the same rays.
+                closest = {(r[1], r[3]): float(r[4]) for r in rows if r[0] == m and r[2] == "closest"}
+                print(f"| {m} | " + " | ".join(cells) + " | " + " / ".join(
+                    f"{value[c] / closest[c]:.2f}×" for c in columns if c in value and c in closest) + " |")
+                continue
             print(f"| {m} | " + " | ".join(cells) + f" | {ratios('meshray')} | {ratios('drop-in')} |")
 
 
