@@ -1,0 +1,103 @@
+//! Rays that graze a triangle's plane through one of its corners: the triangle tests accept
+//! such a ray within their `f32` rounding, and the plane's `t` of a ray a hair off the
+//! plane lies far from the triangle along it. The hit's `t` is raised to the triangle's own
+//! box entry (`triangle::raised`), but not yet lowered to its box exit: a `t` past the exit
+//! is an answer whose point lies outside the triangle's box, and with `t_min` between the
+//! exit and that `t` the per-triangle test (and so the brute force) answers a hit where the
+//! walk, culling the box as ending before the range, answers none.
+//!
+//! Open (found in the twelfth session, to be fixed with the exit's clamp in the CPU tests
+//! and the GPU kernel's interval): ignored until then, run it with `--ignored`.
+mod common;
+
+use common::Rng;
+use meshray::geometry::intersect_triangle;
+use meshray::prelude::*;
+use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery};
+use nalgebra::{Point3, Vector3};
+
+/// Where the ray leaves the triangle's bounding box, by the slab test in `f32`.
+fn box_exit(tri: &[Point3<f32>; 3], o: &Point3<f32>, d: &Vector3<f32>) -> f32 {
+    let mut exit = f32::INFINITY;
+    for k in 0..3 {
+        let lo = tri[0][k].min(tri[1][k]).min(tri[2][k]);
+        let hi = tri[0][k].max(tri[1][k]).max(tri[2][k]);
+        let inv = 1.0 / d[k];
+        let far = if inv >= 0.0 {
+            (hi - o[k]) * inv
+        } else {
+            (lo - o[k]) * inv
+        };
+        exit = exit.min(far);
+    }
+    exit
+}
+
+/// Random triangles at three scales, near and far from the origin; rays along the plane,
+/// tilted off it by 10⁻¹¹ to 10⁻² radians, through a corner. Every hit's `t` lies within
+/// the triangle's box (give or take `2⁻²⁰` of it), and with `t_min` just past the box's
+/// exit the walk and the triangle test agree.
+#[test]
+#[ignore = "open: a grazing hit's t can lie past its triangle's box exit (tests/grazing.rs)"]
+fn a_grazing_hit_lies_within_its_triangles_box() {
+    let mut rng = Rng::new(12);
+    let signed = |rng: &mut Rng| f64::from(rng.range(-1.0, 1.0));
+    let options = QueryOptions::default();
+    let (mut hits, mut past, mut disagree) = (0, 0, 0);
+    let mut first = None;
+    for case in 0..100_000 {
+        let scale = [1e-2, 1.0, 1e2][case % 3];
+        let offset = [0.0, 1e3][case / 3 % 2];
+        let corner = |rng: &mut Rng| {
+            Point3::new(
+                (offset + scale * signed(rng)) as f32,
+                (scale * signed(rng)) as f32,
+                (scale * signed(rng)) as f32,
+            )
+        };
+        let tri = [corner(&mut rng), corner(&mut rng), corner(&mut rng)];
+        let wide = tri.map(|p| p.cast::<f64>());
+        let Some(normal) = (wide[1] - wide[0])
+            .cross(&(wide[2] - wide[0]))
+            .try_normalize(0.0)
+        else {
+            continue;
+        };
+        let mut along = Vector3::new(signed(&mut rng), signed(&mut rng), signed(&mut rng));
+        along -= normal * normal.dot(&along);
+        let Some(along) = along.try_normalize(0.0) else {
+            continue;
+        };
+        let tilt = 10f64.powf(-2.0 - 9.0 * f64::from(rng.f32()));
+        let direction = along + normal * tilt * signed(&mut rng).signum();
+        let origin = wide[case % 3] - direction * scale * (0.5 + f64::from(rng.f32()));
+        let (o, d) = (origin.map(|x| x as f32), direction.map(|x| x as f32));
+        let Some(hit) = intersect_triangle(&Ray::new(o, d), tri[0], tri[1], tri[2], &options)
+        else {
+            continue;
+        };
+        hits += 1;
+        let exit = box_exit(&tri, &o, &d);
+        if hit.t <= exit + exit.abs() * 2f32.powi(-20) {
+            continue;
+        }
+        past += 1;
+        let t_min = (exit + exit.abs() * 2f32.powi(-19)).min(hit.t);
+        let ray = Ray::with_range(o, d, t_min, f32::INFINITY);
+        let brute = intersect_triangle(&ray, tri[0], tri[1], tri[2], &options).map(|h| h.t);
+        let bvh = Bvh::build(Mesh::from_buffers(tri.to_vec(), vec![[0u32, 1, 2]]).unwrap());
+        let walk = bvh.cast_ray(&ray, RayQuery::Closest, &options).map(|h| h.t);
+        if brute != walk {
+            disagree += 1;
+        }
+        first.get_or_insert((case, hit.t, exit, brute, walk));
+    }
+    assert!(hits > 10_000, "{hits} hits");
+    assert_eq!(
+        (past, disagree),
+        (0, 0),
+        "of {hits} grazing hits, {past} lie past their triangle's box exit and {disagree} of \
+         those answer differently through the walk with t_min just past the exit; the first \
+         (case, t, exit, triangle test, walk): {first:?}"
+    );
+}
