@@ -2,7 +2,9 @@
 //! Intersection", JCGT 2013).
 
 use crate::Ray;
-use crate::triangle::{Culling, LeafTriangle, TriangleHit, box_entry, plane_t_checked, raised};
+use crate::triangle::{
+    Culling, LeafTriangle, TriangleHit, box_entry, box_exit, plane_t_checked, within_box,
+};
 use nalgebra::Point3;
 
 /// A ray prepared for the watertight test: the axis along which the direction is largest
@@ -110,29 +112,33 @@ impl<'a> WatertightRay<'a> {
         t_max: f32,
         culling: Culling,
     ) -> Option<TriangleHit> {
-        let entry = self.box_entry(tri);
-        self.finish_entered(tri, w, entry, t_min, t_max, culling)
+        let bounds = self.box_bounds(tri);
+        self.finish_boxed(tri, w, bounds, t_min, t_max, culling)
     }
 
-    /// Where the ray enters the triangle's bounding box ([`box_entry`]).
+    /// Where the ray enters and leaves the triangle's bounding box ([`box_entry`],
+    /// [`box_exit`]).
     #[inline(always)]
-    pub fn box_entry(&self, tri: &LeafTriangle) -> f32 {
-        box_entry(
-            tri,
-            &self.origin(),
-            &self.ray.inv_direction().into(),
-            &self.ray.negative(),
+    pub fn box_bounds(&self, tri: &LeafTriangle) -> (f32, f32) {
+        let (origin, inv, negative) = (
+            self.origin(),
+            self.ray.inv_direction().into(),
+            self.ray.negative(),
+        );
+        (
+            box_entry(tri, &origin, &inv, &negative),
+            box_exit(tri, &origin, &inv, &negative),
         )
     }
 
-    /// [`finish`](Self::finish) given the triangle's box entry (which the exact walk
-    /// computes four lanes at a time, with the same bits).
+    /// [`finish`](Self::finish) given where the ray enters and leaves the triangle's box
+    /// (which the exact walk computes four lanes at a time, with the same bits).
     #[inline(always)]
-    pub fn finish_entered(
+    pub fn finish_boxed(
         &self,
         tri: &LeafTriangle,
         [wa, wb, wc]: [f32; 3],
-        entry: f32,
+        (entry, exit): (f32, f32),
         t_min: f32,
         t_max: f32,
         culling: Culling,
@@ -148,7 +154,11 @@ impl<'a> WatertightRay<'a> {
         // as Cramer's. The plane's normal also decides the two rules: a degenerate triangle (a
         // segment or a point, whose sheared corners round off the line they lie on, so the edge
         // functions alone could accept it) and a ray nearly parallel to the plane never hit.
-        let t = raised(plane_t_checked(tri, &self.origin(), &self.dir())?, entry);
+        let t = within_box(
+            plane_t_checked(tri, &self.origin(), &self.dir())?,
+            entry,
+            exit,
+        );
         if !(t >= t_min && t <= t_max && t < f32::INFINITY) {
             return None;
         }

@@ -11,10 +11,12 @@
 //   beyond its bound, and the t interval inside the range;
 // - otherwise a candidate: it might hit, at t no less than its interval's low end (its leaf
 //   box's entry where the plane gives no interval).
-// The t in question is the CPU's after its raise (`triangle::raised`): the plane's t, or the
-// ray's entry into the triangle's own bounding box (`box_entry`) where that lies beyond it
-// by more than 2^-22 of t. The kernel computes that entry too, with bounds, so a triangle's
-// interval is [max(plane low, entry low − E·|entry low|), max(plane high, entry high)]:
+// The t in question is the CPU's kept within the triangle's own bounding box
+// (`triangle::within_box`): the plane's t, raised to the ray's entry into that box
+// (`box_entry`) where the entry lies beyond it by more than 2^-22 of t, then lowered to the
+// box's exit (`box_exit`) where the exit lies before it by as much and not before the entry.
+// The kernel computes the entry and the exit too, with bounds, so a triangle's interval is
+// [max(min(plane low, exit low), entry low − E·|entry low|), max(plane high, entry high)]:
 // the raise never reorders a certain best past a triangle the answer leaves out, and a
 // plane t before t_min is no certain miss where the box is entered after it. Since a raised
 // t is never before its own box's entry, a box pruned by its entry holds no closer hit,
@@ -216,6 +218,36 @@ fn own_entry(a: vec3<f32>, b: vec3<f32>, c: vec3<f32>) -> vec4<f32> {
     return vec4<f32>(lo, hi, mid, state);
 }
 
+// A lower bound on where the CPU's `box_exit` says the ray leaves the box of corners a, b,
+// c: per axis (bound − o)·(1/d), the bound the corners' greatest coordinate, or their least
+// where d's sign bit is set, the least of the three (a NaN bounds nothing; +inf where no
+// axis does). −BIG where an axis's product is near overflow.
+fn own_exit_low(a: vec3<f32>, b: vec3<f32>, c: vec3<f32>) -> f32 {
+    let mn = min(min(a, b), c);
+    let mx = max(max(a, b), c);
+    var lo = BIG;
+    for (var k = 0u; k < 3u; k++) {
+        let negative = (bitcast<u32>(d[k]) & 0x80000000u) != 0u;
+        let bound = select(mx[k], mn[k], negative);
+        if d[k] == 0.0 {
+            // (bound − o)·(±inf): its sign's, NaN (no bound) on the plane.
+            let s = bound - o[k];
+            if s != 0.0 && ((s > 0.0) == negative) {
+                lo = -BIG;
+            }
+            continue;
+        }
+        let far = (bound - o[k]) * inv[k];
+        if !(abs(far) < 1.0e37) {
+            lo = -BIG;
+            continue;
+        }
+        // As the entry's: 1/d to 2.5 ulps here, correctly rounded on the CPU.
+        lo = min(lo, far - abs(far) * E - TINY);
+    }
+    return lo;
+}
+
 // Tests the triangle in `lane` of packet `pi`, whose leaf box the ray enters at `box_t` or
 // later.
 fn test_lane(pi: u32, lane: u32, box_t: f32) {
@@ -263,9 +295,11 @@ fn test_lane(pi: u32, lane: u32, box_t: f32) {
         ae1.z * ae2.x + ae1.x * ae2.z,
         ae1.x * ae2.y + ae1.y * ae2.x,
     );
-    // The CPU raises a hit's t to its box entry (see own_entry): a raised t is at least
-    // the entry less 2^-21 of it (not raised, t >= entry − 2^-22·|t|, t near the entry), at
-    // most the greater of the plane's t and the entry.
+    // The CPU raises a hit's t to its box entry (see own_entry) and lowers it to its box
+    // exit: its t is at least the entry less 2^-21 of it (not raised, t >= entry −
+    // 2^-22·|t|, t near the entry; lowered, to an exit not before the entry), at most the
+    // greater of the plane's t and the entry, and at least the lesser of the plane's t and
+    // the exit.
     let entry = own_entry(a, b, c);
     if entry.w == 1.0 {
         return; // the CPU's entry is +inf: a certain miss
@@ -289,7 +323,8 @@ fn test_lane(pi: u32, lane: u32, box_t: f32) {
         note_other(pi * 4u + lane, lo, 2u);
         return;
     }
-    let lo = max(t - dt, raise_lo);
+    // Lowered to the exit only where that is not before the entry: never below raise_lo.
+    let lo = max(min(t - dt, own_exit_low(a, b, c)), raise_lo);
     let plane_hi = t + dt;
     let hi = max(plane_hi, entry.y);
     let known = entry.w == 0.0;

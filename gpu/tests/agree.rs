@@ -560,3 +560,64 @@ fn rays_through_the_scenes_vertices_agree() {
         rays.len()
     );
 }
+
+/// Rays along each of the scene's triangles' planes, tilted off them by 10⁻¹¹ to 10⁻²
+/// radians, through one of its corners (the CPU's tests/grazing.rs on a whole mesh): with
+/// the whole range, and, where the ray enters the triangle's own box, with `t_min` just past
+/// that box's exit, where the CPU keeps a hit's `t` within the box by lowering it to the
+/// exit. Both finishes equal `cast_ray`, and `cast_ray` the brute force.
+#[test]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "no Vulkan driver here (Debian: mesa-vulkan-drivers)"
+)]
+fn rays_grazing_the_scenes_triangles_agree() {
+    let gpu = gpu();
+    let bvh = scene();
+    let mesh = bvh.mesh();
+    let mut rng = Rng(12);
+    let mut rays = Vec::new();
+    for i in 0..mesh.triangle_count() {
+        let tri = mesh.triangle(i);
+        let wide = tri.map(|p| p.coords.map(f64::from));
+        let normal = (wide[1] - wide[0]).cross(&(wide[2] - wide[0]));
+        let Some(normal) = normal.try_normalize(0.0) else {
+            continue;
+        };
+        let size = (wide[1] - wide[0]).norm() + (wide[2] - wide[0]).norm();
+        for corner in wide {
+            let mut along =
+                nalgebra::Vector3::from([0; 3].map(|_| f64::from(rng.range(-1.0, 1.0))));
+            along -= normal * normal.dot(&along);
+            let Some(along) = along.try_normalize(0.0) else {
+                continue;
+            };
+            let tilt = 10f64.powf(-2.0 - 9.0 * f64::from(rng.unit()));
+            let side = if rng.unit() < 0.5 { -1.0 } else { 1.0 };
+            let direction = along + normal * (tilt * side);
+            let origin = corner - direction * size * f64::from(rng.range(0.5, 1.5));
+            let o = [0, 1, 2].map(|k| origin[k] as f32);
+            let d = [0, 1, 2].map(|k| direction[k] as f32);
+            rays.push(Ray::new(o, d));
+            // The triangle's own box, as the CPU's slab test enters and leaves it.
+            let (mut entry, mut exit) = (f32::NEG_INFINITY, f32::INFINITY);
+            for k in 0..3 {
+                let lo = tri[0][k].min(tri[1][k]).min(tri[2][k]);
+                let hi = tri[0][k].max(tri[1][k]).max(tri[2][k]);
+                let inv = 1.0 / d[k];
+                let (near, far) = if inv >= 0.0 { (lo, hi) } else { (hi, lo) };
+                entry = entry.max((near - o[k]) * inv);
+                exit = exit.min((far - o[k]) * inv);
+            }
+            if entry <= exit && exit > 0.0 {
+                let t_min = exit + exit * 2f32.powi(-19);
+                rays.push(Ray::with_range(o, d, t_min, f32::INFINITY));
+            }
+        }
+    }
+    let (flagged, several) = agree_on(&gpu, &bvh, &rays, true);
+    println!(
+        "{} rays grazing the scene's triangles: flagged {flagged}, several candidates {several}",
+        rays.len()
+    );
+}

@@ -380,7 +380,7 @@ mod x86 {
         /// (see [`filters`]).
         filter: bool,
         /// The ray's origin, reciprocal direction and signs, for its triangles' box entries
-        /// ([`box_entries`]).
+        /// and exits ([`box_bounds`]).
         origin: [f32; 3],
         inv: [f32; 3],
         negative: [bool; 3],
@@ -917,30 +917,34 @@ mod x86 {
         unsafe { _mm256_load_ps(r.as_ptr()) }
     }
 
-    /// Where the ray enters each lane's triangle's bounding box: the scalar test's
-    /// [`box_entry`](crate::triangle::box_entry), operation for operation (x86's `min` and
-    /// `max` keep the second operand unless the first is strictly beyond, as it does), so the
-    /// same bits.
+    /// Where the ray enters and leaves each lane's triangle's bounding box: the scalar test's
+    /// [`box_entry`](crate::triangle::box_entry) and
+    /// [`box_exit`](crate::triangle::box_exit), operation for operation (x86's `min` and `max`
+    /// keep the second operand unless the first is strictly beyond, as they do), so the same
+    /// bits.
     #[inline(always)]
     #[allow(unsafe_code)]
-    unsafe fn box_entries(packet: &TrianglePacket, extra: &Exact) -> [f32; LANES] {
+    unsafe fn box_bounds(packet: &TrianglePacket, extra: &Exact) -> (__m128, __m128) {
         // SAFETY: compiled only into `walk`, which enables AVX2 and FMA.
         unsafe {
             let mut enter = _mm_set1_ps(f32::NEG_INFINITY);
+            let mut leave = _mm_set1_ps(f32::INFINITY);
             for k in 0..3 {
                 let (a, b, c) = (ld(&packet.a[k]), ld(&packet.b[k]), ld(&packet.c[k]));
-                let bound = if extra.negative[k] {
-                    _mm_max_ps(_mm_max_ps(a, b), c)
+                let least = _mm_min_ps(_mm_min_ps(a, b), c);
+                let greatest = _mm_max_ps(_mm_max_ps(a, b), c);
+                let (first, last) = if extra.negative[k] {
+                    (greatest, least)
                 } else {
-                    _mm_min_ps(_mm_min_ps(a, b), c)
+                    (least, greatest)
                 };
-                let near = _mm_mul_ps(
-                    _mm_sub_ps(bound, _mm_set1_ps(extra.origin[k])),
-                    _mm_set1_ps(extra.inv[k]),
-                );
+                let (o, inv) = (_mm_set1_ps(extra.origin[k]), _mm_set1_ps(extra.inv[k]));
+                let near = _mm_mul_ps(_mm_sub_ps(first, o), inv);
+                let far = _mm_mul_ps(_mm_sub_ps(last, o), inv);
                 enter = _mm_max_ps(near, enter);
+                leave = _mm_min_ps(far, leave);
             }
-            lanes(enter)
+            (enter, leave)
         }
     }
 
@@ -1028,6 +1032,8 @@ mod x86 {
                 return false;
             }
             let mut lanes_left = on_edge;
+            // The lanes' own boxes, where the filter needs them (else computed below).
+            let mut bounds = None;
             if !extra.filter {
                 lanes_left |= inside;
             } else if inside != 0 {
@@ -1067,11 +1073,19 @@ mod x86 {
                     abs(det),
                 );
                 let delta = _mm_fmadd_ps(abs(t), splat(EXIT_SLACK), delta_t);
-                // Unordered compares: a NaN (corners near f32's limit) leaves the lane to
-                // the scalar test.
+                // The scalar end keeps `t` within the lane's own box (`within_box`): at most
+                // the greater of the plane's and the entry, at least the lesser of the
+                // plane's and the exit. Unordered compares, the bounds second in `max` and
+                // `min` (which return their second operand on a NaN): a NaN (corners near
+                // f32's limit) leaves the lane to the scalar test.
+                let (enter, leave) = box_bounds(packet, extra);
+                bounds = Some((enter, leave));
                 let may = _mm_and_ps(
-                    _mm_cmp_ps::<_CMP_NLT_UQ>(_mm_add_ps(t, delta), ray.t_min),
-                    _mm_cmp_ps::<_CMP_NGT_UQ>(_mm_sub_ps(t, delta), splat(*t_max)),
+                    _mm_cmp_ps::<_CMP_NLT_UQ>(_mm_max_ps(enter, _mm_add_ps(t, delta)), ray.t_min),
+                    _mm_cmp_ps::<_CMP_NGT_UQ>(
+                        _mm_min_ps(leave, _mm_sub_ps(t, delta)),
+                        splat(*t_max),
+                    ),
                 );
                 lanes_left |= inside & _mm_movemask_ps(may) as u32;
             }
@@ -1079,10 +1093,11 @@ mod x86 {
                 return false;
             }
             let [wa, wb, wc] = w.map(lanes);
-            let entries = if lanes_left & !on_edge != 0 {
-                box_entries(packet, extra)
+            let (entries, exits) = if lanes_left & !on_edge != 0 {
+                let (enter, leave) = bounds.unwrap_or_else(|| box_bounds(packet, extra));
+                (lanes(enter), lanes(leave))
             } else {
-                [f32::NEG_INFINITY; LANES]
+                ([f32::NEG_INFINITY; LANES], [f32::INFINITY; LANES])
             };
             let mut found = false;
             while lanes_left != 0 {
@@ -1095,10 +1110,10 @@ mod x86 {
                         .intersect(&tri, extra.t_min, *t_max, extra.culling)
                 } else {
                     let e = [wa[lane], wb[lane], wc[lane]];
-                    extra.ray.finish_entered(
+                    extra.ray.finish_boxed(
                         &tri,
                         e,
-                        entries[lane],
+                        (entries[lane], exits[lane]),
                         extra.t_min,
                         *t_max,
                         extra.culling,
