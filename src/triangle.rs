@@ -238,7 +238,7 @@ pub(crate) fn dot(a: &[f32; 3], b: &[f32; 3]) -> f32 {
 /// far (plus 2^-20 of slack), so such an error could hide a nearer, nearly coplanar
 /// triangle that a brute force finds; seen on the conference room with the watertight test
 /// (18 ulps). In `f64` the error is 2^29 times smaller, well inside the slack. The tests
-/// then raise it to the triangle's box entry ([`box_entry`]), for a ray that grazes the plane.
+/// then keep it within the triangle's box ([`box_bounds`]), for a ray that grazes the plane.
 #[inline]
 pub(crate) fn plane_t(tri: &LeafTriangle, origin: &[f32; 3], direction: &[f32; 3]) -> f32 {
     let wide = |p: &[f32; 3]| p.map(f64::from);
@@ -255,90 +255,64 @@ pub(crate) fn plane_t(tri: &LeafTriangle, origin: &[f32; 3], direction: &[f32; 3
     (dot(n, sub(a, o)) / dot(n, d)) as f32 + 0.0
 }
 
-/// Where the ray enters the triangle's bounding box, as the walks' slab test computes an
-/// entry: per axis `(bound − o)·(1/d)` in `f32`, the bound the ray meets first by the sign
-/// of `d`, the greatest of the three (a `NaN` plane bounds nothing; `−∞` when none does).
-/// The exact walk computes it for four triangles at once with the same operations.
+/// Where the ray enters and leaves the triangle's bounding box, as the walks' slab test
+/// computes them: per axis `(bound − o)·(1/d)` in `f32`, the bound the ray meets first (the
+/// corners' least coordinate, or their greatest going down) for the entry and the one it
+/// meets last for the exit, the greatest entry and the least exit of the three (a `NaN` plane
+/// bounds nothing; `(−∞, +∞)` when none does). The exact walk computes both for four
+/// triangles at once with the same operations.
 ///
-/// Why: a hit's `t` is raised to it ([`raised`]). The inside tests decide in `f32` whether
-/// the ray passes through the triangle, and a ray through a vertex or along an edge passes
-/// it within their rounding; where the ray grazes the plane (a degree off it, say), the
-/// plane's `t` of such a ray can lie far from the triangle, before its box. The walks cull
-/// a box entered after the best `t` so far (plus `2⁻²⁰` of slack), so such a `t` hid the
-/// box of a triangle sharing the vertex that the brute force answers (seen on the Stanford
-/// bunny and the asset scene, rays through vertices). Raised to its own box's entry, a
-/// hit's `t` is never before the entry of any box that holds its triangle (that box's
-/// planes lie no further in, and the rounding is monotone), so no walk culls it.
+/// Why: a hit's `t` is kept between them ([`within_box`]). The inside tests decide in `f32`
+/// whether the ray passes through the triangle, and a ray through a vertex or along an edge
+/// passes it within their rounding; where the ray grazes the plane (a degree off it, say),
+/// the plane's `t` of such a ray can lie far from the triangle, before its box or past it.
+/// The walks cull a box entered after the best `t` so far (plus `2⁻²⁰` of slack), so a `t`
+/// before the box hid the box of a triangle sharing the vertex that the brute force answers
+/// (seen on the Stanford bunny and the asset scene, rays through vertices); they cull a box
+/// the range starts after, so with `t_min` between the exit and a `t` past it the brute
+/// force answered a hit that no walk reaches (tests/grazing.rs: a fifth of the grazing hits
+/// there). Kept within its own box, a hit's `t` is never before the entry nor after the exit
+/// of any box that holds its triangle (that box's planes lie no further in, and the rounding
+/// is monotone), so no walk culls it.
 #[inline(always)]
-pub(crate) fn box_entry(
+pub(crate) fn box_bounds(
     tri: &LeafTriangle,
     origin: &[f32; 3],
     inv: &[f32; 3],
     negative: &[bool; 3],
-) -> f32 {
-    let mut enter = f32::NEG_INFINITY;
+) -> (f32, f32) {
+    let (mut enter, mut exit) = (f32::NEG_INFINITY, f32::INFINITY);
     for k in 0..3 {
         let (a, b, c) = (tri.a[k], tri.b[k], tri.c[k]);
-        // The plane met first: the corners' least coordinate, or their greatest going down
-        // (as x86's `min`/`max` choose: the first operand only when strictly beyond).
-        let bound = if negative[k] {
-            let m = if a > b { a } else { b };
-            if m > c { m } else { c }
-        } else {
+        // The corners' least and greatest coordinates, as x86's `min`/`max` choose them (the
+        // first operand only when strictly beyond).
+        let least = {
             let m = if a < b { a } else { b };
             if m < c { m } else { c }
         };
-        let near = (bound - origin[k]) * inv[k];
-        // `NaN > enter` is false.
+        let greatest = {
+            let m = if a > b { a } else { b };
+            if m > c { m } else { c }
+        };
+        let (first, last) = if negative[k] {
+            (greatest, least)
+        } else {
+            (least, greatest)
+        };
+        let near = (first - origin[k]) * inv[k];
+        let far = (last - origin[k]) * inv[k];
+        // `NaN > enter` and `NaN < exit` are false.
         if near > enter {
             enter = near;
         }
-    }
-    enter
-}
-
-/// Where the ray leaves the triangle's bounding box, as the walks' slab test computes an
-/// exit: per axis `(bound − o)·(1/d)` in `f32`, the bound the ray meets last (the corners'
-/// greatest coordinate, or their least going down) by the sign of `d`, the least of the
-/// three (a `NaN` plane bounds nothing; `+∞` when none does). The exact walk computes it
-/// for four triangles at once with the same operations.
-///
-/// Why: a hit's `t` is lowered to it ([`within_box`]). A ray that grazes the plane through a
-/// vertex passes the inside tests within their rounding, and its plane's `t` can lie past the
-/// triangle as well as before it, beyond its box's exit. The walks cull a box the range
-/// starts after, so with `t_min` between that exit and such a `t` the brute force answered
-/// a hit that no walk reaches (tests/grazing.rs: a fifth of the grazing hits there). Lowered
-/// to its own box's exit, a hit's `t` is never after the exit of any box that holds its
-/// triangle.
-#[inline(always)]
-pub(crate) fn box_exit(
-    tri: &LeafTriangle,
-    origin: &[f32; 3],
-    inv: &[f32; 3],
-    negative: &[bool; 3],
-) -> f32 {
-    let mut exit = f32::INFINITY;
-    for k in 0..3 {
-        let (a, b, c) = (tri.a[k], tri.b[k], tri.c[k]);
-        // The plane met last: the corners' greatest coordinate, or their least going down
-        // (as x86's `min`/`max` choose: the first operand only when strictly beyond).
-        let bound = if negative[k] {
-            let m = if a < b { a } else { b };
-            if m < c { m } else { c }
-        } else {
-            let m = if a > b { a } else { b };
-            if m > c { m } else { c }
-        };
-        let far = (bound - origin[k]) * inv[k];
-        // `NaN < exit` is false.
         if far < exit {
             exit = far;
         }
     }
-    exit
+    (enter, exit)
 }
 
-/// A hit's `t` raised to its triangle's box entry (see [`box_entry`]) where that lies more
+/// A hit's `t` raised to its triangle's box entry (see [`box_bounds`]) where that lies more
 /// than `2⁻²²` of `t` beyond it: within that, the walks' slack (`2⁻²⁰`) covers it, and the
 /// plane's `t` keeps its accuracy (a floor's box is entered where its plane is, give or
 /// take the entry's own rounding).
@@ -352,7 +326,7 @@ pub(crate) fn raised(t: f32, entry: f32) -> f32 {
 }
 
 /// A hit's `t` kept within its triangle's own box: [`raised`] to the entry, then lowered to
-/// the exit ([`box_exit`]) where that lies more than `2⁻²²` of `t` before it, the walks'
+/// the exit ([`box_bounds`]) where that lies more than `2⁻²²` of `t` before it, the walks'
 /// slack covering the rest. Where the ray misses the box by rounding (its entry after its
 /// exit) it is lowered to the entry instead, so a hit's `t` is never before its own box's
 /// entry (a walk prunes a box entered after its best hit) and otherwise as near the exit as
@@ -426,8 +400,7 @@ pub(crate) fn accept(
         direction.map(|d| 1.0 / d),
         direction.map(f32::is_sign_negative),
     );
-    let entry = box_entry(tri, origin, &inv, &negative);
-    let exit = box_exit(tri, origin, &inv, &negative);
+    let (entry, exit) = box_bounds(tri, origin, &inv, &negative);
     let t = within_box(plane_t(tri, origin, direction), entry, exit);
     if !(t >= t_min && t <= t_max && t < f32::INFINITY) {
         return None;

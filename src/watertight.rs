@@ -3,7 +3,7 @@
 
 use crate::Ray;
 use crate::triangle::{
-    Culling, LeafTriangle, TriangleHit, box_entry, box_exit, plane_t_checked, within_box,
+    Culling, LeafTriangle, TriangleHit, box_bounds, plane_t_checked, within_box,
 };
 use nalgebra::Point3;
 
@@ -116,8 +116,7 @@ impl<'a> WatertightRay<'a> {
         self.finish_boxed(tri, w, bounds, t_min, t_max, culling)
     }
 
-    /// Where the ray enters and leaves the triangle's bounding box ([`box_entry`],
-    /// [`box_exit`]).
+    /// Where the ray enters and leaves the triangle's bounding box ([`box_bounds`]).
     #[inline(always)]
     pub fn box_bounds(&self, tri: &LeafTriangle) -> (f32, f32) {
         let (origin, inv, negative) = (
@@ -125,10 +124,7 @@ impl<'a> WatertightRay<'a> {
             self.ray.inv_direction().into(),
             self.ray.negative(),
         );
-        (
-            box_entry(tri, &origin, &inv, &negative),
-            box_exit(tri, &origin, &inv, &negative),
-        )
+        box_bounds(tri, &origin, &inv, &negative)
     }
 
     /// [`finish`](Self::finish) given where the ray enters and leaves the triangle's box

@@ -918,8 +918,7 @@ mod x86 {
     }
 
     /// Where the ray enters and leaves each lane's triangle's bounding box: the scalar test's
-    /// [`box_entry`](crate::triangle::box_entry) and
-    /// [`box_exit`](crate::triangle::box_exit), operation for operation (x86's `min` and `max`
+    /// [`box_bounds`](crate::triangle::box_bounds), operation for operation (x86's `min` and `max`
     /// keep the second operand unless the first is strictly beyond, as they do), so the same
     /// bits.
     #[inline(always)]
