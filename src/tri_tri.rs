@@ -60,21 +60,33 @@ fn plane_axes([a, b, c]: &[P; 3]) -> Option<(usize, usize)> {
 }
 
 /// Whether triangles `t` and `u` share a point (both closed).
+///
+/// The cheap rejections come first (most pairs a walk brings are apart: one triangle
+/// wholly on one side of the other's plane), and zero area is decided by the planes'
+/// signs where it can be: a corner off `t`'s plane (exactly) means `t` has a plane, so an
+/// area; only the coplanar case asks each triangle's projection.
 pub(crate) fn triangles_meet(t: &[P; 3], u: &[P; 3]) -> bool {
-    let (Some(axes), Some(_)) = (plane_axes(t), plane_axes(u)) else {
-        return false;
-    };
     let [a, b, c] = t;
     let su = u.map(|p| side(a, b, c, &p));
     if su.iter().all(|&s| s > 0) || su.iter().all(|&s| s < 0) {
         return false;
     }
     if su.iter().all(|&s| s == 0) {
-        return coplanar_meet(t, u, axes);
+        // Coplanar, or `t` has no area (every point is "on" its plane then).
+        return match (plane_axes(t), plane_axes(u)) {
+            (Some(axes), Some(_)) => coplanar_meet(t, u, axes),
+            _ => false,
+        };
     }
+    // A corner of `u` off `t`'s plane: `t` has an area.
     let [d, e, f] = u;
     let st = t.map(|p| side(d, e, f, &p));
     if st.iter().all(|&s| s > 0) || st.iter().all(|&s| s < 0) {
+        return false;
+    }
+    if st.iter().all(|&s| s == 0) {
+        // `t` lies in `u`'s plane while `u` does not lie in `t`'s: only a `u` of no area
+        // (whose "plane" holds every point) does that, and it meets nothing.
         return false;
     }
     edges_meet(t, u, &st) || edges_meet(u, t, &su)
