@@ -63,6 +63,20 @@ export interface SweepHit {
   normal: [number, number, number];
 }
 
+/** Options of `castSpheres`: a batch's (`near` and `far` one value or one per ray; `watertight` does not apply), and a capsule's axis. */
+export interface BatchSweepOptions extends BatchOptions {
+  /** A capsule instead of a sphere: every point within the radius of the segment from the centre to centre + axis. */
+  axis?: Vec3;
+}
+
+/** Per-ray answers of `castSpheres`: where nothing is touched, distance Infinity, triangle -1, the rest NaN. */
+export interface SweepHits extends BatchHits {
+  /** The contact points, three numbers per ray. */
+  point: Float32Array;
+  /** The unit normals from the triangle towards the shape, three numbers per ray. */
+  normal: Float32Array;
+}
+
 /** One hit of `allHits`. */
 export interface ShortHit {
   /** A scene's answer: the instance hit (-1 where none); absent for a BVH's. */
@@ -165,6 +179,7 @@ export class Geometry {
   anyHit(origin: Vec3, direction: Vec3, options?: QueryOptions): Hit | null;
   /** Where a sphere of `radius` moving along the ray first touches (faces, edges, corners, exactly), or null; throws for a negative, NaN or infinite radius. */
   castSphere(origin: Vec3, direction: Vec3, radius: number, options?: SweepOptions): SweepHit | null;
+  castSpheres(rays: Float32Array | Float64Array | number[], radius: number, options?: BatchSweepOptions): SweepHits;
   /**
    * Which triangles of this geometry and of `other` (the same kind) placed by `matrix`
    * (column-major; the identity when omitted) intersect, exactly, sorted: pairs `[i, j, ...]`

@@ -450,6 +450,31 @@ export class Geometry {
   }
 
 
+  /**
+   * `castSphere` for each ray of `rays` (`ox oy oz dx dy dz` per ray, a Float32Array), one
+   * `radius` (and `options.axis`) for all, in one call: typed arrays `distance` (Infinity
+   * where the sphere touches nothing), `triangle` (-1), `u`, `v` (NaN), and `point` and
+   * `normal`, three numbers per ray (NaN); a scene's adds `instance`. `near` and `far` as
+   * a batch's (a number, or one per ray). A bad radius or axis throws, for an empty batch
+   * too.
+   */
+  castSpheres(rays, radius, options) {
+    const handle = this._live();
+    const [ax, ay, az] = options?.axis === undefined ? [0, 0, 0] : vector3(options.axis, "axis");
+    if (typeof radius !== "number") throw new Error(`meshray: radius must be a number, not ${radius}`);
+    const flags = flagsOf(options);
+    const n = this._rays(rays);
+    const [near, far] = batchRange(options, n);
+    check(wasm.mr_sweep_batch(handle, n, near, far, flags, ax, ay, az, radius));
+    const out = this._answers(n, ["distance", "triangle", "u", "v"]);
+    const { f32 } = heap();
+    for (const [key, k] of [["point", 5], ["normal", 10]]) {
+      const at = wasm.mr_out(k) / 4;
+      out[key] = f32.slice(at, at + 3 * n);
+    }
+    return out;
+  }
+
   /** Some hit in range (not always the nearest), or null: the fastest occlusion test. */
   anyHit(origin, direction, options) {
     return this._cast(origin, direction, options, 1);

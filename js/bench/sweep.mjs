@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A small sphere's sweep against the closest hit of the same rays, through the calls a user
-// of the npm package makes: `bvh.castSphere(origin, direction, radius)` and
-// `bvh.closestHit(origin, direction)`, one ray per call, in Node on one thread (issue 41's
+// of the npm package makes: `bvh.castSphere(origin, direction, radius)` against
+// `bvh.closestHit(origin, direction)`, one ray per call, and `bvh.castSpheres(rays, radius)`
+// against `bvh.closestHits(rays)`, every ray in one call, in Node on one thread (issue 41's
 // target: a sweep at least half as fast as a closest hit).
 //
 //   node js/bench/sweep.mjs [--rays N] [--rounds N] [MESH...]
@@ -95,33 +96,41 @@ async function main() {
   const options = parseArgs(process.argv.slice(2));
   await init();
   console.log(`Node ${process.version}, ${options.rays} random rays per mesh, median of ${options.rounds} rounds\n`);
-  console.log("| mesh | closestHit | castSphere | castSphere / closestHit | hits (closest, sweep) |");
-  console.log("|---|---:|---:|---:|---|");
+  console.log(
+    "| mesh | closestHit | castSphere | castSphere / closestHit | closestHits | castSpheres | castSpheres / closestHits | hits (closest, sweep) |",
+  );
+  console.log("|---|---:|---:|---:|---:|---:|---:|---|");
   for (const name of options.meshes) {
     const { positions, indices } = parseOBJ(readFileSync(meshPath(name)));
     const bvh = new BVH(positions, indices);
     const { rays: set, half } = rays(positions, options.rays);
     const radius = 0.001 * half;
-    const rates = { closest: [], sweep: [] };
-    let hits = { closest: 0, sweep: 0 };
+    const flat = Float32Array.from(set.flatMap(([o, d]) => [...o, ...d]));
+    const rates = { closest: [], sweep: [], closestBatch: [], sweepBatch: [] };
+    const hits = {};
+    const count = (batch) => batch.triangle.reduce((n, t) => n + (t >= 0), 0);
     const calls = {
-      closest: (o, d) => bvh.closestHit(o, d),
-      sweep: (o, d) => bvh.castSphere(o, d, radius),
+      closest: () => set.reduce((n, [o, d]) => n + (bvh.closestHit(o, d) !== null), 0),
+      sweep: () => set.reduce((n, [o, d]) => n + (bvh.castSphere(o, d, radius) !== null), 0),
+      closestBatch: () => count(bvh.closestHits(flat)),
+      sweepBatch: () => count(bvh.castSpheres(flat, radius)),
     };
     for (let round = 0; round < options.rounds; round++) {
-      for (const kind of ["closest", "sweep"]) {
-        let found = 0;
+      for (const kind of Object.keys(calls)) {
         const start = performance.now();
-        for (const [o, d] of set) found += calls[kind](o, d) !== null;
+        hits[kind] = calls[kind]();
         const seconds = (performance.now() - start) / 1000;
         rates[kind].push(set.length / seconds / 1e6);
-        hits[kind] = found;
       }
     }
-    const [c, s] = [median(rates.closest), median(rates.sweep)];
+    for (const [one, batch] of [["closest", "closestBatch"], ["sweep", "sweepBatch"]]) {
+      if (hits[one] !== hits[batch]) throw new Error(`${name}: ${one} found ${hits[one]}, the batch ${hits[batch]}`);
+    }
+    const [c, s, cb, sb] = ["closest", "sweep", "closestBatch", "sweepBatch"].map((k) => median(rates[k]));
     const label = name.endsWith(".obj") ? basename(name, ".obj") : name;
+    const rate = (x) => `${x.toFixed(3)} M/s`;
     console.log(
-      `| ${label} | ${c.toFixed(3)} M/s | ${s.toFixed(3)} M/s | ${(s / c).toFixed(2)} | ${hits.closest}, ${hits.sweep} |`,
+      `| ${label} | ${rate(c)} | ${rate(s)} | ${(s / c).toFixed(2)} | ${rate(cb)} | ${rate(sb)} | ${(sb / cb).toFixed(2)} | ${hits.closest}, ${hits.sweep} |`,
     );
     bvh.free();
   }

@@ -68,6 +68,8 @@ struct Answers {
     v: Vec<f32>,
     ray: Vec<u32>,
     point: Vec<f32>,
+    /// A sweep's contact normals, three each ([`mr_sweep_batch`]).
+    normal: Vec<f32>,
     number: Vec<f64>,
     inside: Vec<u8>,
     /// A saved tree ([`mr_save`]).
@@ -974,7 +976,8 @@ pub extern "C" fn mr_input() -> *mut f32 {
 /// An answer buffer of the last batch: 0 `t` (f32), 1 `triangle` (i32), 2 `u`, 3 `v` (f32),
 /// 4 `ray` (u32, all-hits), 5 `point` (three f32 each, closest points), 6 `number` (f64,
 /// winding numbers and signed distances), 7 `inside` (u8, 1 or 0), 8 `bytes` (a saved tree),
-/// 9 `instance` (i32, a scene's answers: the instance of each, -1 where none).
+/// 9 `instance` (i32, a scene's answers: the instance of each, -1 where none), 10 `normal`
+/// (three f32 each, sweeps).
 #[unsafe(no_mangle)]
 pub extern "C" fn mr_out(k: u32) -> *const u8 {
     with(|s| {
@@ -989,6 +992,7 @@ pub extern "C" fn mr_out(k: u32) -> *const u8 {
             6 => a.number.as_ptr().cast(),
             7 => a.inside.as_ptr(),
             9 => a.instance.as_ptr().cast(),
+            10 => a.normal.as_ptr().cast(),
             _ => a.bytes.as_ptr(),
         }
     })
@@ -1047,6 +1051,44 @@ pub extern "C" fn mr_cast_batch(
                 Ok(0)
             },
         )
+    });
+    i32::try_from(status).unwrap_or(BAD_INPUT)
+}
+
+/// A sphere of `radius` (a capsule of axis `(ax, ay, az)`, when not zero) moving along each
+/// of the `n` rays at [`mr_input`] (see [`mr_rays`]): where each first touches, into the
+/// answers `t`, `triangle`, `u`, `v`, `point` and `normal` (three f32 each; NaN where it
+/// touches nothing) ([`mr_out`]); `near` NaN: each ray's range from [`mr_ranges`]. A
+/// negative, NaN or infinite radius or a non-finite axis refuses the whole batch (bad
+/// input), an empty one too.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn mr_sweep_batch(
+    handle: u32,
+    n: usize,
+    near: f32,
+    far: f32,
+    flags: u32,
+    ax: f32,
+    ay: f32,
+    az: f32,
+    radius: f32,
+) -> i32 {
+    let status = with(|s| {
+        on_rays(s, (handle, n, near, far, flags), |batch, geometry, a, _| {
+            if !(per_ray(a, n) && resize(&mut a.point, 3 * n) && resize(&mut a.normal, 3 * n)) {
+                return Err((
+                    NO_MEMORY,
+                    format!("no memory for the answers of {n} sweeps"),
+                ));
+            }
+            a.point.fill(f32::NAN);
+            a.normal.fill(f32::NAN);
+            let shape = ([ax, ay, az], radius);
+            on_geometry!(geometry, g => batch.sweep(g, n, shape, a))
+                .map_err(|e| (BAD_INPUT, e.to_string()))?;
+            Ok(0)
+        })
     });
     i32::try_from(status).unwrap_or(BAD_INPUT)
 }
@@ -1137,6 +1179,38 @@ impl Batch<'_> {
                 }
             }
         }
+    }
+
+    /// Each of the `n` rays' sweep of the capsule `(axis, radius)` (a sphere for a zero
+    /// axis), its contact into `a`.
+    fn sweep<G: Sweep>(
+        &self,
+        g: &G,
+        n: usize,
+        (axis, radius): ([f32; 3], f32),
+        a: &mut Answers,
+    ) -> meshray::Result<()>
+    where
+        G::SweepHit: MeshSweep,
+    {
+        let options = G::Options::from(options(self.flags));
+        // The shape checked once on a ray that cannot hit (a zero direction answers nothing
+        // after the shape's checks), so an empty batch refuses a bad radius as others do.
+        g.cast_capsule(&Ray::new([0.0; 3], [0.0; 3]), axis, radius, &options)?;
+        for k in 0..n {
+            let Some(found) = g.cast_capsule(&self.ray(k), axis, radius, &options)? else {
+                continue;
+            };
+            let (instance, h) = found.mesh_sweep();
+            a.t[k] = h.t;
+            a.triangle[k] = h.triangle as i32;
+            a.instance[k] = instance;
+            a.u[k] = h.u;
+            a.v[k] = h.v;
+            a.point[3 * k..3 * k + 3].copy_from_slice(&[h.point.x, h.point.y, h.point.z]);
+            a.normal[3 * k..3 * k + 3].copy_from_slice(&[h.normal.x, h.normal.y, h.normal.z]);
+        }
+        Ok(())
     }
 
     /// Every hit of each of the `n` rays, flattened into `a` (ray, t, instance, triangle,

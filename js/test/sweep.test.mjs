@@ -64,6 +64,76 @@ test("castSphere stops where a sphere first touches, as a brute force says", () 
   bvh.free();
 });
 
+test("castSpheres answers each ray as castSphere does, bit for bit", () => {
+  const mesh = readObj(asset("scene.obj"));
+  const bvh = new BVH(mesh.positions, mesh.indices);
+  const scene = new Scene();
+  scene.add(bvh, [0, 0, 1, 0, 0, 1, 0, 0, -1, 0, 0, 0, 0.5, 0, 0, 1]);
+  const n = 200;
+  const set = rays(mesh.positions, n, random(43));
+  // A few rays that touch nothing: a zero direction, a NaN origin, away from the scene.
+  set.set([0, 0, 0, 0, 0, 0], 0);
+  set.set([NaN, 1, 1, 0, -1, 0], 6);
+  set.set([0, 100, 0, 0, 1, 0], 12);
+  const near = Float32Array.from({ length: n }, (_, k) => (k % 5 === 0 ? 0.5 : 0));
+  const far = Float32Array.from({ length: n }, (_, k) => (k % 7 === 0 ? 2 : Infinity));
+  for (const geometry of [bvh, scene]) {
+    for (const options of [{}, { near, far, cull: "back" }, { axis: [0, 0.4, 0], near: 0.1, far: 50 }]) {
+      const radius = options.axis ? 0.1 : 0.2;
+      const batch = geometry.castSpheres(set, radius, options);
+      let touched = 0;
+      for (let k = 0; k < n; k++) {
+        const one = geometry.castSphere(set.subarray(6 * k, 6 * k + 3), set.subarray(6 * k + 3, 6 * k + 6), radius, {
+          ...options,
+          near: typeof options.near === "object" ? options.near[k] : options.near,
+          far: typeof options.far === "object" ? options.far[k] : options.far,
+        });
+        const got = {
+          distance: batch.distance[k],
+          triangle: batch.triangle[k],
+          u: batch.u[k],
+          v: batch.v[k],
+          point: Array.from(batch.point.subarray(3 * k, 3 * k + 3)),
+          normal: Array.from(batch.normal.subarray(3 * k, 3 * k + 3)),
+        };
+        if (geometry === scene) got.instance = batch.instance[k];
+        if (one === null) {
+          assert.equal(got.triangle, -1, `ray ${k}`);
+          assert.equal(got.distance, Infinity);
+          assert.ok([got.u, got.v, ...got.point, ...got.normal].every(Number.isNaN), `ray ${k}`);
+          if (geometry === scene) assert.equal(got.instance, -1);
+          continue;
+        }
+        touched++;
+        // The single call answers in float32 too: the same bits.
+        const f = (x) => Math.fround(x);
+        assert.deepEqual(got, {
+          ...(geometry === scene ? { instance: one.instance } : {}),
+          distance: f(one.distance),
+          triangle: one.triangle,
+          u: f(one.u),
+          v: f(one.v),
+          point: one.point.map(f),
+          normal: one.normal.map(f),
+        }, `ray ${k}`);
+      }
+      assert.ok(touched > 40 && touched < n - 3, `${touched} of ${n} touched`);
+    }
+  }
+  // Bad shapes throw, for an empty batch too; so do bad ranges.
+  for (const r of [-1, NaN, Infinity]) {
+    assert.throws(() => bvh.castSpheres(set, r), /radius/);
+    assert.throws(() => scene.castSpheres(new Float32Array(0), r), /radius/);
+  }
+  assert.throws(() => bvh.castSpheres(set, "1"), /radius/);
+  assert.throws(() => bvh.castSpheres(new Float32Array(0), 1, { axis: [0, Infinity, 0] }), /axis/);
+  assert.throws(() => bvh.castSpheres(set, 1, { near: -1 }), /near/);
+  assert.throws(() => bvh.castSpheres(set.subarray(0, 5), 1), /rays/);
+  assert.equal(bvh.castSpheres(new Float32Array(0), 1).distance.length, 0);
+  scene.free();
+  bvh.free();
+});
+
 test("three.js: a ball rolls along the ground and stops against the sphere", () => {
   const mesh = readObj(asset("scene.obj"));
   const geometry = new THREE.BufferGeometry();

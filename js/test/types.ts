@@ -2,7 +2,7 @@
 // calls it, so a declaration that does not match the code's shape, or refers to a three.js
 // type that does not exist, fails CI. Lines marked @ts-expect-error must stay errors.
 import * as THREE from "three";
-import { BVH, Geometry, Scene, buildAsync, init, type Hit, type BatchHits, type SweepHit } from "meshray";
+import { BVH, Geometry, Scene, buildAsync, init, type Hit, type BatchHits, type SweepHit, type SweepHits } from "meshray";
 import {
   MeshrayBoundsTree,
   acceleratedRaycast,
@@ -25,6 +25,8 @@ export async function usage(): Promise<number> {
   const step: THREE.Vector3 = moveSphere([mesh], new THREE.Vector3(), new THREE.Vector3(1, 0, 0), 0.5, { skin: 1e-3 }).position;
   // @ts-expect-error: the radius is a number
   bvh.castSphere([0, 5, 0], [0, -1, 0], "0.5");
+  const sweeps: SweepHits = bvh.castSpheres(new Float32Array(6), 0.5, { near: [0], axis: [0, 1, 0] });
+  const normals: Float32Array = sweeps.normal;
   bvh.refit(new Float32Array(9));
   const scene = new Scene();
   const id: number = scene.add(bvh, new THREE.Matrix4().makeTranslation(1, 0, 0));
@@ -42,7 +44,7 @@ export async function usage(): Promise<number> {
   scene.add(scene);
   scene.free();
   const copy: BVH = BVH.fromBytes(bvh.toBytes());
-  void pairs, clashes, clash;
+  void pairs, clashes, clash, normals;
   const built: BVH = await buildAsync(new Float32Array(9), null, { quality: "fast" });
   const inside: boolean = bvh.contains([0, 0, 0]);
   const distance: number | null = bvh.signedDistance({ x: 0, y: 0, z: 0 });
