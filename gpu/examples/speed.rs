@@ -4,7 +4,8 @@
 //! mesh into its bounds), each set through `GpuBvh::closest_hits` and through the CPU's
 //! `cast_rays` on every core, and prints for each: the GPU's rays per second (its narrowing
 //! alone, then with the CPU's finish), the CPU's, the ratio, how many rays were flagged, and
-//! how many answers differ (none should). Defaults: SIDE 1024, RANDOM 1,000,000. The upload
+//! how many answers differ (none should); then the same for any hits (`GpuBvh::any_hits`
+//! beside the CPU's any hit: whether each ray hits must agree). Defaults: SIDE 1024, RANDOM 1,000,000. The upload
 //! is timed once. gpu/device-check.sh runs it on a machine with a GPU.
 
 use meshray::prelude::*;
@@ -174,6 +175,28 @@ fn main() {
             stats.flagged,
             100.0 * stats.flagged as f64 / n,
             stats.several,
+        );
+        // Any hits (occlusion): the same rays, the CPU's any hit beside.
+        let start = Instant::now();
+        let (gpu_any, any_stats) = device_bvh.any_hits(&rays);
+        let total = start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        bvh.cast_rays(&rays, RayQuery::Any, &options, &mut cpu_hits);
+        let cpu = start.elapsed().as_secs_f64();
+        let differ = gpu_any
+            .iter()
+            .zip(&cpu_hits)
+            .filter(|(g, c)| g.is_some() != c.is_some())
+            .count();
+        println!(
+            "{name}, any hit: GPU narrowing {:.3} M rays/s, with the CPU's finish {:.3} M \
+             rays/s; CPU cast_rays {:.3} M rays/s; GPU/CPU {:.3}; flagged {}; hit or not \
+             differ {differ}",
+            rate(any_stats.gpu.as_secs_f64()),
+            rate(total),
+            rate(cpu),
+            cpu / total,
+            any_stats.flagged,
         );
     }
 }

@@ -13,8 +13,8 @@
 //   box's entry where the plane gives no interval).
 // The t in question is the CPU's kept within the triangle's own bounding box
 // (`triangle::within_box`): the plane's t, raised to the ray's entry into that box
-// (`box_entry`) where the entry lies beyond it by more than 2^-22 of t, then lowered to the
-// box's exit (`box_exit`) where the exit lies before it by as much and not before the entry.
+// (`triangle::box_bounds`) where the entry lies beyond it by more than 2^-22 of t, then
+// lowered to the box's exit where the exit lies before it by as much and not before the entry.
 // The kernel computes the entry and the exit too, with bounds, so a triangle's interval is
 // [max(min(plane low, exit low), entry low − E·|entry low|), max(plane high, entry high)]:
 // the raise never reorders a certain best past a triangle the answer leaves out, and a
@@ -27,6 +27,9 @@
 // the list either misses or hits beyond it: the exact answer is among the best and the list.
 // Where the list overflows, the stack overflows or a corner is not finite, a flag makes the
 // CPU cast the ray itself.
+// Any hit (`params.mode` 1): the walk stops at the first certain hit, which is the answer
+// (the CPU's test accepts it, in range); without one, every candidate in range is listed,
+// and the CPU tests them until one hits.
 
 struct Node {
     mn: array<array<f32, 8>, 3>,
@@ -62,7 +65,8 @@ struct Answer {
 
 struct Params {
     count: u32,
-    _pad0: u32,
+    // 0 the closest hit, 1 any hit (ANY).
+    mode: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -95,6 +99,7 @@ const FLAG_WHY: u32 = 8u;       // with FLAG_NEAR: 8 a certain hit, 16 an edge, 
 const FLAG_LIST: u32 = 64u;     // the list may be incomplete (full, or pruned past the best)
 const FLAG_RAISED: u32 = 128u;  // some triangle's box entry widened its t interval (diagnostic)
 const K: u32 = 8u;              // the candidate list's length
+const ANY: u32 = 1u;            // params.mode: any hit
 
 // The ray, set once per invocation.
 var<private> o: array<f32, 3>;
@@ -127,6 +132,8 @@ var<private> why_bits: u32;
 // goes if each new best's does; where a later best's high end reaches back past this, the
 // list may be incomplete and the ray goes to the CPU.
 var<private> pruned: f32;
+// Any hit: a certain hit was found, the walk is over.
+var<private> done: bool;
 
 // Slot `slot` might hit at t >= lo, for reason `why` (0 a certain hit that is not the
 // best, 1 edge functions too close to zero to tell, 2 a plane too nearly parallel to the ray,
@@ -179,7 +186,7 @@ fn edge_bound(p: vec4<f32>, q: vec4<f32>) -> f32 {
     return E * (first + own) + E * E * second;
 }
 
-// Bounds on where the CPU's `box_entry` says the ray enters the box of corners a, b, c:
+// Bounds on where the CPU's `box_bounds` says the ray enters the box of corners a, b, c:
 // (low, high, the kernel's own value, state), state 0 known, 1 never (a zero direction
 // component with the box ahead on that axis: the CPU's entry is +inf, so it raises any hit
 // to +inf and refuses it), 2 the high end unknown (a product near overflow; the low end
@@ -218,7 +225,7 @@ fn own_entry(a: vec3<f32>, b: vec3<f32>, c: vec3<f32>) -> vec4<f32> {
     return vec4<f32>(lo, hi, mid, state);
 }
 
-// A lower bound on where the CPU's `box_exit` says the ray leaves the box of corners a, b,
+// A lower bound on where the CPU's `box_bounds` says the ray leaves the box of corners a, b,
 // c: per axis (bound − o)·(1/d), the bound the corners' greatest coordinate, or their least
 // where d's sign bit is set, the least of the three (a NaN bounds nothing; +inf where no
 // axis does). −BIG where an axis's product is near overflow.
@@ -340,6 +347,14 @@ fn test_lane(pi: u32, lane: u32, box_t: f32) {
         guess = entry.z;
     }
     if inside && known && lo >= t_min && hi <= t_max && hi < BIG {
+        if params.mode == ANY {
+            best_slot = pi * 4u + lane;
+            best_t = guess;
+            best_lo = lo;
+            best_hi = hi;
+            done = true;
+            return;
+        }
         if best_slot == NONE || guess < best_t {
             if best_slot != NONE {
                 note_other(best_slot, best_lo, 0u);
@@ -387,6 +402,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     why_bits = 0u;
     pruned = BIG;
     flags = 0u;
+    done = false;
     var visits = 0u;
     if !(t_min <= t_max) {
         var none: array<u32, K>;
@@ -425,7 +441,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     stack_node[0] = 0u;
     stack_t[0] = t_min;
     loop {
-        if top == 0u {
+        if top == 0u || done {
             break;
         }
         top -= 1u;
@@ -482,6 +498,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 let p = word & ~LEAF;
                 for (var lane = 0u; lane < 4u; lane++) {
                     test_lane(p, lane, tn - abs(tn) * E);
+                    if done {
+                        break;
+                    }
+                }
+                if done {
+                    break;
                 }
             } else if top < STACK {
                 stack_node[top] = word;
@@ -491,6 +513,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 flags |= FLAG_OVERFLOW;
             }
         }
+    }
+    if done {
+        // Any hit: the certain hit alone (the candidates are not needed).
+        answers[i].best = best_slot;
+        answers[i].t = best_t;
+        answers[i].flags = flags;
+        answers[i].visits = visits;
+        answers[i].count = 0u;
+        return;
     }
     if best_slot != NONE && pruned <= best_hi {
         flags |= FLAG_LIST;

@@ -1,7 +1,8 @@
-//! meshray's closest-hit rays cast on a GPU with wgpu (Vulkan), every answer bit for bit
-//! [`Bvh::cast_ray`](meshray::query::RayCast::cast_ray)'s. A first step of issue 42: closest
-//! hits of a slice of rays on a mesh, through a blocking call; not yet any hits, the async and
-//! GPU-buffer forms, scenes, the browser's WebGPU or Python (gpu/NOTES.md lists what is open).
+//! meshray's rays cast on a GPU with wgpu (Vulkan): closest hits, every answer bit for bit
+//! [`Bvh::cast_ray`](meshray::query::RayCast::cast_ray)'s, and any hits, a hit exactly where
+//! `cast_ray` finds one. Issue 42 in steps: a slice of rays on a mesh, through a blocking
+//! call; not yet the async and GPU-buffer forms, scenes, the browser's WebGPU or Python
+//! (gpu/NOTES.md lists what is open).
 //!
 //! The GPU only narrows (see `closest.wgsl`): per ray it walks the uploaded tree in `f32`
 //! and names the certain hit of least `t` and the few other triangles its `f32` arithmetic
@@ -114,7 +115,7 @@ pub enum Finish {
     Candidates,
 }
 
-/// A [`Bvh`] uploaded to a device, ready to cast closest-hit rays.
+/// A [`Bvh`] uploaded to a device, ready to cast rays.
 pub struct GpuBvh<'a> {
     bvh: &'a Bvh,
     gpu: &'a Gpu,
@@ -178,6 +179,9 @@ const CANDIDATES: usize = 8;
 const WORKGROUP: u32 = 64;
 /// Rays per dispatch (the workgroup count stays under 65,535 on one axis).
 const CHUNK: usize = 1 << 20;
+/// The kernel's modes (its `params.mode`).
+const MODE_CLOSEST: u32 = 0;
+const MODE_ANY: u32 = 1;
 
 impl<'a> GpuBvh<'a> {
     /// Uploads `bvh`'s tree to `gpu` and compiles the kernel.
@@ -272,7 +276,7 @@ impl<'a> GpuBvh<'a> {
         let mut hits = Vec::with_capacity(rays.len());
         for chunk in rays.chunks(CHUNK) {
             let start = Instant::now();
-            let answers = self.run(chunk);
+            let answers = self.run(chunk, MODE_CLOSEST);
             stats.gpu += start.elapsed();
             let start = Instant::now();
             for (ray, answer) in chunk.iter().zip(&answers) {
@@ -281,6 +285,92 @@ impl<'a> GpuBvh<'a> {
             stats.finish += start.elapsed();
         }
         (hits, stats)
+    }
+
+    /// Some hit of every ray in its range, not always the nearest (an occlusion or
+    /// shadow test), and `None` exactly where `bvh.cast_ray(ray, RayQuery::Any,
+    /// &QueryOptions::default())` answers `None`. A hit's `t`, `u` and `v` are the library's
+    /// exact test on its triangle, bit for bit what `cast_ray` answers whenever it names
+    /// that triangle; which triangle may differ from `cast_ray`'s where several are hit (both
+    /// take whichever their walk meets first). The kernel stops at the first triangle its
+    /// bounds call a certain hit; a ray without one is decided on the CPU by the triangles
+    /// the kernel could not rule out.
+    pub fn any_hits(&self, rays: &[Ray]) -> (Vec<Option<CompactHit>>, BatchStats) {
+        let mut stats = BatchStats {
+            rays: rays.len(),
+            ..Default::default()
+        };
+        let mut hits = Vec::with_capacity(rays.len());
+        for chunk in rays.chunks(CHUNK) {
+            let start = Instant::now();
+            let answers = self.run(chunk, MODE_ANY);
+            stats.gpu += start.elapsed();
+            let start = Instant::now();
+            for (ray, answer) in chunk.iter().zip(&answers) {
+                hits.push(self.finish_any(ray, answer, &mut stats));
+            }
+            stats.finish += start.elapsed();
+        }
+        (hits, stats)
+    }
+
+    /// The library's own test on one slot's triangle: the walk's answer for it, bit for bit.
+    fn exact(&self, ray: &Ray, slot: u32) -> Option<CompactHit> {
+        let triangle = self.index[slot as usize];
+        let [a, b, c] = self.bvh.mesh().triangle(triangle as usize);
+        meshray::geometry::intersect_triangle(ray, a, b, c, &QueryOptions::default()).map(|h| {
+            CompactHit {
+                t: h.t,
+                triangle,
+                u: h.u,
+                v: h.v,
+            }
+        })
+    }
+
+    /// An any-hit answer from the kernel's: its certain hit, confirmed by the exact test, or
+    /// the first of its candidates the exact test accepts; the CPU's own any-hit cast where
+    /// the kernel flagged the ray or the exact test refused the certain hit.
+    fn finish_any(
+        &self,
+        ray: &Ray,
+        answer: &GpuAnswer,
+        stats: &mut BatchStats,
+    ) -> Option<CompactHit> {
+        if !ray.is_valid() {
+            return None;
+        }
+        stats.visits += u64::from(answer.visits);
+        let cpu = || {
+            self.bvh
+                .cast_ray(ray, RayQuery::Any, &QueryOptions::default())
+        };
+        if tiny_direction(ray) {
+            stats.flagged += 1;
+            return cpu();
+        }
+        if answer.flags & FALLBACK != 0 {
+            stats.flagged += 1;
+            stats.overflow += usize::from(answer.flags & FLAG_OVERFLOW != 0);
+            return cpu();
+        }
+        if answer.best != NONE {
+            stats.tested += 1;
+            let found = self.exact(ray, answer.best);
+            if found.is_none() {
+                stats.refused += 1;
+                return cpu();
+            }
+            return found;
+        }
+        // No certain hit: every triangle that might hit in range is listed.
+        stats.several += usize::from(answer.count > 1);
+        answer.candidates[..answer.count as usize]
+            .iter()
+            .find_map(|&slot| {
+                stats.tested += 1;
+                self.exact(ray, slot)
+            })
     }
 
     /// The exact answer from the kernel's.
@@ -312,17 +402,7 @@ impl<'a> GpuBvh<'a> {
                 return cpu();
             }
         }
-        // The library's own test on one slot's triangle: the walk's answer for it, bit for bit.
-        let exact = |slot: u32| {
-            let triangle = self.index[slot as usize];
-            let [a, b, c] = self.bvh.mesh().triangle(triangle as usize);
-            meshray::geometry::intersect_triangle(ray, a, b, c, &options).map(|h| CompactHit {
-                t: h.t,
-                triangle,
-                u: h.u,
-                v: h.v,
-            })
-        };
+        let exact = |slot: u32| self.exact(ray, slot);
         let mut best = None;
         if answer.best != NONE {
             stats.tested += 1;
@@ -357,12 +437,13 @@ impl<'a> GpuBvh<'a> {
     /// (the CPU's raise may apply). A ray with a tiny direction component is not cast (0).
     pub fn flags(&self, rays: &[Ray]) -> Vec<u32> {
         rays.chunks(CHUNK)
-            .flat_map(|chunk| self.run(chunk).into_iter().map(|a| a.flags))
+            .flat_map(|chunk| self.run(chunk, MODE_CLOSEST).into_iter().map(|a| a.flags))
             .collect()
     }
 
-    /// Runs the kernel on `rays` (at most [`CHUNK`]) and reads its answers back.
-    fn run(&self, rays: &[Ray]) -> Vec<GpuAnswer> {
+    /// Runs the kernel on `rays` (at most [`CHUNK`]) in `mode` ([`MODE_CLOSEST`],
+    /// [`MODE_ANY`]) and reads its answers back.
+    fn run(&self, rays: &[Ray], mode: u32) -> Vec<GpuAnswer> {
         let device = &self.gpu.device;
         let gpu_rays: Vec<GpuRay> = rays
             .iter()
@@ -411,7 +492,7 @@ impl<'a> GpuBvh<'a> {
         });
         let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("params"),
-            contents: bytemuck::cast_slice(&[rays.len() as u32, 0, 0, 0]),
+            contents: bytemuck::cast_slice(&[rays.len() as u32, mode, 0, 0]),
             usage: wgpu::BufferUsages::UNIFORM,
         });
         fn bind(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {

@@ -1,10 +1,11 @@
 //! Every GPU answer equals `Bvh::cast_ray`'s, bit for bit, on random rays; prints how many
-//! rays the GPU flagged (the CPU cast them again). Without a Vulkan driver (gpu/build.rs) the
+//! rays the GPU flagged (the CPU cast them again). Any hits: a hit exactly where `cast_ray`'s
+//! any hit finds one, each the exact test's answer on its triangle. Without a Vulkan driver (gpu/build.rs) the
 //! tests show as ignored; with one, or under `CI=true`, a missing adapter is a failure.
 
 use meshray::prelude::*;
 use meshray::{Bvh, CompactHit, Mesh, QueryOptions, Ray, RayQuery};
-use meshray_gpu::{Finish, Gpu, GpuBvh};
+use meshray_gpu::{BatchStats, Finish, Gpu, GpuBvh};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -146,6 +147,35 @@ fn bits(h: &Option<CompactHit>) -> Option<(u32, u32, u32, u32)> {
     h.map(|h| (h.t.to_bits(), h.triangle, h.u.to_bits(), h.v.to_bits()))
 }
 
+/// The GPU's any hits of `rays` agree with the CPU's: a hit exactly where `cast_ray`'s any hit
+/// finds one, each in range and the exact test's answer on its triangle, bit for bit.
+fn any_hits_agree(device_bvh: &GpuBvh, bvh: &Bvh, rays: &[Ray]) -> BatchStats {
+    let options = QueryOptions::default();
+    let (hits, stats) = device_bvh.any_hits(rays);
+    assert_eq!(hits.len(), rays.len());
+    for (i, (ray, hit)) in rays.iter().zip(&hits).enumerate() {
+        let cpu = bvh.cast_ray(ray, RayQuery::Any, &options);
+        assert_eq!(
+            hit.is_some(),
+            cpu.is_some(),
+            "ray {i} {ray:?}: any hit {hit:?}, cast_ray's {cpu:?}"
+        );
+        if let Some(h) = hit {
+            let [a, b, c] = bvh.mesh().triangle(h.triangle as usize);
+            let exact = meshray::geometry::intersect_triangle(ray, a, b, c, &options);
+            let exact = exact.map(|e| CompactHit {
+                t: e.t,
+                triangle: h.triangle,
+                u: e.u,
+                v: e.v,
+            });
+            assert_eq!(bits(hit), bits(&exact), "ray {i} {ray:?}: any hit");
+            assert!(h.t >= ray.t_min() && h.t <= ray.t_max(), "ray {i} {ray:?}");
+        }
+    }
+    stats
+}
+
 fn check(gpu: &Gpu, path: &Path, count: usize) {
     let mesh = Mesh::load(path).expect("the mesh loads");
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -229,6 +259,18 @@ fn check_mesh(gpu: &Gpu, mesh: Mesh, name: &str, count: usize) {
         candidate_stats.tested as f64 / candidate_stats.rays as f64,
         candidate_stats.flagged,
         lost,
+    );
+    let any = any_hits_agree(&device_bvh, &bvh, &rays);
+    println!(
+        "  any hits: gpu {:.1?}, finish {:.1?}, flagged {}, several candidates {}, tested \
+         {:.2}/ray, refused {}, {:.1} nodes/ray",
+        any.gpu,
+        any.finish,
+        any.flagged,
+        any.several,
+        any.tested as f64 / any.rays as f64,
+        any.refused,
+        any.visits as f64 / any.rays as f64,
     );
     let flags = device_bvh.flags(&rays);
     for (kind, name) in KIND_NAMES.iter().enumerate() {
@@ -424,6 +466,7 @@ fn bad_rays_and_an_empty_batch_answer_as_cast_ray() {
     ];
     for bvh in [&scene, &one] {
         assert!(GpuBvh::new(&gpu, bvh).closest_hits(&[]).0.is_empty());
+        assert!(GpuBvh::new(&gpu, bvh).any_hits(&[]).0.is_empty());
         agree_on(&gpu, bvh, &rays, true);
         // The good ray hits both.
         assert!(
@@ -441,8 +484,8 @@ fn scene() -> Bvh {
 }
 
 /// Both finishes of `rays` on `bvh` equal `cast_ray`'s answers, bit for bit; where `brute`,
-/// the brute force's too. Returns how many rays the kernel flagged and how many it narrowed
-/// to several candidates.
+/// the brute force's too; and the any hits agree ([`any_hits_agree`]). Returns how many rays
+/// the kernel flagged and how many it narrowed to several candidates (closest hits).
 fn agree_on(gpu: &Gpu, bvh: &Bvh, rays: &[Ray], brute: bool) -> (usize, usize) {
     let device_bvh = GpuBvh::new(gpu, bvh);
     let cpu: Vec<_> = rays
@@ -451,6 +494,7 @@ fn agree_on(gpu: &Gpu, bvh: &Bvh, rays: &[Ray], brute: bool) -> (usize, usize) {
         .collect();
     let (by_cast, stats) = device_bvh.closest_hits(rays);
     let (by_candidates, _) = device_bvh.closest_hits_with(rays, Finish::Candidates);
+    any_hits_agree(&device_bvh, bvh, rays);
     for (i, ray) in rays.iter().enumerate() {
         assert_eq!(
             bits(&by_cast[i]),
