@@ -269,22 +269,9 @@ impl<'a> GpuBvh<'a> {
         rays: &[Ray],
         finish: Finish,
     ) -> (Vec<Option<CompactHit>>, BatchStats) {
-        let mut stats = BatchStats {
-            rays: rays.len(),
-            ..Default::default()
-        };
-        let mut hits = Vec::with_capacity(rays.len());
-        for chunk in rays.chunks(CHUNK) {
-            let start = Instant::now();
-            let answers = self.run(chunk, MODE_CLOSEST);
-            stats.gpu += start.elapsed();
-            let start = Instant::now();
-            for (ray, answer) in chunk.iter().zip(&answers) {
-                hits.push(self.finish(ray, answer, finish, &mut stats));
-            }
-            stats.finish += start.elapsed();
-        }
-        (hits, stats)
+        self.batch(rays, MODE_CLOSEST, |ray, answer, stats| {
+            self.finish(ray, answer, finish, stats)
+        })
     }
 
     /// Some hit of every ray in its range, not always the nearest (an occlusion or
@@ -296,6 +283,19 @@ impl<'a> GpuBvh<'a> {
     /// bounds call a certain hit; a ray without one is decided on the CPU by the triangles
     /// the kernel could not rule out.
     pub fn any_hits(&self, rays: &[Ray]) -> (Vec<Option<CompactHit>>, BatchStats) {
+        self.batch(rays, MODE_ANY, |ray, answer, stats| {
+            self.finish_any(ray, answer, stats)
+        })
+    }
+
+    /// The kernel on `rays` in `mode`, chunk by chunk, each answer finished on the CPU by
+    /// `finish`; the GPU's and the finish's times in the stats.
+    fn batch(
+        &self,
+        rays: &[Ray],
+        mode: u32,
+        mut finish: impl FnMut(&Ray, &GpuAnswer, &mut BatchStats) -> Option<CompactHit>,
+    ) -> (Vec<Option<CompactHit>>, BatchStats) {
         let mut stats = BatchStats {
             rays: rays.len(),
             ..Default::default()
@@ -303,11 +303,11 @@ impl<'a> GpuBvh<'a> {
         let mut hits = Vec::with_capacity(rays.len());
         for chunk in rays.chunks(CHUNK) {
             let start = Instant::now();
-            let answers = self.run(chunk, MODE_ANY);
+            let answers = self.run(chunk, mode);
             stats.gpu += start.elapsed();
             let start = Instant::now();
             for (ray, answer) in chunk.iter().zip(&answers) {
-                hits.push(self.finish_any(ray, answer, &mut stats));
+                hits.push(finish(ray, answer, &mut stats));
             }
             stats.finish += start.elapsed();
         }
