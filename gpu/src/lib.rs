@@ -1,8 +1,8 @@
 //! meshray's rays cast on a GPU with wgpu (Vulkan): closest hits, every answer bit for bit
 //! [`Bvh::cast_ray`](meshray::query::RayCast::cast_ray)'s, and any hits, a hit exactly where
 //! `cast_ray` finds one. Issue 42 in steps: a slice of rays on a mesh, through a blocking
-//! call; not yet the async and GPU-buffer forms, scenes, the browser's WebGPU or Python
-//! (gpu/NOTES.md lists what is open).
+//! call or an async one; not yet the GPU-buffer form, scenes, the browser's WebGPU or
+//! Python (gpu/NOTES.md lists what is open).
 //!
 //! The GPU only narrows (see `closest.wgsl`): per ray it walks the uploaded tree in `f32`
 //! and names the certain hit of least `t` and the few other triangles its `f32` arithmetic
@@ -24,6 +24,10 @@
 use meshray::prelude::*;
 use meshray::tree::RawTree;
 use meshray::{Bvh, CompactHit, QueryOptions, Ray, RayQuery};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 use wgpu::util::DeviceExt;
 
@@ -269,9 +273,10 @@ impl<'a> GpuBvh<'a> {
         rays: &[Ray],
         finish: Finish,
     ) -> (Vec<Option<CompactHit>>, BatchStats) {
-        self.batch(rays, MODE_CLOSEST, |ray, answer, stats| {
+        let fetch = |chunk| std::future::ready(self.run(chunk, MODE_CLOSEST));
+        pollster::block_on(self.batch(rays, fetch, |ray, answer, stats| {
             self.finish(ray, answer, finish, stats)
-        })
+        }))
     }
 
     /// Some hit of every ray in its range, not always the nearest (an occlusion or
@@ -283,17 +288,44 @@ impl<'a> GpuBvh<'a> {
     /// bounds call a certain hit; a ray without one is decided on the CPU by the triangles
     /// the kernel could not rule out.
     pub fn any_hits(&self, rays: &[Ray]) -> (Vec<Option<CompactHit>>, BatchStats) {
-        self.batch(rays, MODE_ANY, |ray, answer, stats| {
+        let fetch = |chunk| std::future::ready(self.run(chunk, MODE_ANY));
+        pollster::block_on(self.batch(rays, fetch, |ray, answer, stats| {
             self.finish_any(ray, answer, stats)
-        })
+        }))
     }
 
-    /// The kernel on `rays` in `mode`, chunk by chunk, each answer finished on the CPU by
-    /// `finish`; the GPU's and the finish's times in the stats.
-    fn batch(
+    /// [`closest_hits`](Self::closest_hits) without blocking the caller's thread while the
+    /// GPU works: the same answers, bit for bit. The future completes once the device has
+    /// run the kernel and mapped the answers, then finishes on the CPU as the blocking form
+    /// does. wgpu maps a buffer from a poll of the device: natively this future polls it
+    /// (without blocking) each time it is polled and asks to be polled again until the
+    /// answers are mapped, so any executor drives it (busily, while the GPU works); in a
+    /// browser the event loop maps them.
+    pub async fn closest_hits_async(&self, rays: &[Ray]) -> (Vec<Option<CompactHit>>, BatchStats) {
+        let fetch = |chunk| self.run_async(chunk, MODE_CLOSEST);
+        self.batch(rays, fetch, |ray, answer, stats| {
+            self.finish(ray, answer, Finish::CastRay, stats)
+        })
+        .await
+    }
+
+    /// [`any_hits`](Self::any_hits) without blocking, as
+    /// [`closest_hits_async`](Self::closest_hits_async).
+    pub async fn any_hits_async(&self, rays: &[Ray]) -> (Vec<Option<CompactHit>>, BatchStats) {
+        let fetch = |chunk| self.run_async(chunk, MODE_ANY);
+        self.batch(rays, fetch, |ray, answer, stats| {
+            self.finish_any(ray, answer, stats)
+        })
+        .await
+    }
+
+    /// The kernel on `rays`, chunk by chunk, each chunk's answers from `fetch` (the blocking
+    /// [`run`](Self::run), ready at once, or [`run_async`](Self::run_async)), each answer
+    /// finished on the CPU by `finish`; the GPU's and the finish's times in the stats.
+    async fn batch<'r, F: Future<Output = Vec<GpuAnswer>>>(
         &self,
-        rays: &[Ray],
-        mode: u32,
+        rays: &'r [Ray],
+        mut fetch: impl FnMut(&'r [Ray]) -> F,
         mut finish: impl FnMut(&Ray, &GpuAnswer, &mut BatchStats) -> Option<CompactHit>,
     ) -> (Vec<Option<CompactHit>>, BatchStats) {
         let mut stats = BatchStats {
@@ -303,7 +335,7 @@ impl<'a> GpuBvh<'a> {
         let mut hits = Vec::with_capacity(rays.len());
         for chunk in rays.chunks(CHUNK) {
             let start = Instant::now();
-            let answers = self.run(chunk, mode);
+            let answers = fetch(chunk).await;
             stats.gpu += start.elapsed();
             let start = Instant::now();
             for (ray, answer) in chunk.iter().zip(&answers) {
@@ -442,8 +474,45 @@ impl<'a> GpuBvh<'a> {
     }
 
     /// Runs the kernel on `rays` (at most [`CHUNK`]) in `mode` ([`MODE_CLOSEST`],
-    /// [`MODE_ANY`]) and reads its answers back.
+    /// [`MODE_ANY`]) and reads its answers back, blocking.
     fn run(&self, rays: &[Ray], mode: u32) -> Vec<GpuAnswer> {
+        let pending = self.submit(rays, mode);
+        let slice = pending.read_buf.slice(..);
+        slice.map_async(wgpu::MapMode::Read, |r| r.expect("mapping the answers"));
+        self.gpu
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("waiting for the kernel");
+        pending.answers()
+    }
+
+    /// [`run`](Self::run) without blocking: the answers once the device has mapped them
+    /// (see [`Mapping`]).
+    async fn run_async(&self, rays: &[Ray], mode: u32) -> Vec<GpuAnswer> {
+        let pending = self.submit(rays, mode);
+        let state = Arc::new(Mutex::new(MapState::default()));
+        let done = Arc::clone(&state);
+        pending
+            .read_buf
+            .slice(..)
+            .map_async(wgpu::MapMode::Read, move |result| {
+                let mut done = done.lock().unwrap_or_else(PoisonError::into_inner);
+                done.result = Some(result);
+                if let Some(waker) = done.waker.take() {
+                    waker.wake();
+                }
+            });
+        let mapping = Mapping {
+            device: self.gpu.device.clone(),
+            state,
+        };
+        mapping.await.expect("mapping the answers");
+        pending.answers()
+    }
+
+    /// Uploads `rays` (at most [`CHUNK`]) and submits the kernel in `mode`, its answers to be
+    /// copied into a buffer to map.
+    fn submit(&self, rays: &[Ray], mode: u32) -> Pending {
         let device = &self.gpu.device;
         let gpu_rays: Vec<GpuRay> = rays
             .iter()
@@ -521,15 +590,65 @@ impl<'a> GpuBvh<'a> {
         }
         encoder.copy_buffer_to_buffer(&answer_buf, 0, &read_buf, 0, size);
         self.gpu.queue.submit(Some(encoder.finish()));
-        let slice = read_buf.slice(..);
-        slice.map_async(wgpu::MapMode::Read, |r| r.expect("mapping the answers"));
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .expect("waiting for the kernel");
-        let view = slice.get_mapped_range().expect("the mapped answers");
-        let answers: Vec<GpuAnswer> = bytemuck::cast_slice(&view)[..rays.len()].to_vec();
+        Pending {
+            read_buf,
+            count: rays.len(),
+        }
+    }
+}
+
+/// A batch submitted: the buffer its answers are copied into.
+struct Pending {
+    read_buf: wgpu::Buffer,
+    /// Rays in the batch.
+    count: usize,
+}
+
+impl Pending {
+    /// The answers, once the buffer is mapped.
+    fn answers(self) -> Vec<GpuAnswer> {
+        let view = self
+            .read_buf
+            .slice(..)
+            .get_mapped_range()
+            .expect("the mapped answers");
+        let answers: Vec<GpuAnswer> = bytemuck::cast_slice(&view)[..self.count].to_vec();
         drop(view);
-        read_buf.unmap();
+        self.read_buf.unmap();
         answers
+    }
+}
+
+/// What a mapping's callback has said, and who waits for it.
+#[derive(Default)]
+struct MapState {
+    result: Option<Result<(), wgpu::BufferAsyncError>>,
+    waker: Option<Waker>,
+}
+
+/// A future that completes when the answers' buffer is mapped. wgpu runs a mapping's
+/// callback from a poll of the device: in a browser its event loop does that; natively the
+/// future polls the device itself (without blocking) each time it is polled, and asks to be
+/// polled again until the callback has run, so that any executor drives it to the end (it
+/// keeps that executor busy while the GPU works, as a frame loop that polls would).
+struct Mapping {
+    device: wgpu::Device,
+    state: Arc<Mutex<MapState>>,
+}
+
+impl Future for Mapping {
+    type Output = Result<(), wgpu::BufferAsyncError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // An error here (a lost device) also fails the mapping, which the callback reports.
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(result) = state.result.take() {
+            return Poll::Ready(result);
+        }
+        state.waker = Some(cx.waker().clone());
+        drop(state);
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 }

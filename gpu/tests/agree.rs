@@ -476,6 +476,35 @@ fn bad_rays_and_an_empty_batch_answer_as_cast_ray() {
     }
 }
 
+#[test]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "no Vulkan driver here (Debian: mesa-vulkan-drivers)"
+)]
+fn the_async_forms_answer_as_the_blocking_ones() {
+    let gpu = gpu();
+    let bvh = scene();
+    let device_bvh = GpuBvh::new(&gpu, &bvh);
+    let rays = rays(bvh.mesh(), 3_000, 7);
+    let (closest, _) = device_bvh.closest_hits(&rays);
+    let (any, _) = device_bvh.any_hits(&rays);
+    // Under a plain executor: each future polls the device for itself.
+    let (closest_async, any_async) = pollster::block_on(async {
+        let closest = device_bvh.closest_hits_async(&rays);
+        let any = device_bvh.any_hits_async(&rays);
+        (closest.await, any.await)
+    });
+    let bits_all = |h: &[Option<CompactHit>]| h.iter().map(bits).collect::<Vec<_>>();
+    assert_eq!(bits_all(&closest_async.0), bits_all(&closest));
+    assert_eq!(bits_all(&any_async.0), bits_all(&any));
+    assert!(closest.iter().filter(|h| h.is_some()).count() > 1_000);
+    assert!(
+        pollster::block_on(device_bvh.closest_hits_async(&[]))
+            .0
+            .is_empty()
+    );
+}
+
 /// The asset scene's tree.
 fn scene() -> Bvh {
     Bvh::build(
