@@ -14,25 +14,11 @@
 //! that gap (a few ulps of position) would still tell the walk and the brute force apart.
 mod common;
 
-use common::Rng;
+use common::{Rng, triangle_box_bounds};
 use meshray::geometry::intersect_triangle;
 use meshray::prelude::*;
 use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery};
 use nalgebra::{Point3, Vector3};
-
-/// Where the ray enters and leaves the triangle's bounding box, by the slab test in `f32`.
-fn box_bounds(tri: &[Point3<f32>; 3], o: &Point3<f32>, d: &Vector3<f32>) -> (f32, f32) {
-    let (mut entry, mut exit) = (f32::NEG_INFINITY, f32::INFINITY);
-    for k in 0..3 {
-        let lo = tri[0][k].min(tri[1][k]).min(tri[2][k]);
-        let hi = tri[0][k].max(tri[1][k]).max(tri[2][k]);
-        let inv = 1.0 / d[k];
-        let (near, far) = if inv >= 0.0 { (lo, hi) } else { (hi, lo) };
-        entry = entry.max((near - o[k]) * inv);
-        exit = exit.min((far - o[k]) * inv);
-    }
-    (entry, exit)
-}
 
 /// Random triangles at three scales, near and far from the origin; rays along the plane,
 /// tilted off it by 10⁻¹¹ to 10⁻² radians, through a corner. Every hit whose box the ray
@@ -77,7 +63,7 @@ fn a_grazing_hit_lies_within_its_triangles_box() {
             continue;
         };
         hits += 1;
-        let (entry, exit) = box_bounds(&tri, &o, &d);
+        let (entry, exit) = triangle_box_bounds(&tri, &o, &d);
         if hit.t <= exit + exit.abs() * 2f32.powi(-20) {
             continue;
         }

@@ -3,6 +3,10 @@
 //! any hit finds one, each the exact test's answer on its triangle. Without a Vulkan driver (gpu/build.rs) the
 //! tests show as ignored; with one, or under `CI=true`, a missing adapter is a failure.
 
+// The library's test helpers (the triangle's own box, as tests/grazing.rs computes it).
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
 use meshray::prelude::*;
 use meshray::{Bvh, CompactHit, Mesh, QueryOptions, Ray, RayQuery};
 use meshray_gpu::{BatchStats, Finish, Gpu, GpuBvh};
@@ -673,15 +677,8 @@ fn rays_grazing_the_scenes_triangles_agree() {
             let d = [0, 1, 2].map(|k| direction[k] as f32);
             rays.push(Ray::new(o, d));
             // The triangle's own box, as the CPU's slab test enters and leaves it.
-            let (mut entry, mut exit) = (f32::NEG_INFINITY, f32::INFINITY);
-            for k in 0..3 {
-                let lo = tri[0][k].min(tri[1][k]).min(tri[2][k]);
-                let hi = tri[0][k].max(tri[1][k]).max(tri[2][k]);
-                let inv = 1.0 / d[k];
-                let (near, far) = if inv >= 0.0 { (lo, hi) } else { (hi, lo) };
-                entry = entry.max((near - o[k]) * inv);
-                exit = exit.min((far - o[k]) * inv);
-            }
+            let (entry, exit) =
+                common::triangle_box_bounds(&tri, &o.into(), &nalgebra::Vector3::from(d));
             if entry <= exit && exit > 0.0 {
                 let t_min = exit + exit * 2f32.powi(-19);
                 rays.push(Ray::with_range(o, d, t_min, f32::INFINITY));

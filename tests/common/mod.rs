@@ -7,6 +7,27 @@ use meshray::{Camera, Culling, Mesh, QueryOptions, Ray};
 use nalgebra::{Isometry3, Perspective3, Point2, Point3, Vector2, Vector3};
 use std::path::PathBuf;
 
+/// Where a ray from `o` along `d` enters and leaves the bounding box of the triangle
+/// `tri`, as the library's slab tests compute them in `f32` (`(−∞, +∞)` where no plane
+/// bounds it). tests/grazing.rs and the GPU crate's grazing rays (which include this file)
+/// set `t_min` past the exit.
+pub fn triangle_box_bounds(
+    tri: &[Point3<f32>; 3],
+    o: &Point3<f32>,
+    d: &Vector3<f32>,
+) -> (f32, f32) {
+    let (mut entry, mut exit) = (f32::NEG_INFINITY, f32::INFINITY);
+    for k in 0..3 {
+        let lo = tri[0][k].min(tri[1][k]).min(tri[2][k]);
+        let hi = tri[0][k].max(tri[1][k]).max(tri[2][k]);
+        let inv = 1.0 / d[k];
+        let (near, far) = if inv >= 0.0 { (lo, hi) } else { (hi, lo) };
+        entry = entry.max((near - o[k]) * inv);
+        exit = exit.min((far - o[k]) * inv);
+    }
+    (entry, exit)
+}
+
 /// A wavy `n × n` grid of unit cells in the x–z plane (`2·n²` triangles), a small mesh that
 /// is neither flat nor closed, for scenes of many instances.
 pub fn wavy_grid(n: usize) -> Mesh {
