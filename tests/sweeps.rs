@@ -472,6 +472,8 @@ fn a_scene_sweeps_placed_meshes_exactly() {
         // A mirror.
         Matrix4::new_translation(&Vector3::new(0.0, 0.0, -9.0))
             * Matrix4::new_nonuniform_scaling(&Vector3::new(-1.0, 1.0, 1.0)),
+        // A translation alone (swept in the mesh's own space, the shape moved back).
+        Matrix4::new_translation(&Vector3::new(-8.5, 0.25, 7.75)),
     ];
     let mut scene = Scene::new();
     let mut tris = Vec::new();

@@ -52,7 +52,8 @@ pub struct SceneSweepHit {
 /// the shape moves against, `n·d < 0`); the triangle test's choice in the options
 /// (`watertight`) does not apply. A scene sweeps each instance in world space, its
 /// triangles moved by its transform, so a non-uniform scale or a shear is answered exactly
-/// too.
+/// too; an instance placed by a translation alone is swept in its own space, the shape
+/// moved back instead (the same shape there, and the mesh's own, faster walk).
 ///
 /// ```
 /// use meshray::prelude::*;

@@ -2,11 +2,15 @@
 //! grown by the moving shape's reach), and each instance reached swept in world space, its
 //! triangles and boxes moved by its transform, so any affine placement (a non-uniform scale
 //! or a shear, under which a sphere would not stay a sphere in the mesh's own space) is
-//! answered exactly.
+//! answered exactly. An instance placed by a translation alone (its linear part exactly
+//! the identity) is swept in its own space instead, the shape moved back by the
+//! translation: the same sphere or capsule there, and the mesh's own walk (its vector slab
+//! tests and prefilters), where the moved boxes take the generic one.
 
 use super::{Instance, InstanceId, Scene, SceneOptions};
 use crate::bvh::facade::{Placement, Reach, Visitor, WIDTH, WideNode, walk};
 use crate::sweep::{Contact, Moving};
+use nalgebra::{Matrix3, Vector3};
 
 impl Scene {
     /// The first contact of `m` with a triangle of an instance `options` sees, at
@@ -62,15 +66,37 @@ impl Visitor for SweepInstance<'_> {
     fn leaf(&mut self, first: u32, count: u32, _: f64) -> bool {
         let ids = &self.order[first as usize..(first + count) as usize];
         for (id, instance) in self.options.seen_in(self.slots, ids) {
-            let placement = Placement::Moved {
-                to_world: &instance.to_world,
-                mirrored: instance.to_world.fixed_view::<3, 3>(0, 0).determinant() < 0.0,
-            };
             let culling = self.options.query.culling;
-            let Some((triangle, contact)) = instance
-                .bvh
-                .first_contact(self.m, self.limit, culling, placement)
-            else {
+            let linear = instance.to_world.fixed_view::<3, 3>(0, 0);
+            let found = if linear == Matrix3::identity() {
+                // A translation alone: the shape moved back into the mesh's space, the
+                // contact moved out again.
+                let shift: Vector3<f64> = instance.to_world.fixed_view::<3, 1>(0, 3).into();
+                let own = Moving {
+                    start: self.m.start - shift,
+                    ..*self.m
+                };
+                instance
+                    .bvh
+                    .first_contact(&own, self.limit, culling, Placement::Own)
+                    .map(|(triangle, c)| {
+                        let moved = Contact {
+                            point: c.point + shift,
+                            axis_point: c.axis_point + shift,
+                            ..c
+                        };
+                        (triangle, moved)
+                    })
+            } else {
+                let placement = Placement::Moved {
+                    to_world: &instance.to_world,
+                    mirrored: linear.determinant() < 0.0,
+                };
+                instance
+                    .bvh
+                    .first_contact(self.m, self.limit, culling, placement)
+            };
+            let Some((triangle, contact)) = found else {
                 continue;
             };
             let better = match &self.best {
