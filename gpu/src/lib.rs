@@ -369,23 +369,13 @@ impl<'a> GpuBvh<'a> {
         answer: &GpuAnswer,
         stats: &mut BatchStats,
     ) -> Option<CompactHit> {
-        if !ray.is_valid() {
-            return None;
+        if let Err(decided) = self.triage(ray, answer, RayQuery::Any, stats) {
+            return decided;
         }
-        stats.visits += u64::from(answer.visits);
         let cpu = || {
             self.bvh
                 .cast_ray(ray, RayQuery::Any, &QueryOptions::default())
         };
-        if tiny_direction(ray) {
-            stats.flagged += 1;
-            return cpu();
-        }
-        if answer.flags & FALLBACK != 0 {
-            stats.flagged += 1;
-            stats.overflow += usize::from(answer.flags & FLAG_OVERFLOW != 0);
-            return cpu();
-        }
         if answer.best != NONE {
             stats.tested += 1;
             let found = self.exact(ray, answer.best);
@@ -405,6 +395,29 @@ impl<'a> GpuBvh<'a> {
             })
     }
 
+    /// The start both finishes share: `Err` with the answer where the ray is decided
+    /// without the kernel's (an invalid ray: none; a tiny direction component or a flag
+    /// that makes the CPU cast it: `query` cast on the CPU), `Ok` to go on.
+    fn triage(
+        &self,
+        ray: &Ray,
+        answer: &GpuAnswer,
+        query: RayQuery,
+        stats: &mut BatchStats,
+    ) -> Result<(), Option<CompactHit>> {
+        if !ray.is_valid() {
+            return Err(None);
+        }
+        stats.visits += u64::from(answer.visits);
+        let fallback = answer.flags & FALLBACK != 0;
+        if tiny_direction(ray) || fallback {
+            stats.flagged += 1;
+            stats.overflow += usize::from(fallback && answer.flags & FLAG_OVERFLOW != 0);
+            return Err(self.bvh.cast_ray(ray, query, &QueryOptions::default()));
+        }
+        Ok(())
+    }
+
     /// The exact answer from the kernel's.
     fn finish(
         &self,
@@ -413,21 +426,11 @@ impl<'a> GpuBvh<'a> {
         finish: Finish,
         stats: &mut BatchStats,
     ) -> Option<CompactHit> {
+        if let Err(decided) = self.triage(ray, answer, RayQuery::Closest, stats) {
+            return decided;
+        }
         let options = QueryOptions::default();
-        if !ray.is_valid() {
-            return None;
-        }
-        stats.visits += u64::from(answer.visits);
         let cpu = || self.bvh.cast_ray(ray, RayQuery::Closest, &options);
-        if tiny_direction(ray) {
-            stats.flagged += 1;
-            return cpu();
-        }
-        if answer.flags & FALLBACK != 0 {
-            stats.flagged += 1;
-            stats.overflow += usize::from(answer.flags & FLAG_OVERFLOW != 0);
-            return cpu();
-        }
         if answer.flags & FLAG_NEAR != 0 {
             stats.several += 1;
             if finish == Finish::CastRay {
