@@ -2,13 +2,18 @@
 //! one thread: a sphere of a small radius (0.1 % and 1 % of the mesh's half diagonal) and a
 //! capsule moving along random rays (from a sphere around the mesh into its bounds), beside
 //! the closest hit of the same rays, the yardstick (a sweep at ≥ 0.5× its rate).
+//! The `sweep/placed` group does the same in a scene of four copies of the first shared mesh
+//! (the asset scene without them): two moved by translations alone (swept in the mesh's own
+//! space) and two turned and scaled (swept in world space).
 #[path = "../tests/common/mod.rs"]
 mod common;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use meshray::prelude::*;
-use meshray::{Bvh, QueryOptions, RayQuery};
+use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions};
+use nalgebra::{Matrix4, Point3, Rotation3, Vector3};
 use std::hint::black_box;
+use std::sync::Arc;
 
 fn sweep(c: &mut Criterion) {
     let options = QueryOptions::default();
@@ -58,5 +63,81 @@ fn sweep(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, sweep);
+/// Four copies of `mesh` side by side along x, `2.5·h` apart: the first two translated,
+/// the third turned a quarter about y, the fourth turned about x and scaled by 1.5.
+fn placed(mesh: Mesh) -> (Scene, Vec<Ray>, f32) {
+    let (c, h) = common::frame(&mesh);
+    let bvh = Arc::new(Bvh::build(mesh));
+    let mut scene = Scene::new();
+    let to_origin = Matrix4::new_translation(&(-c.coords));
+    for k in 0..4 {
+        let shift = Matrix4::new_translation(&Vector3::new(2.5 * h * k as f32, 0.0, 0.0));
+        let linear = match k {
+            2 => {
+                Rotation3::from_euler_angles(0.0, std::f32::consts::FRAC_PI_2, 0.0).to_homogeneous()
+            }
+            3 => {
+                Rotation3::from_euler_angles(0.7, 0.0, 0.0).to_homogeneous()
+                    * Matrix4::new_scaling(1.5)
+            }
+            _ => Matrix4::identity(),
+        };
+        let at = Matrix4::new_translation(&c.coords) * shift * linear * to_origin;
+        scene.add(bvh.clone(), at).unwrap();
+    }
+    scene.update();
+    // Random rays from a sphere about the row into its bounds (as `random_rays` does for
+    // one mesh).
+    let b = scene.bounds();
+    let (centre, half) = (b.centroid(), b.extent().norm() * 0.5);
+    let mut rng = common::Rng::new(11);
+    let rays = (0..16_384)
+        .map(|_| {
+            let origin = centre + rng.unit_vector() * (1.5 * half);
+            let target = Point3::new(
+                rng.range(b.min.x, b.max.x),
+                rng.range(b.min.y, b.max.y),
+                rng.range(b.min.z, b.max.z),
+            );
+            Ray::new(origin, target - origin)
+        })
+        .collect();
+    (scene, rays, h)
+}
+
+fn sweep_placed(c: &mut Criterion) {
+    let mut meshes = common::bench_meshes();
+    let (_, mesh) = meshes.swap_remove(meshes.len().min(2) - 1);
+    let (scene, rays, h) = placed(mesh);
+    let options = SceneOptions::default();
+    let mut group = c.benchmark_group("sweep/placed");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(rays.len() as u64));
+    group.bench_function("closest ray", |b| {
+        b.iter(|| {
+            rays.iter()
+                .filter(|r| {
+                    scene
+                        .cast_ray(black_box(r), RayQuery::Closest, &options)
+                        .is_some()
+                })
+                .count()
+        })
+    });
+    group.bench_function("sphere 0.1%", |b| {
+        b.iter(|| {
+            rays.iter()
+                .filter(|r| {
+                    matches!(
+                        scene.cast_sphere(black_box(r), 0.001 * h, &options),
+                        Ok(Some(_))
+                    )
+                })
+                .count()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, sweep, sweep_placed);
 criterion_main!(benches);

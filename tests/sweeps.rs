@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use meshray::query::{RayCast, Sweep, SweepHit};
 use meshray::{Bvh, Culling, Error, Mesh, QueryOptions, Ray, Scene, SceneOptions};
-use nalgebra::{Matrix4, Point3, Vector3};
+use nalgebra::{Matrix4, Point3, Unit, Vector3};
 use std::sync::Arc;
 
 type P = [f64; 3];
@@ -474,6 +474,20 @@ fn a_scene_sweeps_placed_meshes_exactly() {
             * Matrix4::new_nonuniform_scaling(&Vector3::new(-1.0, 1.0, 1.0)),
         // A translation alone (swept in the mesh's own space, the shape moved back).
         Matrix4::new_translation(&Vector3::new(-8.5, 0.25, 7.75)),
+        // A turn alone, a turn with a uniform scale, a shear (each culled in the mesh's
+        // own space by a bound of the shape's preimage, tested in the world).
+        Matrix4::new_translation(&Vector3::new(0.5, 9.0, 0.25))
+            * Matrix4::from_axis_angle(&Unit::new_normalize(Vector3::new(1.0, 2.0, 3.0)), 1.1),
+        Matrix4::new_translation(&Vector3::new(9.0, 0.5, 9.0))
+            * Matrix4::from_axis_angle(&Vector3::x_axis(), 0.4)
+            * Matrix4::new_scaling(0.35),
+        Matrix4::new_translation(&Vector3::new(-9.0, 0.0, -9.0))
+            * Matrix4::new(
+                1.0, 0.5, 0.0, 0.0, //
+                0.0, 1.0, 0.0, 0.0, //
+                0.0, -0.25, 1.0, 0.0, //
+                0.0, 0.0, 0.0, 1.0,
+            ),
     ];
     let mut scene = Scene::new();
     let mut tris = Vec::new();
@@ -538,7 +552,7 @@ fn a_scene_sweeps_placed_meshes_exactly() {
             assert_eq!(alone, Some(g.hit), "scene sweep {k}");
         }
     }
-    assert!(hits > 60, "only {hits} contacts");
+    assert!(hits > 100, "only {hits} contacts");
 }
 
 #[test]

@@ -5,12 +5,17 @@
 //! answered exactly. An instance placed by a translation alone (its linear part exactly
 //! the identity) is swept in its own space instead, the shape moved back by the
 //! translation: the same sphere or capsule there, and the mesh's own walk (its vector slab
-//! tests and prefilters), where the moved boxes take the generic one.
+//! tests and prefilters), where the moved boxes take the generic one. Any other instance
+//! is culled in its own space by a bound ([`own_bound`]: a sphere or capsule there that
+//! holds the shape's preimage, rounding included), its kept triangles moved into the world
+//! for the exact test; only a placement too ill-conditioned for the bound's error argument
+//! takes the generic walk.
 
 use super::{Instance, InstanceId, Scene, SceneOptions};
+use crate::Aabb;
 use crate::bvh::facade::{Placement, Reach, Visitor, WIDTH, WideNode, walk};
 use crate::sweep::{Contact, Moving};
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::{Matrix3, Point3, Vector3};
 
 impl Scene {
     /// The first contact of `m` with a triangle of an instance `options` sees, at
@@ -24,6 +29,7 @@ impl Scene {
     ) -> Option<(InstanceId, u32, Contact)> {
         let mut visitor = SweepInstance {
             slots: &self.slots,
+            bounds: &self.bounds,
             order: &[],
             m,
             reach: Reach::of(m),
@@ -42,6 +48,8 @@ impl Scene {
 /// The sweep's walk over the top level: nearest instance box first.
 struct SweepInstance<'a> {
     slots: &'a [Option<Instance>],
+    /// The instances' world boxes.
+    bounds: &'a [Aabb],
     order: &'a [u32],
     m: &'a Moving,
     reach: Reach,
@@ -88,9 +96,12 @@ impl Visitor for SweepInstance<'_> {
                         (triangle, moved)
                     })
             } else {
+                let until = self.limit.min(exit(self.m, &self.bounds[id as usize]));
+                let bound = own_bound(instance, self.m, until);
                 let placement = Placement::Moved {
                     to_world: &instance.to_world,
                     mirrored: linear.determinant() < 0.0,
+                    bound: bound.as_ref(),
                 };
                 instance
                     .bvh
@@ -109,5 +120,183 @@ impl Visitor for SweepInstance<'_> {
             }
         }
         false
+    }
+}
+
+/// The `τ` past which the moving shape's first axis end can no longer touch anything in
+/// `world` (a box holding an instance's triangles): where its path leaves the box grown by
+/// the shape's reach, rounded up; `+∞` for a shape that does not move.
+fn exit(m: &Moving, world: &Aabb) -> f64 {
+    let mut exit = f64::INFINITY;
+    for a in 0..3 {
+        let d = m.direction[a];
+        if d == 0.0 {
+            continue;
+        }
+        // The box grown by the reach: below by the axis's greatest extent and the radius,
+        // above by its least.
+        let far = if d > 0.0 {
+            f64::from(world.max[a]) - (m.axis[a].min(0.0) - m.radius)
+        } else {
+            f64::from(world.min[a]) - (m.axis[a].max(0.0) + m.radius)
+        };
+        exit = exit.min((far - m.start[a]) / d);
+    }
+    // A few roundings, each relative: far above them.
+    exit.max(0.0) * (1.0 + 1e-9)
+}
+
+/// A sphere or capsule in the mesh's own space that holds, at every `τ ≤ until`, the
+/// preimage of `m` (given in the world) under `instance`'s placement: so the mesh's own
+/// walk and prefilters, culling with it, keep every triangle `m` can touch by `until`.
+/// `None` where the placement is too ill-conditioned for the argument below (the generic
+/// walk then serves), or the bound would not be finite.
+///
+/// With the placement `x ↦ A·x + b` and `B` the stored inverse of `A`: a point `m` covers
+/// at `τ` is `S + τ·D + s·E + r·w` (`S` the start, `D` the motion, `E` the axis, `s ∈
+/// [0, 1]`, `|w| ≤ 1`), and its preimage `A⁻¹(S − b) + τ·A⁻¹D + s·A⁻¹E + r·A⁻¹w` lies within
+/// `r·‖A⁻¹‖₂` of the capsule of start `A⁻¹(S − b)`, motion `A⁻¹D` and axis `A⁻¹E`. The bound
+/// is that capsule as computed, `B` for `A⁻¹`, its radius grown by what both cost:
+/// - `B` is not exactly `A⁻¹`: with `R = I − B·A`, `A⁻¹ = (I − R)⁻¹·B`, so
+///   `|A⁻¹v − B·v|∞ ≤ ‖R‖∞/(1 − ‖R‖∞)·‖B·v‖∞`, and `‖A⁻¹‖₂ ≤ ‖B‖₂/(1 − ‖R‖∞)`; `‖R‖∞` is
+///   computed, plus a bound of its own rounding, and must stay under 10⁻⁶;
+/// - `‖B‖₂² ≤` the greatest row sum of `|BᵀB|` (Gershgorin's circles), again plus its
+///   rounding;
+/// - each product `B·v` in `f64` is within `3ε·|B|·|v|` of the exact one.
+///
+/// Each error is under `4‖R‖∞ + 10⁻¹²` of `‖|B|·|v|‖₁` for each `v` (`S`'s and `b`'s
+/// magnitudes, `τ·D` up to `until`, `E`), and the radius grows by that much.
+fn own_bound(instance: &Instance, m: &Moving, until: f64) -> Option<Moving> {
+    let a: Matrix3<f64> = instance.to_world.fixed_view::<3, 3>(0, 0).into();
+    let b: Matrix3<f64> = instance.to_object.fixed_view::<3, 3>(0, 0).into();
+    let shift: Vector3<f64> = instance.to_world.fixed_view::<3, 1>(0, 3).into();
+    let abs_b = b.abs();
+    // The greatest row sum of a matrix of magnitudes.
+    let rows = |m: &Matrix3<f64>| (0..3).map(|i| m.row(i).sum()).fold(0.0, f64::max);
+    let off = rows(&(Matrix3::identity() - b * a).abs()) + 1e-14 * (1.0 + rows(&(abs_b * a.abs())));
+    if !(off < 1e-6) {
+        return None;
+    }
+    let gram = b.transpose() * b;
+    let gram_bound = rows(&gram.abs()) + 1e-14 * rows(&(abs_b.transpose() * abs_b));
+    let stretch = gram_bound.sqrt() * (1.0 + 1e-12) / (1.0 - off);
+    let error = 4.0 * off + 1e-12;
+    let size = |v: Vector3<f64>| (abs_b * v.abs()).sum();
+    let travel = if m.direction == Vector3::zeros() {
+        0.0
+    } else {
+        until * size(m.direction)
+    };
+    let from = m.start.coords - shift;
+    let slack = error
+        * (size(m.start.coords.abs() + shift.abs()) + travel + size(m.axis) + m.radius * stretch);
+    let bound = Moving {
+        start: Point3::from(b * from),
+        axis: b * m.axis,
+        direction: b * m.direction,
+        radius: m.radius * stretch + slack,
+    };
+    let finite = bound
+        .start
+        .iter()
+        .chain(&bound.axis)
+        .chain(&bound.direction)
+        .all(|x| x.is_finite());
+    (finite && bound.radius.is_finite()).then_some(bound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::splitmix::SplitMix64;
+    use crate::{Bvh, Mesh};
+    use nalgebra::{Matrix4, Rotation3, Unit};
+    use std::sync::Arc;
+
+    /// The own-space bound holds the moving shape's preimage: for random placements
+    /// (rotations, uniform and non-uniform scales, mirrors, shears, far translations) and
+    /// random spheres and capsules, points of the shape at random `τ` (its surface along
+    /// random directions, and along the one the inverse stretches most), moved back by the
+    /// inverse, lie within the bound's radius of its axis at the same `τ`.
+    #[test]
+    fn the_own_space_bound_holds_the_shapes_preimage() {
+        let p = vec![
+            Point3::new(0.0, 0.0, 0.0),
+            Point3::new(1.0, 0.0, 0.0),
+            Point3::new(0.0, 1.0, 0.0),
+        ];
+        let bvh = Arc::new(Bvh::build(Mesh::from_buffers(p, vec![[0, 1, 2]]).unwrap()));
+        let mut rng = SplitMix64(42);
+        let signed = |rng: &mut SplitMix64| rng.unit_f64() * 2.0 - 1.0;
+        let v = |rng: &mut SplitMix64| Vector3::new(signed(rng), signed(rng), signed(rng));
+        let (mut points, mut bounds) = (0, 0);
+        for case in 0..2_000 {
+            let axis = Unit::new_normalize(v(&mut rng));
+            let turn = Rotation3::from_axis_angle(&axis, 3.0 * signed(&mut rng)).to_homogeneous();
+            let scale = match case % 4 {
+                0 => Vector3::repeat(1.0),
+                1 => Vector3::repeat(0.01 + 10.0 * signed(&mut rng).abs()),
+                2 => v(&mut rng).map(|x| 0.05 + 4.0 * x.abs()),
+                _ => v(&mut rng).map(|x| if x < 0.0 { -1.0 } else { 2.0 }),
+            };
+            let mut shear = Matrix4::identity();
+            if case % 3 == 0 {
+                shear[(0, 1)] = signed(&mut rng);
+                shear[(2, 0)] = signed(&mut rng);
+            }
+            let shift = v(&mut rng) * [1.0, 1e3, 1e5][case % 3];
+            let place = Matrix4::new_translation(&shift)
+                * turn
+                * shear
+                * Matrix4::new_nonuniform_scaling(&scale);
+            let (instance, _) = Instance::new(bvh.clone(), &place.cast::<f32>()).unwrap();
+            let m = Moving {
+                start: Point3::from(shift + v(&mut rng) * 5.0),
+                axis: if case % 2 == 0 {
+                    Vector3::zeros()
+                } else {
+                    v(&mut rng)
+                },
+                direction: v(&mut rng) * 3.0,
+                radius: signed(&mut rng).abs() * [0.01, 1.0][case % 2],
+            };
+            let until = 10.0 * signed(&mut rng).abs();
+            let Some(bound) = own_bound(&instance, &m, until) else {
+                continue;
+            };
+            bounds += 1;
+            let inverse = instance.to_object.fixed_view::<3, 3>(0, 0).into_owned();
+            // The direction the inverse stretches most: its largest singular value's.
+            let svd = inverse.svd(false, true);
+            let top = svd.singular_values.imax();
+            let stretched: Vector3<f64> = svd.v_t.unwrap().row(top).transpose();
+            for k in 0..20 {
+                let tau = until * [0.0, 1.0, signed(&mut rng).abs()][k % 3];
+                let s = [0.0, 1.0, signed(&mut rng).abs()][k % 3];
+                let w = if k < 4 {
+                    stretched * [1.0, -1.0][k % 2]
+                } else {
+                    v(&mut rng).normalize()
+                };
+                let world = m.start + m.direction * tau + m.axis * s + w * m.radius;
+                let own = instance.to_object.transform_point(&world);
+                // Its distance from the bound's axis at τ.
+                let from = bound.start + bound.direction * tau;
+                let along = if bound.axis == Vector3::zeros() {
+                    0.0
+                } else {
+                    ((own - from).dot(&bound.axis) / bound.axis.norm_squared()).clamp(0.0, 1.0)
+                };
+                let distance = (own - (from + bound.axis * along)).norm();
+                assert!(
+                    distance <= bound.radius,
+                    "case {case}: {distance} from the axis, bound {}",
+                    bound.radius
+                );
+                points += 1;
+            }
+        }
+        assert!(bounds > 1_900, "{bounds} bounds");
+        assert!(points > 38_000);
     }
 }

@@ -14,7 +14,9 @@
 //! [`touchable_sphere`]). Each prefilter also bounds from below when its triangles can
 //! first be touched: a packet's triangles are tested nearest bound first, and those whose
 //! bound lies past a contact found are skipped. A mesh moved into the world (a scene's
-//! instance) takes the generic walk with its boxes moved, in `f64`.
+//! instance) is culled the same way with a bound in its own space where the scene gives
+//! one, and its kept triangles moved for the exact test; else it takes the generic walk
+//! with its boxes moved, in `f64`.
 
 use crate::bvh::Bvh;
 use crate::bvh::leaf::{LANES, TrianglePacket};
@@ -33,15 +35,36 @@ use wide::f32x4;
 const SLACK: f64 = 1e-12;
 
 /// Where a mesh is tested: in its own space, or moved into the world (a scene's instance,
-/// whose triangles and boxes are moved by `to_world`; `mirrored` when it turns the mesh
-/// inside out, which swaps the faces culling keeps).
+/// whose triangles are moved by `to_world` for the exact test; `mirrored` when it turns the
+/// mesh inside out, which swaps the faces culling keeps).
+///
+/// A moved mesh is culled in one of two ways. With a `bound` (a shape in the mesh's own
+/// space holding, at every `τ` the walk can reach, the moving shape's preimage under the
+/// placement: see the scene's sweep), the mesh's own walk and prefilters cull with the
+/// bound and only the triangles they keep are moved and tested; without one, every box is
+/// moved into the world and tested one at a time in `f64` (the generic walk).
 #[derive(Clone, Copy)]
 pub(crate) enum Placement<'a> {
     Own,
     Moved {
         to_world: &'a Matrix4<f64>,
         mirrored: bool,
+        bound: Option<&'a Moving>,
     },
+}
+
+impl Placement<'_> {
+    /// The shape that culls in the mesh's own space, if one does: the moving shape itself
+    /// in its own space, the bound for a moved mesh that has one.
+    fn culls_with<'m>(&self, m: &'m Moving) -> Option<&'m Moving>
+    where
+        Self: 'm,
+    {
+        match *self {
+            Placement::Own => Some(m),
+            Placement::Moved { bound, .. } => bound,
+        }
+    }
 }
 
 /// The moving shape's reach around its first axis end: the box of its axis and radius
@@ -451,18 +474,21 @@ impl Bvh {
         culling: Culling,
         placement: Placement<'_>,
     ) -> Option<(u32, Contact)> {
+        let own = placement.culls_with(m);
         let mut visitor = SweepVisitor {
             bvh: self,
             m,
-            reach: Reach::of(m),
+            reach: Reach::of(own.unwrap_or(m)),
+            own: own.is_some(),
             limit,
             culling,
             placement,
             best: None,
         };
-        let own_ray = match placement {
-            Placement::Own => visitor.reach.ray(limit),
-            Placement::Moved { .. } => None,
+        let own_ray = if visitor.own {
+            visitor.reach.ray(limit)
+        } else {
+            None
         };
         match own_ray {
             // In its own space, the ray walk (vector slab tests, eight boxes at once) over
@@ -493,7 +519,10 @@ impl Bvh {
 struct SweepVisitor<'a> {
     bvh: &'a Bvh,
     m: &'a Moving,
+    /// The reach of the shape that culls: `m`'s, or its own-space bound's for a moved mesh.
     reach: Reach,
+    /// Whether the boxes and prefilters are the mesh's own (the reach in its space).
+    own: bool,
     /// The best contact's `τ` so far (the caller's limit at first).
     limit: f64,
     culling: Culling,
@@ -506,12 +535,16 @@ impl Visitor for SweepVisitor<'_> {
     const ORDERED: bool = true;
 
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
-        let Placement::Moved { to_world, .. } = self.placement else {
-            let used = node.lanes().fold(0, |m, k| m | 1 << k);
-            let (reached, enter) = self.reach.entries(&node.min, &node.max, self.limit);
-            return (reached & used, enter.map(f64::from));
-        };
-        self.reach.lanes(self.m, node, Some(to_world), self.limit)
+        match self.placement {
+            Placement::Moved { to_world, .. } if !self.own => {
+                self.reach.lanes(self.m, node, Some(to_world), self.limit)
+            }
+            _ => {
+                let used = node.lanes().fold(0, |m, k| m | 1 << k);
+                let (reached, enter) = self.reach.entries(&node.min, &node.max, self.limit);
+                (reached & used, enter.map(f64::from))
+            }
+        }
     }
 
     fn worth(&self, tau: f64) -> bool {
@@ -538,44 +571,42 @@ impl SweepVisitor<'_> {
     fn packet(&mut self, packet: usize, lanes: u32) {
         let leaf = &self.bvh.leaf_packets[packet];
         // Each triangle's own box and the prefilter, four at a time, skip most exact tests
-        // (in its own space only: a moved mesh's boxes are the world's).
+        // (where the culling shape is in the mesh's space: the generic walk's is the
+        // world's).
         // The lanes to test, nearest lower bound of entry first (each test may bring the
         // limit down past the next ones').
         let mut order = [(0.0f32, 0usize); LANES];
         let mut count = 0;
-        match self.placement {
-            Placement::Own => {
-                let (touched, enter) = if let Some(sheared) = &self.reach.sheared {
-                    let (touched, enter) = touchable_sphere(leaf, &self.reach, sheared, self.limit);
-                    (lanes & touched, enter)
-                } else {
-                    let boxes = lanes & triangle_boxes(leaf, &self.reach, self.limit);
-                    if boxes == 0 {
-                        return;
-                    }
-                    let (touched, enter) = touchable(leaf, &self.reach, self.limit);
-                    (boxes & touched, enter)
-                };
-                let mut rest = touched;
-                while rest != 0 {
-                    let lane = rest.trailing_zeros() as usize;
-                    rest &= rest - 1;
-                    let mut k = count;
-                    while k > 0 && order[k - 1].0 > enter[lane] {
-                        order[k] = order[k - 1];
-                        k -= 1;
-                    }
-                    order[k] = (enter[lane], lane);
-                    count += 1;
+        if self.own {
+            let (touched, enter) = if let Some(sheared) = &self.reach.sheared {
+                let (touched, enter) = touchable_sphere(leaf, &self.reach, sheared, self.limit);
+                (lanes & touched, enter)
+            } else {
+                let boxes = lanes & triangle_boxes(leaf, &self.reach, self.limit);
+                if boxes == 0 {
+                    return;
                 }
+                let (touched, enter) = touchable(leaf, &self.reach, self.limit);
+                (boxes & touched, enter)
+            };
+            let mut rest = touched;
+            while rest != 0 {
+                let lane = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                let mut k = count;
+                while k > 0 && order[k - 1].0 > enter[lane] {
+                    order[k] = order[k - 1];
+                    k -= 1;
+                }
+                order[k] = (enter[lane], lane);
+                count += 1;
             }
-            Placement::Moved { .. } => {
-                let mut rest = lanes;
-                while rest != 0 {
-                    order[count] = (f32::NEG_INFINITY, rest.trailing_zeros() as usize);
-                    rest &= rest - 1;
-                    count += 1;
-                }
+        } else {
+            let mut rest = lanes;
+            while rest != 0 {
+                order[count] = (f32::NEG_INFINITY, rest.trailing_zeros() as usize);
+                rest &= rest - 1;
+                count += 1;
             }
         }
         for &(enter, lane) in &order[..count] {
@@ -588,6 +619,7 @@ impl SweepVisitor<'_> {
             if let Placement::Moved {
                 to_world,
                 mirrored: m,
+                ..
             } = self.placement
             {
                 corners = corners.map(|q| to_world.transform_point(&q));
