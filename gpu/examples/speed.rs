@@ -130,10 +130,10 @@ fn main() {
     );
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let start = Instant::now();
-    let bvh = Bvh::build(mesh);
+    let bvh = std::sync::Arc::new(Bvh::build(mesh));
     let build = start.elapsed();
     let start = Instant::now();
-    let device_bvh = GpuBvh::new(&gpu, &bvh);
+    let device_bvh = GpuBvh::new(&gpu, bvh.clone());
     println!(
         "{}: {} triangles; build {:.1} ms, upload and kernel compile {:.1} ms; CPU: {threads} threads",
         args[0],

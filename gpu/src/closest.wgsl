@@ -94,7 +94,7 @@ const R22: f32 = 2.384185791015625e-7;   // 2^-22, the CPU's raise threshold
 // WHY bits only say why the answer names candidates beside the best.
 const FLAG_NEAR: u32 = 1u;      // other candidates' intervals reach the best's
 const FLAG_OVERFLOW: u32 = 2u;  // the stack was full: subtrees were dropped
-const FLAG_INPUT: u32 = 4u;     // a non-finite corner in a used lane
+const FLAG_INPUT: u32 = 4u;     // a non-finite corner in a used lane, or an unusable ray
 const FLAG_WHY: u32 = 8u;       // with FLAG_NEAR: 8 a certain hit, 16 an edge, 32 a plane
 const FLAG_LIST: u32 = 64u;     // the list may be incomplete (full, or pruned past the best)
 const FLAG_RAISED: u32 = 128u;  // some triangle's box entry widened its t interval (diagnostic)
@@ -383,6 +383,25 @@ fn limit() -> f32 {
     return l + abs(l) * E;
 }
 
+// Whether a ray is one the CPU may call invalid: a coordinate NaN or infinite, a zero
+// direction, a NaN end of its range. Read from the bits: WGSL's arithmetic may assume there
+// is no NaN or infinity. Rays given in a buffer reach the kernel unchecked; the CPU answers
+// these (flagged) itself.
+fn unusable(r: RayIn) -> bool {
+    var zero = true;
+    for (var a = 0u; a < 3u; a++) {
+        let o_bits = bitcast<u32>(r.o[a]) & 0x7fffffffu;
+        let d_bits = bitcast<u32>(r.d[a]) & 0x7fffffffu;
+        if o_bits >= 0x7f800000u || d_bits >= 0x7f800000u {
+            return true;
+        }
+        zero = zero && d_bits == 0u;
+    }
+    let nan = 0x7f800000u;
+    return zero || (bitcast<u32>(r.t_min) & 0x7fffffffu) > nan
+        || (bitcast<u32>(r.t_max) & 0x7fffffffu) > nan;
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -404,6 +423,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     flags = 0u;
     done = false;
     var visits = 0u;
+    if unusable(r) {
+        var none: array<u32, K>;
+        answers[i] = Answer(NONE, 0.0, FLAG_INPUT, 0u, 0u, 0u, 0u, 0u, none);
+        return;
+    }
     if !(t_min <= t_max) {
         var none: array<u32, K>;
         answers[i] = Answer(NONE, 0.0, 0u, 0u, 0u, 0u, 0u, 0u, none);

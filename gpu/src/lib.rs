@@ -1,8 +1,25 @@
 //! meshray's rays cast on a GPU with wgpu (Vulkan): closest hits, every answer bit for bit
 //! [`Bvh::cast_ray`](meshray::query::RayCast::cast_ray)'s, and any hits, a hit exactly where
-//! `cast_ray` finds one. Issue 42 in steps: a slice of rays on a mesh, through a blocking
-//! call or an async one; not yet the GPU-buffer form, scenes, the browser's WebGPU or
-//! Python (gpu/NOTES.md lists what is open).
+//! `cast_ray` finds one. Issue 42 in steps: rays on a mesh, from a slice or from a
+//! `wgpu::Buffer` (answers written into another), through a blocking call or an async one;
+//! a refit moves the device's copy with the tree. Not yet scenes, culling or Cramer's rule,
+//! the browser's WebGPU or Python (gpu/NOTES.md lists what is open).
+//!
+//! ```no_run
+//! use meshray::prelude::*;
+//! use meshray::{Bvh, Mesh, Ray};
+//! use meshray_gpu::{Gpu, GpuBvh};
+//!
+//! let gpu = Gpu::new().expect("a Vulkan adapter (lavapipe will do)");
+//! let bvh = Bvh::build(Mesh::load("assets/scene.obj")?);
+//! let device_bvh = GpuBvh::new(&gpu, bvh);
+//! let rays = vec![Ray::new([0.0, 1.0, 10.0], [0.0, 0.0, -1.0]); 1_000];
+//! let (hits, stats) = device_bvh.closest_hits(&rays);
+//! // Every answer is the CPU's, bit for bit; `stats` says how many rays the CPU finished.
+//! assert_eq!(hits[0], device_bvh.bvh().cast_ray(&rays[0], meshray::RayQuery::Closest, &Default::default()));
+//! println!("{} rays, {} flagged", stats.rays, stats.flagged);
+//! # Ok::<(), meshray::Error>(())
+//! ```
 //!
 //! The GPU only narrows (see `closest.wgsl`): per ray it walks the uploaded tree in `f32`
 //! and names the certain hit of least `t` and the few other triangles its `f32` arithmetic
@@ -24,7 +41,9 @@
 use meshray::prelude::*;
 use meshray::tree::RawTree;
 use meshray::{Bvh, CompactHit, QueryOptions, Ray, RayQuery};
+use nalgebra::Point3;
 use std::future::Future;
+use std::ops::Range;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
@@ -119,26 +138,160 @@ pub enum Finish {
     Candidates,
 }
 
-/// A [`Bvh`] uploaded to a device, ready to cast rays.
-pub struct GpuBvh<'a> {
-    bvh: &'a Bvh,
-    gpu: &'a Gpu,
-    /// Slot → the mesh's triangle number.
-    index: &'a [u32],
+/// A [`Bvh`] uploaded to a device, ready to cast rays. It holds the tree (shared, an
+/// [`Arc`]): the CPU finishes each batch on it, and [`refit`](GpuBvh::refit) moves its
+/// vertices and the device's copy together.
+pub struct GpuBvh<'g> {
+    bvh: Arc<Bvh>,
+    gpu: &'g Gpu,
+    /// Slot → the mesh's triangle number (a refit keeps it).
+    index: Vec<u32>,
     nodes: wgpu::Buffer,
     packets: wgpu::Buffer,
     layout: wgpu::BindGroupLayout,
     pipeline: wgpu::ComputePipeline,
 }
 
-/// One ray as the kernel reads it.
+/// One ray as the kernel reads it: the layout of a rays buffer for
+/// [`closest_hits_buffers`](GpuBvh::closest_hits_buffers) (32 bytes, `f32`s in the device's
+/// byte order; WGSL: `struct { o: array<f32, 3>, t_min: f32, d: array<f32, 3>, t_max: f32 }`).
+/// As [`Ray::with_range`]: any values are accepted, and a ray that cannot hit answers none.
 #[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct GpuRay {
-    origin: [f32; 3],
-    t_min: f32,
-    direction: [f32; 3],
-    t_max: f32,
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuRay {
+    /// The origin.
+    pub origin: [f32; 3],
+    /// The range's start.
+    pub t_min: f32,
+    /// The direction (not normalized: `t` is in its units).
+    pub direction: [f32; 3],
+    /// The range's end (`+∞` for no end).
+    pub t_max: f32,
+}
+
+impl From<&Ray> for GpuRay {
+    fn from(r: &Ray) -> GpuRay {
+        GpuRay {
+            origin: r.origin().coords.into(),
+            t_min: r.t_min(),
+            direction: r.direction().into(),
+            t_max: r.t_max(),
+        }
+    }
+}
+
+impl From<&GpuRay> for Ray {
+    fn from(r: &GpuRay) -> Ray {
+        Ray::with_range(r.origin, r.direction, r.t_min, r.t_max)
+    }
+}
+
+/// One answer as [`closest_hits_buffers`](GpuBvh::closest_hits_buffers) writes it into a
+/// hits buffer (16 bytes; WGSL: `struct { t: f32, triangle: u32, u: f32, v: f32 }`): the
+/// fields of [`CompactHit`], bit for bit; a miss has `triangle` [`NO_HIT`], `t` `+∞`, `u`
+/// and `v` 0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuHit {
+    /// The ray's parameter at the hit.
+    pub t: f32,
+    /// The mesh's triangle number, or [`NO_HIT`].
+    pub triangle: u32,
+    /// The barycentric coordinate of the triangle's second corner.
+    pub u: f32,
+    /// The barycentric coordinate of its third corner.
+    pub v: f32,
+}
+
+/// [`GpuHit::triangle`] of a ray that hits nothing.
+pub const NO_HIT: u32 = u32::MAX;
+
+impl From<Option<CompactHit>> for GpuHit {
+    fn from(hit: Option<CompactHit>) -> GpuHit {
+        match hit {
+            Some(h) => GpuHit {
+                t: h.t,
+                triangle: h.triangle,
+                u: h.u,
+                v: h.v,
+            },
+            None => GpuHit {
+                t: f32::INFINITY,
+                triangle: NO_HIT,
+                u: 0.0,
+                v: 0.0,
+            },
+        }
+    }
+}
+
+/// Why a batch given in buffers was refused (nothing was run).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BufferError {
+    /// A buffer is smaller than the batch needs.
+    TooSmall {
+        /// `"rays"` or `"hits"`.
+        buffer: &'static str,
+        /// Bytes the batch needs.
+        needed: u64,
+        /// The buffer's size.
+        size: u64,
+    },
+    /// A buffer lacks a usage the call needs: rays `STORAGE | COPY_SRC` (the kernel reads
+    /// them; the CPU's finish reads them back), hits `COPY_DST` (the answers are written).
+    Usage {
+        /// `"rays"` or `"hits"`.
+        buffer: &'static str,
+        /// The usages missing.
+        missing: wgpu::BufferUsages,
+    },
+}
+
+impl std::fmt::Display for BufferError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BufferError::TooSmall {
+                buffer,
+                needed,
+                size,
+            } => write!(
+                f,
+                "the {buffer} buffer holds {size} bytes; the batch needs {needed}"
+            ),
+            BufferError::Usage { buffer, missing } => {
+                write!(f, "the {buffer} buffer lacks the usage {missing:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BufferError {}
+
+/// Where a chunk's rays come from: the caller's slice (uploaded), or a range of a buffer on
+/// the device (read by the kernel there, and copied back for the CPU's finish).
+#[derive(Clone)]
+enum Source<'r> {
+    Slice(&'r [Ray]),
+    Buffer {
+        buffer: &'r wgpu::Buffer,
+        range: Range<usize>,
+    },
+}
+
+impl Source<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Source::Slice(rays) => rays.len(),
+            Source::Buffer { range, .. } => range.len(),
+        }
+    }
+}
+
+/// A chunk's answers from the kernel, and its rays where they came from a buffer (empty
+/// where the caller's slice holds them).
+struct Fetched {
+    answers: Vec<GpuAnswer>,
+    rays: Vec<Ray>,
 }
 
 /// One ray's answer as the kernel writes it.
@@ -187,10 +340,12 @@ const CHUNK: usize = 1 << 20;
 const MODE_CLOSEST: u32 = 0;
 const MODE_ANY: u32 = 1;
 
-impl<'a> GpuBvh<'a> {
-    /// Uploads `bvh`'s tree to `gpu` and compiles the kernel.
-    pub fn new(gpu: &'a Gpu, bvh: &'a Bvh) -> GpuBvh<'a> {
+impl<'g> GpuBvh<'g> {
+    /// Uploads `bvh`'s tree to `gpu` and compiles the kernel. The tree is kept (an
+    /// `Arc<Bvh>`, shared where one is given; a `Bvh` is moved in).
+    pub fn new(gpu: &'g Gpu, bvh: impl Into<Arc<Bvh>>) -> GpuBvh<'g> {
         assert_eq!(RawTree::LAYOUT, 1, "the kernel reads layout 1");
+        let bvh = bvh.into();
         let raw = bvh.raw_tree();
         let device = &gpu.device;
         let storage = |label, words: &[u32]| {
@@ -199,7 +354,8 @@ impl<'a> GpuBvh<'a> {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
                 contents: bytemuck::cast_slice(words),
-                usage: wgpu::BufferUsages::STORAGE,
+                // Written again by a refit.
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             })
         };
         let nodes = storage("nodes", &raw.nodes);
@@ -249,15 +405,46 @@ impl<'a> GpuBvh<'a> {
             compilation_options: Default::default(),
             cache: None,
         });
+        let index = raw.triangle_index.to_vec();
+        drop(raw);
         GpuBvh {
             bvh,
             gpu,
-            index: raw.triangle_index,
+            index,
             nodes,
             packets,
             layout,
             pipeline,
         }
+    }
+
+    /// The tree the device's copy was made from (and the CPU finishes on).
+    pub fn bvh(&self) -> &Arc<Bvh> {
+        &self.bvh
+    }
+
+    /// Moves the mesh's vertices to `positions` as [`Bvh::refit`] does (the tree keeps its
+    /// shape, its boxes recomputed), and writes the new boxes and triangles over the
+    /// device's copy: no buffer or pipeline is made anew. Every answer after it is
+    /// `cast_ray`'s on the refitted tree. A tree shared with others (the `Arc` given to
+    /// [`new`](Self::new) still held elsewhere) is copied first, as [`Arc::make_mut`] does,
+    /// so theirs does not move.
+    ///
+    /// # Errors
+    /// [`Bvh::refit`]'s (a wrong vertex count, a coordinate not finite or out of range);
+    /// then neither the tree nor the device's copy has changed.
+    pub fn refit(&mut self, positions: &[Point3<f32>]) -> meshray::Result<()> {
+        Arc::make_mut(&mut self.bvh).refit(positions)?;
+        let raw = self.bvh.raw_tree();
+        debug_assert_eq!(raw.triangle_index, &self.index[..]);
+        for (buffer, words) in [(&self.nodes, &raw.nodes), (&self.packets, &raw.packets)] {
+            if !words.is_empty() {
+                self.gpu
+                    .queue
+                    .write_buffer(buffer, 0, bytemuck::cast_slice(words));
+            }
+        }
+        Ok(())
     }
 
     /// The closest hit of every ray, as `bvh.cast_ray(ray, RayQuery::Closest,
@@ -273,8 +460,8 @@ impl<'a> GpuBvh<'a> {
         rays: &[Ray],
         finish: Finish,
     ) -> (Vec<Option<CompactHit>>, BatchStats) {
-        let fetch = |chunk| std::future::ready(self.run(chunk, MODE_CLOSEST));
-        pollster::block_on(self.batch(rays, fetch, |ray, answer, stats| {
+        let fetch = |range| std::future::ready(self.run(Source::Slice(&rays[range]), MODE_CLOSEST));
+        pollster::block_on(self.batch(rays.len(), rays, fetch, |ray, answer, stats| {
             self.finish(ray, answer, finish, stats)
         }))
     }
@@ -288,8 +475,8 @@ impl<'a> GpuBvh<'a> {
     /// bounds call a certain hit; a ray without one is decided on the CPU by the triangles
     /// the kernel could not rule out.
     pub fn any_hits(&self, rays: &[Ray]) -> (Vec<Option<CompactHit>>, BatchStats) {
-        let fetch = |chunk| std::future::ready(self.run(chunk, MODE_ANY));
-        pollster::block_on(self.batch(rays, fetch, |ray, answer, stats| {
+        let fetch = |range| std::future::ready(self.run(Source::Slice(&rays[range]), MODE_ANY));
+        pollster::block_on(self.batch(rays.len(), rays, fetch, |ray, answer, stats| {
             self.finish_any(ray, answer, stats)
         }))
     }
@@ -302,8 +489,8 @@ impl<'a> GpuBvh<'a> {
     /// answers are mapped, so any executor drives it (busily, while the GPU works); in a
     /// browser the event loop maps them.
     pub async fn closest_hits_async(&self, rays: &[Ray]) -> (Vec<Option<CompactHit>>, BatchStats) {
-        let fetch = |chunk| self.run_async(chunk, MODE_CLOSEST);
-        self.batch(rays, fetch, |ray, answer, stats| {
+        let fetch = |range| self.run_async(Source::Slice(&rays[range]), MODE_CLOSEST);
+        self.batch(rays.len(), rays, fetch, |ray, answer, stats| {
             self.finish(ray, answer, Finish::CastRay, stats)
         })
         .await
@@ -312,33 +499,148 @@ impl<'a> GpuBvh<'a> {
     /// [`any_hits`](Self::any_hits) without blocking, as
     /// [`closest_hits_async`](Self::closest_hits_async).
     pub async fn any_hits_async(&self, rays: &[Ray]) -> (Vec<Option<CompactHit>>, BatchStats) {
-        let fetch = |chunk| self.run_async(chunk, MODE_ANY);
-        self.batch(rays, fetch, |ray, answer, stats| {
+        let fetch = |range| self.run_async(Source::Slice(&rays[range]), MODE_ANY);
+        self.batch(rays.len(), rays, fetch, |ray, answer, stats| {
             self.finish_any(ray, answer, stats)
         })
         .await
     }
 
-    /// The kernel on `rays`, chunk by chunk, each chunk's answers from `fetch` (the blocking
-    /// [`run`](Self::run), ready at once, or [`run_async`](Self::run_async)), each answer
-    /// finished on the CPU by `finish`; the GPU's and the finish's times in the stats.
-    async fn batch<'r, F: Future<Output = Vec<GpuAnswer>>>(
+    /// [`closest_hits`](Self::closest_hits) for rays that live on the device: the first
+    /// `count` [`GpuRay`]s of `rays` in, the same answers as [`GpuHit`]s written into the
+    /// first `count` of `hits`, for rays made on the GPU (a compute pass of the caller's)
+    /// and answers used there. The kernel reads the rays where they are; the CPU's finish
+    /// needs them too, so they are copied back with the kernel's answers (32 bytes a ray),
+    /// and the exact answers are written with the queue's `write_buffer` (16 bytes a ray),
+    /// visible to any work submitted after this returns.
+    ///
+    /// # Errors
+    /// [`BufferError`] where a buffer is too small for `count` or lacks a usage (rays
+    /// `STORAGE | COPY_SRC`, hits `COPY_DST`); nothing is run then. Both must belong to
+    /// this [`Gpu`]'s device (wgpu panics otherwise).
+    pub fn closest_hits_buffers(
         &self,
-        rays: &'r [Ray],
-        mut fetch: impl FnMut(&'r [Ray]) -> F,
+        rays: &wgpu::Buffer,
+        count: usize,
+        hits: &wgpu::Buffer,
+    ) -> Result<BatchStats, BufferError> {
+        pollster::block_on(self.in_buffers(rays, count, hits, MODE_CLOSEST, true))
+    }
+
+    /// [`any_hits`](Self::any_hits) for rays and answers in buffers, as
+    /// [`closest_hits_buffers`](Self::closest_hits_buffers).
+    ///
+    /// # Errors
+    /// As [`closest_hits_buffers`](Self::closest_hits_buffers).
+    pub fn any_hits_buffers(
+        &self,
+        rays: &wgpu::Buffer,
+        count: usize,
+        hits: &wgpu::Buffer,
+    ) -> Result<BatchStats, BufferError> {
+        pollster::block_on(self.in_buffers(rays, count, hits, MODE_ANY, true))
+    }
+
+    /// [`closest_hits_buffers`](Self::closest_hits_buffers) without blocking, as
+    /// [`closest_hits_async`](Self::closest_hits_async).
+    ///
+    /// # Errors
+    /// As [`closest_hits_buffers`](Self::closest_hits_buffers).
+    pub async fn closest_hits_buffers_async(
+        &self,
+        rays: &wgpu::Buffer,
+        count: usize,
+        hits: &wgpu::Buffer,
+    ) -> Result<BatchStats, BufferError> {
+        self.in_buffers(rays, count, hits, MODE_CLOSEST, false)
+            .await
+    }
+
+    /// [`any_hits_buffers`](Self::any_hits_buffers) without blocking, as
+    /// [`closest_hits_async`](Self::closest_hits_async).
+    ///
+    /// # Errors
+    /// As [`closest_hits_buffers`](Self::closest_hits_buffers).
+    pub async fn any_hits_buffers_async(
+        &self,
+        rays: &wgpu::Buffer,
+        count: usize,
+        hits: &wgpu::Buffer,
+    ) -> Result<BatchStats, BufferError> {
+        self.in_buffers(rays, count, hits, MODE_ANY, false).await
+    }
+
+    /// The four forms in buffers: the batch in `mode`, each chunk fetched `blocking` (the
+    /// future then ready at once) or not, the exact answers written into `hits`.
+    async fn in_buffers(
+        &self,
+        rays: &wgpu::Buffer,
+        count: usize,
+        hits: &wgpu::Buffer,
+        mode: u32,
+        blocking: bool,
+    ) -> Result<BatchStats, BufferError> {
+        check_buffers(rays, count, hits)?;
+        let finish = |ray: &Ray, answer: &GpuAnswer, stats: &mut BatchStats| match mode {
+            MODE_ANY => self.finish_any(ray, answer, stats),
+            _ => self.finish(ray, answer, Finish::CastRay, stats),
+        };
+        let source = |range| Source::Buffer {
+            buffer: rays,
+            range,
+        };
+        let (found, stats) = if blocking {
+            let fetch = |range| std::future::ready(self.run(source(range), mode));
+            self.batch(count, &[], fetch, finish).await
+        } else {
+            let fetch = |range| self.run_async(source(range), mode);
+            self.batch(count, &[], fetch, finish).await
+        };
+        self.write_hits(hits, &found);
+        Ok(stats)
+    }
+
+    /// The exact answers written into the hits buffer (and the write flushed to the queue).
+    fn write_hits(&self, hits: &wgpu::Buffer, found: &[Option<CompactHit>]) {
+        if found.is_empty() {
+            return;
+        }
+        let out: Vec<GpuHit> = found.iter().map(|&h| GpuHit::from(h)).collect();
+        self.gpu
+            .queue
+            .write_buffer(hits, 0, bytemuck::cast_slice(&out));
+        self.gpu.queue.submit(None);
+    }
+
+    /// The kernel on `count` rays, chunk by chunk, each chunk's answers from `fetch` (the
+    /// blocking [`run`](Self::run), ready at once, or [`run_async`](Self::run_async)), each
+    /// answer finished on the CPU by `finish`; the GPU's and the finish's times in the
+    /// stats. The rays are `rays` (the caller's slice) or, where that is empty, those
+    /// fetched with the answers (from a buffer).
+    async fn batch<F: Future<Output = Fetched>>(
+        &self,
+        count: usize,
+        rays: &[Ray],
+        mut fetch: impl FnMut(Range<usize>) -> F,
         mut finish: impl FnMut(&Ray, &GpuAnswer, &mut BatchStats) -> Option<CompactHit>,
     ) -> (Vec<Option<CompactHit>>, BatchStats) {
         let mut stats = BatchStats {
-            rays: rays.len(),
+            rays: count,
             ..Default::default()
         };
-        let mut hits = Vec::with_capacity(rays.len());
-        for chunk in rays.chunks(CHUNK) {
+        let mut hits = Vec::with_capacity(count);
+        for first in (0..count).step_by(CHUNK) {
+            let range = first..count.min(first + CHUNK);
             let start = Instant::now();
-            let answers = fetch(chunk).await;
+            let fetched = fetch(range.clone()).await;
             stats.gpu += start.elapsed();
             let start = Instant::now();
-            for (ray, answer) in chunk.iter().zip(&answers) {
+            let chunk = if fetched.rays.is_empty() {
+                &rays[range]
+            } else {
+                &fetched.rays[..]
+            };
+            for (ray, answer) in chunk.iter().zip(&fetched.answers) {
                 hits.push(finish(ray, answer, &mut stats));
             }
             stats.finish += start.elapsed();
@@ -472,13 +774,16 @@ impl<'a> GpuBvh<'a> {
     /// (the CPU's raise may apply). A ray with a tiny direction component is not cast (0).
     pub fn flags(&self, rays: &[Ray]) -> Vec<u32> {
         rays.chunks(CHUNK)
-            .flat_map(|chunk| self.run(chunk, MODE_CLOSEST).into_iter().map(|a| a.flags))
+            .flat_map(|chunk| {
+                let answers = self.run(Source::Slice(chunk), MODE_CLOSEST).answers;
+                answers.into_iter().map(|a| a.flags)
+            })
             .collect()
     }
 
     /// Runs the kernel on `rays` (at most [`CHUNK`]) in `mode` ([`MODE_CLOSEST`],
     /// [`MODE_ANY`]) and reads its answers back, blocking.
-    fn run(&self, rays: &[Ray], mode: u32) -> Vec<GpuAnswer> {
+    fn run(&self, rays: Source<'_>, mode: u32) -> Fetched {
         let pending = self.submit(rays, mode);
         let slice = pending.read_buf.slice(..);
         slice.map_async(wgpu::MapMode::Read, |r| r.expect("mapping the answers"));
@@ -486,12 +791,12 @@ impl<'a> GpuBvh<'a> {
             .device
             .poll(wgpu::PollType::wait_indefinitely())
             .expect("waiting for the kernel");
-        pending.answers()
+        pending.take()
     }
 
     /// [`run`](Self::run) without blocking: the answers once the device has mapped them
     /// (see [`Mapping`]).
-    async fn run_async(&self, rays: &[Ray], mode: u32) -> Vec<GpuAnswer> {
+    async fn run_async(&self, rays: Source<'_>, mode: u32) -> Fetched {
         let pending = self.submit(rays, mode);
         let state = Arc::new(Mutex::new(MapState::default()));
         let done = Arc::clone(&state);
@@ -510,23 +815,23 @@ impl<'a> GpuBvh<'a> {
             state,
         };
         mapping.await.expect("mapping the answers");
-        pending.answers()
+        pending.take()
     }
 
-    /// Uploads `rays` (at most [`CHUNK`]) and submits the kernel in `mode`, its answers to be
-    /// copied into a buffer to map.
-    fn submit(&self, rays: &[Ray], mode: u32) -> Pending {
+    /// Submits the kernel in `mode` on `source`'s rays (at most [`CHUNK`]; a slice is
+    /// uploaded first), its answers (and a buffer's rays) to be copied into a buffer to map.
+    fn submit(&self, source: Source<'_>, mode: u32) -> Pending {
         let device = &self.gpu.device;
+        let count = source.len();
+        let rays = match &source {
+            Source::Slice(rays) => *rays,
+            Source::Buffer { .. } => &[],
+        };
         let gpu_rays: Vec<GpuRay> = rays
             .iter()
             .map(|r| {
                 if r.is_valid() && !tiny_direction(r) {
-                    GpuRay {
-                        origin: r.origin().coords.into(),
-                        t_min: r.t_min(),
-                        direction: r.direction().into(),
-                        t_max: r.t_max(),
-                    }
+                    GpuRay::from(r)
                 } else {
                     // The CPU answers an invalid ray (None) or casts one with a tiny direction
                     // component; the kernel skips an empty range.
@@ -539,17 +844,33 @@ impl<'a> GpuBvh<'a> {
                 }
             })
             .collect();
-        let n = rays.len().max(1);
-        let ray_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("rays"),
-            contents: if gpu_rays.is_empty() {
-                &[0u8; 32]
-            } else {
-                bytemuck::cast_slice(&gpu_rays)
+        let n = count.max(1);
+        let uploaded;
+        let ray_binding = match &source {
+            Source::Slice(_) => {
+                uploaded = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("rays"),
+                    contents: if gpu_rays.is_empty() {
+                        &[0u8; RAY_BYTES as usize]
+                    } else {
+                        bytemuck::cast_slice(&gpu_rays)
+                    },
+                    usage: wgpu::BufferUsages::STORAGE,
+                });
+                uploaded.as_entire_buffer_binding()
+            }
+            Source::Buffer { buffer, range } => wgpu::BufferBinding {
+                buffer,
+                offset: range.start as u64 * RAY_BYTES,
+                size: wgpu::BufferSize::new(n as u64 * RAY_BYTES),
             },
-            usage: wgpu::BufferUsages::STORAGE,
-        });
+        };
         let size = (n * std::mem::size_of::<GpuAnswer>()) as u64;
+        // A buffer's rays come back after the answers, for the CPU's finish.
+        let back = match &source {
+            Source::Slice(_) => 0,
+            Source::Buffer { .. } => count as u64 * RAY_BYTES,
+        };
         let answer_buf = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("answers"),
             size,
@@ -558,13 +879,13 @@ impl<'a> GpuBvh<'a> {
         });
         let read_buf = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("read back"),
-            size,
+            size: size + back,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("params"),
-            contents: bytemuck::cast_slice(&[rays.len() as u32, mode, 0, 0]),
+            contents: bytemuck::cast_slice(&[count as u32, mode, 0, 0]),
             usage: wgpu::BufferUsages::UNIFORM,
         });
         fn bind(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
@@ -579,7 +900,10 @@ impl<'a> GpuBvh<'a> {
             entries: &[
                 bind(0, &self.nodes),
                 bind(1, &self.packets),
-                bind(2, &ray_buf),
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: wgpu::BindingResource::Buffer(ray_binding),
+                },
                 bind(3, &answer_buf),
                 bind(4, &params),
             ],
@@ -589,36 +913,96 @@ impl<'a> GpuBvh<'a> {
             let mut pass = encoder.begin_compute_pass(&Default::default());
             pass.set_pipeline(&self.pipeline);
             pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups((rays.len() as u32).div_ceil(WORKGROUP), 1, 1);
+            pass.dispatch_workgroups((count as u32).div_ceil(WORKGROUP), 1, 1);
         }
         encoder.copy_buffer_to_buffer(&answer_buf, 0, &read_buf, 0, size);
+        if let Source::Buffer { buffer, range } = &source {
+            encoder.copy_buffer_to_buffer(
+                buffer,
+                range.start as u64 * RAY_BYTES,
+                &read_buf,
+                size,
+                back,
+            );
+        }
         self.gpu.queue.submit(Some(encoder.finish()));
         Pending {
             read_buf,
-            count: rays.len(),
+            count,
+            answers_size: size,
+            rays: back != 0,
         }
     }
 }
 
-/// A batch submitted: the buffer its answers are copied into.
+/// Bytes of a [`GpuRay`] and of a [`GpuHit`].
+const RAY_BYTES: u64 = std::mem::size_of::<GpuRay>() as u64;
+const HIT_BYTES: u64 = std::mem::size_of::<GpuHit>() as u64;
+
+/// Refuses buffers too small for `count` rays or without the usages a batch in buffers
+/// needs.
+fn check_buffers(
+    rays: &wgpu::Buffer,
+    count: usize,
+    hits: &wgpu::Buffer,
+) -> Result<(), BufferError> {
+    use wgpu::BufferUsages as U;
+    for (buffer, name, needs, each) in [
+        (rays, "rays", U::STORAGE | U::COPY_SRC, RAY_BYTES),
+        (hits, "hits", U::COPY_DST, HIT_BYTES),
+    ] {
+        let missing = needs - buffer.usage();
+        if !missing.is_empty() {
+            return Err(BufferError::Usage {
+                buffer: name,
+                missing,
+            });
+        }
+        let needed = (count as u64).saturating_mul(each);
+        if buffer.size() < needed {
+            return Err(BufferError::TooSmall {
+                buffer: name,
+                needed,
+                size: buffer.size(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A batch submitted: the buffer its answers (and a buffer's rays, after them) are copied
+/// into.
 struct Pending {
     read_buf: wgpu::Buffer,
     /// Rays in the batch.
     count: usize,
+    /// Where the answers end (and the rays, if any, start).
+    answers_size: u64,
+    /// Whether the rays came back too.
+    rays: bool,
 }
 
 impl Pending {
-    /// The answers, once the buffer is mapped.
-    fn answers(self) -> Vec<GpuAnswer> {
+    /// The answers (and rays), once the buffer is mapped.
+    fn take(self) -> Fetched {
         let view = self
             .read_buf
             .slice(..)
             .get_mapped_range()
             .expect("the mapped answers");
-        let answers: Vec<GpuAnswer> = bytemuck::cast_slice(&view)[..self.count].to_vec();
+        let (answers, rays) = view.split_at(self.answers_size as usize);
+        let answers: Vec<GpuAnswer> = bytemuck::cast_slice(answers)[..self.count].to_vec();
+        let rays = if self.rays {
+            // Read bytes: not necessarily aligned for `GpuRay`, so copied one by one.
+            rays.chunks_exact(RAY_BYTES as usize)
+                .map(|bytes| Ray::from(&bytemuck::pod_read_unaligned::<GpuRay>(bytes)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         drop(view);
         self.read_buf.unmap();
-        answers
+        Fetched { answers, rays }
     }
 }
 

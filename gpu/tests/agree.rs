@@ -9,7 +9,7 @@ mod common;
 
 use meshray::prelude::*;
 use meshray::{Bvh, CompactHit, Mesh, QueryOptions, Ray, RayQuery};
-use meshray_gpu::{BatchStats, Finish, Gpu, GpuBvh};
+use meshray_gpu::{BatchStats, BufferError, Finish, Gpu, GpuBvh, GpuHit, GpuRay, NO_HIT};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -191,7 +191,7 @@ fn check_mesh(gpu: &Gpu, mesh: Mesh, name: &str, count: usize) {
     let bvh = Bvh::build(mesh);
     let build = start.elapsed();
     let start = Instant::now();
-    let device_bvh = GpuBvh::new(gpu, &bvh);
+    let device_bvh = GpuBvh::new(gpu, bvh.clone());
     let upload = start.elapsed();
     let rays = rays(bvh.mesh(), count, 42);
     let (gpu_hits, stats) = device_bvh.closest_hits(&rays);
@@ -469,8 +469,13 @@ fn bad_rays_and_an_empty_batch_answer_as_cast_ray() {
         Ray::new([0.0, 1.0, 5.0], [0.0, 0.0, -1.0]),
     ];
     for bvh in [&scene, &one] {
-        assert!(GpuBvh::new(&gpu, bvh).closest_hits(&[]).0.is_empty());
-        assert!(GpuBvh::new(&gpu, bvh).any_hits(&[]).0.is_empty());
+        assert!(
+            GpuBvh::new(&gpu, bvh.clone())
+                .closest_hits(&[])
+                .0
+                .is_empty()
+        );
+        assert!(GpuBvh::new(&gpu, bvh.clone()).any_hits(&[]).0.is_empty());
         agree_on(&gpu, bvh, &rays, true);
         // The good ray hits both.
         assert!(
@@ -488,7 +493,7 @@ fn bad_rays_and_an_empty_batch_answer_as_cast_ray() {
 fn the_async_forms_answer_as_the_blocking_ones() {
     let gpu = gpu();
     let bvh = scene();
-    let device_bvh = GpuBvh::new(&gpu, &bvh);
+    let device_bvh = GpuBvh::new(&gpu, bvh.clone());
     let rays = rays(bvh.mesh(), 3_000, 7);
     let (closest, _) = device_bvh.closest_hits(&rays);
     let (any, _) = device_bvh.any_hits(&rays);
@@ -520,7 +525,7 @@ fn scene() -> Bvh {
 /// the brute force's too; and the any hits agree ([`any_hits_agree`]). Returns how many rays
 /// the kernel flagged and how many it narrowed to several candidates (closest hits).
 fn agree_on(gpu: &Gpu, bvh: &Bvh, rays: &[Ray], brute: bool) -> (usize, usize) {
-    let device_bvh = GpuBvh::new(gpu, bvh);
+    let device_bvh = GpuBvh::new(gpu, bvh.clone());
     let cpu: Vec<_> = rays
         .iter()
         .map(|r| bvh.cast_ray(r, RayQuery::Closest, &QueryOptions::default()))
@@ -690,4 +695,212 @@ fn rays_grazing_the_scenes_triangles_agree() {
         "{} rays grazing the scene's triangles: flagged {flagged}, several candidates {several}",
         rays.len()
     );
+}
+
+/// The hits buffer's answers, mapped and read back.
+fn read_hits(gpu: &Gpu, buffer: &wgpu::Buffer) -> Vec<GpuHit> {
+    buffer
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, |r| r.expect("mapping the hits"));
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("waiting for the map");
+    let hits = bytemuck::cast_slice(&buffer.slice(..).get_mapped_range().unwrap()).to_vec();
+    buffer.unmap();
+    hits
+}
+
+/// Rays and answers in `wgpu::Buffer`s: the same answers as the slice forms give, bit for
+/// bit, blocking and async, for the scene's rays and bad ones the kernel reads unchecked
+/// (NaN, infinite, a zero or tiny direction, empty and NaN ranges); only the first `count`
+/// hits written; buffers too small or without the usages refused before anything runs.
+#[test]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "no Vulkan driver here (Debian: mesa-vulkan-drivers)"
+)]
+fn the_buffer_forms_answer_as_the_slice_forms() {
+    use wgpu::BufferUsages as U;
+    use wgpu::util::DeviceExt;
+    let gpu = gpu();
+    let device_bvh = GpuBvh::new(&gpu, scene());
+    let mut rays = rays(device_bvh.bvh().mesh(), 3_000, 11);
+    let (nan, inf) = (f32::NAN, f32::INFINITY);
+    rays.extend([
+        Ray::new([nan, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        Ray::new([0.0, 1.0, 5.0], [0.0, nan, -1.0]),
+        Ray::new([inf, 1.0, 5.0], [0.0, 0.0, -1.0]),
+        Ray::new([0.0, 1.0, 5.0], [0.0, -inf, -1.0]),
+        Ray::new([0.0, 1.0, 5.0], [0.0, 0.0, 0.0]),
+        Ray::new([0.0, 1.0, 5.0], [1e-30, 0.0, -1.0]),
+        Ray::new([0.0, 1.0, 5.0], [0.0, -0.0, -1.0]),
+        Ray::with_range([0.0, 1.0, 5.0], [0.0, 0.0, -1.0], 3.0, 2.0),
+        Ray::with_range([0.0, 1.0, 5.0], [0.0, 0.0, -1.0], nan, 10.0),
+        Ray::with_range([0.0, 1.0, 5.0], [0.0, 0.0, -1.0], 0.0, nan),
+        Ray::with_range([0.0, 1.0, 5.0], [0.0, 0.0, -1.0], -inf, inf),
+    ]);
+    let device = &gpu.device;
+    let gpu_rays: Vec<GpuRay> = rays.iter().map(GpuRay::from).collect();
+    let ray_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("test rays"),
+        contents: bytemuck::cast_slice(&gpu_rays),
+        usage: U::STORAGE | U::COPY_SRC,
+    });
+    // One more slot than rays, holding a mark no answer has: the call writes `count` only.
+    let mark = GpuHit {
+        t: -1.0,
+        triangle: 7,
+        u: 2.0,
+        v: 3.0,
+    };
+    let hit_buf = || {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("test hits"),
+            contents: bytemuck::cast_slice(&vec![mark; rays.len() + 1]),
+            usage: U::COPY_DST | U::MAP_READ,
+        })
+    };
+    let expect = |hits: Vec<Option<CompactHit>>| {
+        let mut out: Vec<GpuHit> = hits.into_iter().map(GpuHit::from).collect();
+        out.push(mark);
+        bytemuck::cast_slice::<GpuHit, u32>(&out).to_vec()
+    };
+    let closest = expect(device_bvh.closest_hits(&rays).0);
+    let any = expect(device_bvh.any_hits(&rays).0);
+    let words =
+        |b: &wgpu::Buffer| bytemuck::cast_slice::<GpuHit, u32>(&read_hits(&gpu, b)).to_vec();
+    let n = rays.len();
+    for (name, want) in [("closest", &closest), ("any", &any)] {
+        let (blocking, pending) = (hit_buf(), hit_buf());
+        let stats = if name == "closest" {
+            let stats = device_bvh
+                .closest_hits_buffers(&ray_buf, n, &blocking)
+                .unwrap();
+            pollster::block_on(device_bvh.closest_hits_buffers_async(&ray_buf, n, &pending))
+                .unwrap();
+            stats
+        } else {
+            let stats = device_bvh.any_hits_buffers(&ray_buf, n, &blocking).unwrap();
+            pollster::block_on(device_bvh.any_hits_buffers_async(&ray_buf, n, &pending)).unwrap();
+            stats
+        };
+        assert_eq!(stats.rays, n);
+        assert_eq!(&words(&blocking), want, "{name}, blocking");
+        assert_eq!(&words(&pending), want, "{name}, async");
+    }
+    let hits = read_hits(&gpu, &{
+        let b = hit_buf();
+        device_bvh.closest_hits_buffers(&ray_buf, n, &b).unwrap();
+        b
+    });
+    assert!(
+        hits[..3_000]
+            .iter()
+            .filter(|h| h.triangle != NO_HIT)
+            .count()
+            > 1_000
+    );
+    // The bad rays' answers: none for each ray the CPU calls invalid.
+    for (ray, hit) in rays.iter().zip(&hits).skip(3_000) {
+        if !ray.is_valid() {
+            assert_eq!(hit.triangle, NO_HIT, "{ray:?}");
+        }
+    }
+    // An empty batch writes nothing.
+    let untouched = hit_buf();
+    device_bvh
+        .closest_hits_buffers(&ray_buf, 0, &untouched)
+        .unwrap();
+    assert!(read_hits(&gpu, &untouched).iter().all(|h| *h == mark));
+    // Refused: too small, or a usage missing.
+    let plain = |size: u64, usage| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size,
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    let small_hits = plain(16 * (n as u64 - 1), U::COPY_DST);
+    assert_eq!(
+        device_bvh
+            .closest_hits_buffers(&ray_buf, n, &small_hits)
+            .unwrap_err(),
+        BufferError::TooSmall {
+            buffer: "hits",
+            needed: 16 * n as u64,
+            size: 16 * (n as u64 - 1)
+        }
+    );
+    assert!(matches!(
+        device_bvh.any_hits_buffers(&ray_buf, n + 1, &hit_buf()),
+        Err(BufferError::TooSmall { buffer: "rays", .. })
+    ));
+    let storage_only = plain(32 * n as u64, U::STORAGE);
+    assert_eq!(
+        device_bvh
+            .closest_hits_buffers(&storage_only, n, &hit_buf())
+            .unwrap_err(),
+        BufferError::Usage {
+            buffer: "rays",
+            missing: U::COPY_SRC
+        }
+    );
+    let unwritable = plain(16 * n as u64, U::MAP_READ);
+    let refused = device_bvh.closest_hits_buffers(&ray_buf, n, &unwritable);
+    assert!(matches!(
+        refused,
+        Err(BufferError::Usage { buffer: "hits", .. })
+    ));
+    assert!(refused.unwrap_err().to_string().contains("hits buffer"));
+}
+
+/// A refit moves the device's copy with the tree: after the scene's vertices are bent, every
+/// answer is `cast_ray`'s on the bent tree (and many differ from before); a wrong vertex
+/// count is refused and changes nothing; a tree still shared elsewhere keeps its vertices.
+#[test]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "no Vulkan driver here (Debian: mesa-vulkan-drivers)"
+)]
+fn a_refit_moves_the_devices_copy_too() {
+    let gpu = gpu();
+    let shared = std::sync::Arc::new(scene());
+    let mut device_bvh = GpuBvh::new(&gpu, shared.clone());
+    let rays = rays(shared.mesh(), 3_000, 5);
+    let (before, _) = device_bvh.closest_hits(&rays);
+    let bent: Vec<_> = shared
+        .mesh()
+        .positions()
+        .iter()
+        .map(|p| nalgebra::Point3::new(p.x, p.y + 0.4 * (1.3 * p.x).sin() + 0.1 * p.z, p.z))
+        .collect();
+    assert!(device_bvh.refit(&bent[1..]).is_err());
+    assert_eq!(
+        device_bvh
+            .closest_hits(&rays)
+            .0
+            .iter()
+            .map(bits)
+            .collect::<Vec<_>>(),
+        before.iter().map(bits).collect::<Vec<_>>(),
+        "a refused refit changes nothing"
+    );
+    device_bvh.refit(&bent).unwrap();
+    assert_eq!(shared.mesh().positions()[0], scene().mesh().positions()[0]);
+    assert_eq!(device_bvh.bvh().mesh().positions(), &bent[..]);
+    let (after, stats) = device_bvh.closest_hits(&rays);
+    let (any, _) = device_bvh.any_hits(&rays);
+    let options = QueryOptions::default();
+    let mut moved = 0;
+    for (i, ray) in rays.iter().enumerate() {
+        let cpu = device_bvh.bvh().cast_ray(ray, RayQuery::Closest, &options);
+        assert_eq!(bits(&after[i]), bits(&cpu), "ray {i} {ray:?}");
+        let cpu_any = device_bvh.bvh().cast_ray(ray, RayQuery::Any, &options);
+        assert_eq!(any[i].is_some(), cpu_any.is_some(), "ray {i}, any hit");
+        moved += usize::from(bits(&after[i]) != bits(&before[i]));
+    }
+    assert!(moved > 500, "only {moved} answers moved");
+    // The kernel narrowed most rays itself: its boxes and triangles are the bent ones.
+    assert!(stats.flagged + stats.refused < rays.len() / 20, "{stats:?}");
 }
