@@ -7,6 +7,10 @@
 //   `../shared/meshes` beside the repository, with a `manifest.tsv`). Also set under `CI=true`,
 //   so there the tests run and fail loudly when the meshes are missing.
 // - `x11_tools`: `Xvfb`, `xdotool` and `xwd` are on the `PATH` (the viewer's test).
+// - `vulkan_driver`: a Vulkan driver's manifest is installed (lavapipe's comes with Debian's
+//   `mesa-vulkan-drivers`) or named by `VK_ICD_FILENAMES` / `VK_DRIVER_FILES` (the GPU
+//   crate's tests, and the command's `bench --gpu`). Also set under `CI=true`, where a
+//   missing driver is a failure, not a skip.
 
 use std::path::PathBuf;
 
@@ -46,6 +50,42 @@ pub fn main() {
     if ["Xvfb", "xdotool", "xwd"].iter().all(|tool| on_path(tool)) {
         println!("cargo::rustc-cfg=x11_tools");
     }
+    println!("cargo::rustc-check-cfg=cfg(vulkan_driver)");
+    if vulkan_driver() || ci {
+        println!("cargo::rustc-cfg=vulkan_driver");
+    }
+}
+
+/// Whether a Vulkan driver's manifest is installed, or named by the loader's variables
+/// (which then replace the installed ones).
+fn vulkan_driver() -> bool {
+    println!("cargo::rerun-if-env-changed=VK_ICD_FILENAMES");
+    println!("cargo::rerun-if-env-changed=VK_DRIVER_FILES");
+    let vars: Vec<_> = ["VK_ICD_FILENAMES", "VK_DRIVER_FILES"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .collect();
+    if !vars.is_empty() {
+        return vars
+            .iter()
+            .any(|files| std::env::split_paths(files).any(|file| file.is_file()));
+    }
+    [
+        "/usr/share/vulkan/icd.d",
+        "/etc/vulkan/icd.d",
+        "/usr/local/share/vulkan/icd.d",
+    ]
+    .iter()
+    .map(std::path::Path::new)
+    .filter(|dir| dir.is_dir())
+    .any(|dir| {
+        println!("cargo::rerun-if-changed={}", dir.display());
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+        })
+    })
 }
 
 fn on_path(tool: &str) -> bool {

@@ -17,7 +17,7 @@ usage: meshray bench [MESH] [--rays FILE]... [--hits-out FILE]... [--any] [--thr
                      [--json] [--cramer] [--passes N] [--width N] [--random N]
                      [--subdivide K] [--write-rays DIR] [--quality fast|default|high]
                      [--bins N] [--max-leaf N] [--traversal-cost X] [--cost] [--batch]
-                     [--details]
+                     [--details] [--gpu]
 
 Builds the BVH of MESH (default: the repository's assets/scene.obj) and times queries.
 Without --rays it makes the three standard sets: primary (a 1024×1024 pinhole image),
@@ -52,6 +52,12 @@ load and build of big meshes on a terminal.
                        with --any, its any hit
   --details            closest hit with its details (closest_hit: the point, normals, uv),
                        what the Python and JavaScript bindings report per ray
+  --gpu                also cast each set on the GPU (meshray-gpu, wgpu on Vulkan: every
+                       answer the CPU's), a line beside each set's CPU line: its rate
+                       (rays uploaded, the kernel, answers read back, the CPU's finish),
+                       the rays flagged for the CPU, and how many answers differ from the
+                       CPU's (0). Needs the command built with `--features gpu`, and the
+                       watertight test (not --cramer or --details)
 ";
 
 struct Options {
@@ -71,6 +77,7 @@ struct Options {
     write_rays: Option<PathBuf>,
     build: BuildOptions<'static>,
     cost: bool,
+    gpu: bool,
 }
 
 fn parse(words: Vec<String>) -> Result<Options, Failure> {
@@ -92,6 +99,7 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
         write_rays: None,
         build: BuildOptions::default(),
         cost: false,
+        gpu: false,
     };
     let mut mesh_given = false;
     while let Some(arg) = args.next_word() {
@@ -111,6 +119,14 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
             "--batch" => options.batch = true,
             "--details" => options.details = true,
             "--cost" => options.cost = true,
+            "--gpu" if cfg!(feature = "gpu") => options.gpu = true,
+            "--gpu" => {
+                return Err(Failure::usage(
+                    "--gpu needs the command built with the GPU crate: cargo run --release \
+                     -p meshray-cli --features gpu -- bench --gpu (or cargo install --path cli \
+                     --features gpu)",
+                ));
+            }
             "--threads" => options.threads = args.whole(flag, 1..=1024)?,
             "--passes" => options.passes = args.whole(flag, 1..=1000)?,
             "--width" => options.width = args.whole(flag, 1..=4096)?,
@@ -136,6 +152,11 @@ fn parse(words: Vec<String>) -> Result<Options, Failure> {
         return Err(Failure::usage(
             "--details times the closest hit one ray at a time; it takes neither --any nor --batch"
                 .to_string(),
+        ));
+    }
+    if options.gpu && (options.details || !options.watertight) {
+        return Err(Failure::usage(
+            "--gpu casts with the watertight test and compact answers: not with --cramer or --details",
         ));
     }
     Ok(options)
@@ -261,9 +282,24 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         build_ms.push(started.elapsed().as_secs_f64() * 1e3);
         bvh = Some(built);
     }
-    let bvh = bvh.ok_or_else(|| Failure::failed("no build ran"))?;
+    // Shared with the GPU's copy under `--gpu` (its CPU finish reads the same tree).
+    let bvh = std::sync::Arc::new(bvh.ok_or_else(|| Failure::failed("no build ran"))?);
     let build_ms = median(build_ms);
     let stats = bvh.stats();
+    #[cfg(feature = "gpu")]
+    let gpu = if args.gpu {
+        Some(meshray_gpu::Gpu::new().ok_or_else(|| {
+            Failure::failed(
+                "--gpu: no Vulkan adapter here (Debian's mesa-vulkan-drivers has a software one, lavapipe)",
+            )
+        })?)
+    } else {
+        None
+    };
+    #[cfg(feature = "gpu")]
+    let device_bvh = gpu
+        .as_ref()
+        .map(|g| meshray_gpu::GpuBvh::new(g, bvh.clone()));
 
     let sets: Vec<RaySet> = if args.ray_files.is_empty() {
         let primary = rays::primary(&mesh, args.width);
@@ -328,6 +364,16 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
             },
             args.passes
         );
+        #[cfg(feature = "gpu")]
+        if let Some(gpu) = &gpu {
+            let info = gpu.adapter.get_info();
+            crate::say!(
+                "GPU: {} ({:?}, {:?})",
+                info.name,
+                info.backend,
+                info.device_type
+            );
+        }
     }
     let options = QueryOptions {
         watertight: args.watertight,
@@ -388,6 +434,10 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
                 ))
             );
         }
+        #[cfg(feature = "gpu")]
+        if let Some(device_bvh) = &device_bvh {
+            on_the_gpu(device_bvh, set, &records, &args, &mesh_name);
+        }
     }
     if !args.json {
         crate::say!(
@@ -396,4 +446,65 @@ pub fn run(words: Vec<String>) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// `--gpu`: the set cast on the GPU (`passes` times, the median rate), its answers compared
+/// with the CPU's `records` (closest hits: `t` and triangle bit for bit; any hits: whether
+/// each ray hits), one line (or JSON object) beside the CPU's.
+#[cfg(feature = "gpu")]
+fn on_the_gpu(
+    device_bvh: &meshray_gpu::GpuBvh<'_>,
+    set: &RaySet,
+    records: &[HitRecord],
+    args: &Options,
+    mesh_name: &str,
+) {
+    let mut rates = Vec::new();
+    let mut last = None;
+    for _ in 0..args.passes {
+        let started = Instant::now();
+        let answers = if args.any {
+            device_bvh.any_hits(&set.rays)
+        } else {
+            device_bvh.closest_hits(&set.rays)
+        };
+        rates.push(set.rays.len() as f64 / started.elapsed().as_secs_f64() / 1e6);
+        last = Some(answers);
+    }
+    let Some((hits, stats)) = last else {
+        return;
+    };
+    let differ = hits
+        .iter()
+        .zip(records)
+        .filter(|(hit, record)| match hit {
+            None => record.is_hit(),
+            Some(_) if args.any => !record.is_hit(),
+            Some(h) => h.triangle != record.triangle || h.t.to_bits() != record.t.to_bits(),
+        })
+        .count();
+    let rate = median(rates);
+    let (device_ms, finish_ms) = (
+        stats.gpu.as_secs_f64() * 1e3,
+        stats.finish.as_secs_f64() * 1e3,
+    );
+    if args.json {
+        crate::say!(
+            "{{\"mesh\":{},\"set\":\"{}\",\"query\":\"{}\",\"device\":\"gpu\",\"rays\":{},\"hits\":{},\"mrays_per_s\":{rate:.4},\"device_ms\":{device_ms:.2},\"finish_ms\":{finish_ms:.2},\"flagged\":{},\"several\":{},\"differ\":{differ}}}",
+            json::string(mesh_name),
+            set.kind.name(),
+            if args.any { "any" } else { "closest" },
+            set.rays.len(),
+            hits.iter().filter(|h| h.is_some()).count(),
+            stats.flagged,
+            stats.several,
+        );
+    } else {
+        crate::say!(
+            "  {:>17}  GPU {rate:7.2} Mrays/s (device and read-back {device_ms:.0} ms, CPU finish {finish_ms:.0} ms; {} flagged, {} narrowed to several); {differ} differ from the CPU's",
+            "",
+            stats.flagged,
+            stats.several,
+        );
+    }
 }
