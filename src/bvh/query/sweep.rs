@@ -92,8 +92,8 @@ pub(crate) struct Reach {
 
 /// The sheared frame of a sphere's motion: the watertight ray test's axes `x, y, z` (`z`
 /// the motion's largest; a rotation of the mesh's, so the cross product holds), the start
-/// and the motion in `f32` on them, the shear `D_x/D_z, D_y/D_z`, and the radius as seen
-/// in that frame (stretched by `|D|/|D_z|`, rounded up).
+/// and the motion in `f32` on them, the shear `D_x/D_z, D_y/D_z`, and the radius, rounded
+/// up.
 #[derive(Clone, Copy)]
 struct Sheared {
     axes: [usize; 3],
@@ -246,12 +246,10 @@ impl Sheared {
         }
         let z = largest_axis(&[0, 1, 2].map(|a| m.direction[a] as f32));
         let axes = sheared_axes(z, false);
-        // One division and one square root, independent of each other: chained, they were
-        // a good part of a missing sweep's time.
         let across = 1.0 / m.direction[z];
-        let stretch = m.direction.norm() * across.abs();
-        // A zero, infinite or NaN motion has none (the other prefilter keeps what it must).
-        if !stretch.is_finite() {
+        // A zero, infinite or NaN motion has none (the other prefilter keeps what it must):
+        // its largest component is then 0, infinite or NaN.
+        if !(across.is_finite() && across != 0.0) {
             return None;
         }
         let d = axes.map(|a| m.direction[a] as f32);
@@ -260,7 +258,7 @@ impl Sheared {
             start: axes.map(|a| m.start[a] as f32),
             direction: d,
             shear: [0, 1].map(|k| (m.direction[axes[k]] * across) as f32),
-            radius: (m.radius * stretch * (1.0 + 1e-5)) as f32,
+            radius: (m.radius * (1.0 + 1e-5)) as f32,
         })
     }
 }
@@ -372,10 +370,12 @@ fn touchable(packet: &TrianglePacket, reach: &Reach, limit: f64) -> (u32, [f32; 
 /// Two conditions the sphere must meet to touch the triangle, conservative in `f32`:
 /// - *The line of its path passes within the radius of the triangle.* Seen along the
 ///   motion, in the frame sheared as the watertight ray test's (`x − s_x·z`, `y − s_y·z`,
-///   an oblique projection along `D`), the path is a point and the triangle a triangle; a
-///   distance across the motion is stretched by at most `|D|/|D_z|` there, so the point
-///   lies within that stretched radius of each edge's line, on the inner side for one of
-///   the two windings (so a triangle seen edge on is kept).
+///   an oblique projection `P` along `D`), the path is a point and the triangle a
+///   triangle, and the sphere's shadow is an ellipse: the ball projected, whose reach in a
+///   direction `ν` is `r·|Pᵀν|`. So the point lies within that reach of each edge's line
+///   (`ν` at right angles to the edge), on the inner side for one of the two windings (so a
+///   triangle seen edge on is kept). (A circle of the ellipse's largest radius,
+///   `r·|D|/|D_z|`, was this test's first form: as much as √3 times wider across an edge.)
 /// - *Its centre comes within the radius of the triangle's plane* for some `τ` in
 ///   `[0, limit]`: the plane's signed distance is linear in `τ`, so its values at both
 ///   ends decide; where it starts off the slab, the distance over the speed it closes at
@@ -410,17 +410,23 @@ fn touchable_sphere(
     let flat = |v: [L; 3]| (v[0] - sx * v[2], v[1] - sy * v[2]);
     let (ab2, ac2, w2, bc2) = (flat(ab), flat(ac), flat(w), flat(bc));
     let cross = |p: (L, L), q: (L, L)| p.0 * q.1 - p.1 * q.0;
-    let length = |p: (L, L)| (p.0 * p.0 + p.1 * p.1).sqrt();
+    // How far the sphere's shadow reaches across an edge: the support of the ball of radius
+    // 1 projected along the motion, in the direction at right angles to the edge `p` (its
+    // length times the unit normal's reach), `|Pᵀ·(−p.1, p.0)|` with `P` the shear.
+    let support = |p: (L, L)| {
+        let tilt = sy * p.0 - sx * p.1;
+        (p.0 * p.0 + p.1 * p.1 + tilt * tilt).sqrt()
+    };
     let from_b = (w2.0 - ab2.0, w2.1 - ab2.1);
     let from_c = (w2.0 - ac2.0, w2.1 - ac2.1);
     let functions = [cross(ab2, w2), cross(bc2, from_b), cross(from_c, ac2)];
-    let lengths = [length(ab2), length(bc2), length(ac2)];
+    let reaches = [support(ab2), support(bc2), support(ac2)];
     let scale = w_size + ab_size + ac_size + L::splat(reach.radius);
     let sizes = [ab_size, size(bc), ac_size];
     let radius = L::splat(sheared.radius);
     let (mut outside_one, mut outside_other) = (L::ZERO.simd_ne(L::ZERO), L::ZERO.simd_ne(L::ZERO));
     for i in 0..3 {
-        let room = radius * lengths[i] + error * sizes[i] * scale;
+        let room = radius * reaches[i] + error * sizes[i] * scale;
         outside_one |= functions[i].simd_lt(-room);
         outside_other |= functions[i].simd_gt(room);
     }
