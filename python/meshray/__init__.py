@@ -23,9 +23,9 @@ Every batch runs on all cores with the GIL released. Answers are those of testin
 triangle (in float32, the nearest hit's ties going to the lowest triangle number).
 """
 
-from ._meshray import BVH, Geometry, Mesh, MeshrayError, Scene
+from ._meshray import BVH, Geometry, Mesh, MeshrayError, Scene, gpu_stats
 
-__all__ = ["BVH", "Geometry", "Mesh", "MeshrayError", "Scene", "from_trimesh", "from_open3d"]
+__all__ = ["BVH", "Geometry", "Mesh", "MeshrayError", "Scene", "from_trimesh", "from_open3d", "gpu_stats"]
 
 
 def from_trimesh(mesh):

@@ -8,7 +8,7 @@ from typing_extensions import Self
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BVH", "Geometry", "Mesh", "MeshrayError", "Scene", "from_trimesh", "from_open3d"]
+__all__ = ["BVH", "Geometry", "Mesh", "MeshrayError", "Scene", "from_trimesh", "from_open3d", "gpu_stats"]
 
 _Array = npt.ArrayLike
 _Vec3 = Sequence[float]
@@ -42,12 +42,14 @@ class Geometry:
         *,
         any_hit: bool = False,
         progress: Union[bool, Callable[[int, int], object], None] = None,
+        device: Literal["cpu", "gpu"] = "cpu",
         t_min: float = 0.0,
         t_max: float = float("inf"),
         watertight: bool = True,
         cull: Literal["none", "back", "front"] = "none",
     ) -> Dict[str, np.ndarray]:
-        """One ray per row: t (inf on a miss), instance (a scene's, -1), triangle (-1), u, v, point, normal."""
+        """One ray per row: t (inf on a miss), instance (a scene's, -1), triangle (-1), u, v, point, normal.
+        device="gpu" (a BVH's rays, watertight, no culling): cast on the GPU, the same answers."""
     def pick(
         self,
         view: _Array,
@@ -179,6 +181,10 @@ class Scene(Geometry):
     def set_transform(self, id: int, transform: _Array) -> None: ...
     def remove(self, id: int) -> None: ...
     def __len__(self) -> int: ...
+
+def gpu_stats() -> Dict[str, Union[str, int]]:
+    """The GPU's adapter (name, backend, device_type) and the rays cast on it in this process:
+    rays, flagged (cast again on the CPU), narrowed (finished by the CPU's exact tests)."""
 
 def from_trimesh(mesh: object) -> Mesh:
     """A Mesh from a trimesh.Trimesh."""

@@ -5,6 +5,7 @@
 
 use crate::convert::{RayOptions, RayRows, as_array, camera, points, ray_query, winding_accuracy};
 use crate::errors::to_py;
+use crate::gpu::{Device, OnDevice, check_options};
 use crate::queries::{self, Inside};
 use meshray::prelude::*;
 use meshray::query::SceneTriangle;
@@ -20,6 +21,8 @@ use std::sync::{Arc, Mutex};
 #[pyclass(module = "meshray", name = "Geometry", subclass, frozen)]
 pub(crate) struct PyGeometry {
     inner: Inner,
+    /// A mesh's copy on the GPU (`device="gpu"`), made on its first GPU cast.
+    on_device: OnDevice,
 }
 
 /// Which geometry.
@@ -37,6 +40,7 @@ impl PyGeometry {
     pub(crate) fn mesh(bvh: Arc<Bvh>) -> PyGeometry {
         PyGeometry {
             inner: Inner::Mesh(bvh),
+            on_device: OnDevice::default(),
         }
     }
 
@@ -44,6 +48,7 @@ impl PyGeometry {
     pub(crate) fn scene() -> PyGeometry {
         PyGeometry {
             inner: Inner::Scene(Mutex::new(Arc::new(Scene::new()))),
+            on_device: OnDevice::default(),
         }
     }
 
@@ -132,7 +137,14 @@ impl PyGeometry {
     /// searched; 0 and inf), `watertight` (the default, `True`: the watertight triangle
     /// test; `False`: plain Cramer's rule, a little faster, can slip through a shared edge)
     /// and `cull` ("none", "back" or "front").
-    #[pyo3(signature = (origins, directions, *, any_hit = false, progress = None, **options))]
+    ///
+    /// `device="gpu"` (a `BVH`'s rays, the watertight test without culling): the rays cast
+    /// on the GPU through Vulkan (a hardware driver, or Mesa's lavapipe on the CPU) and
+    /// finished on the CPU, every answer the same as `device="cpu"`'s, bit for bit (an
+    /// `any_hit` the same where a ray hits, though which triangle may differ). The mesh is
+    /// uploaded on its first GPU cast and kept.
+    #[pyo3(signature = (origins, directions, *, any_hit = false, progress = None, device = "cpu", **options))]
+    #[allow(clippy::too_many_arguments)]
     fn cast<'py>(
         &self,
         py: Python<'py>,
@@ -140,12 +152,28 @@ impl PyGeometry {
         directions: &Bound<'py, PyAny>,
         any_hit: bool,
         progress: Option<&Bound<'py, PyAny>>,
+        device: &str,
         options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let device = Device::read(device)?;
         let rays = RayRows::read("cast", origins, directions, options)?;
         let (source, query) = (rays.source()?, ray_query(any_hit));
         let options = rays.query_options();
-        on_geometry!(self.target(), g => queries::cast(py, g, rays.len(), |i| source.ray(i), query, options, progress))
+        match (device, self.target()) {
+            (Device::Cpu, target) => {
+                on_geometry!(target, g => queries::cast(py, g, rays.len(), |i| source.ray(i), query, options, progress))
+            }
+            (Device::Gpu, Target::Mesh(bvh)) => {
+                check_options(&options)?;
+                let copy = self.on_device.get(&bvh)?;
+                let on_gpu =
+                    |rays: &[Ray], hits: &mut Vec<_>| OnDevice::cast(copy, rays, query, hits);
+                queries::cast_with(py, &*bvh, rays.len(), |i| source.ray(i), on_gpu, progress)
+            }
+            (Device::Gpu, Target::Scene(_)) => Err(PyValueError::new_err(
+                "device=\"gpu\": a BVH's rays only; a scene's are cast on the CPU",
+            )),
+        }
     }
 
     /// Picks through pixels: for each `(x, y)` row of `pixels` (pixel coordinates, origin top

@@ -88,6 +88,19 @@ pub(crate) fn cast<'py, G: Geometry>(
     progress: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let options = <G as RayCast>::Options::from(options);
+    let on_cpu = |rays: &[Ray], hits: &mut Vec<_>| g.cast_rays(rays, query, &options, hits);
+    cast_with(py, g, n, ray, on_cpu, progress)
+}
+
+/// [`cast`] with each block's hits from `answer` (the batch query on the CPU, or the GPU's).
+pub(crate) fn cast_with<'py, G: Geometry>(
+    py: Python<'py>,
+    g: &G,
+    n: usize,
+    ray: impl Fn(usize) -> Ray + Sync,
+    answer: impl Fn(&[Ray], &mut Vec<Option<G::Compact>>) + Sync,
+    progress: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     let mut out = Answers::new(n, G::INSTANCES);
     let report = Report::new(py, progress, n)?;
     let (mut rays, mut hits, mut normals) = (Vec::with_capacity(BLOCK.min(n)), vec![], vec![]);
@@ -98,7 +111,7 @@ pub(crate) fn cast<'py, G: Geometry>(
                 .into_par_iter()
                 .map(&ray)
                 .collect_into_vec(&mut rays);
-            g.cast_rays(&rays, query, &options, &mut hits);
+            answer(&rays, &mut hits);
             // The table of normals is made by the first call, from this thread (on all
             // cores), rather than inside the loop below.
             if let Some(first) = hits.iter().flatten().next() {
