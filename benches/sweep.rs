@@ -11,7 +11,7 @@ mod common;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use meshray::prelude::*;
 use meshray::{Bvh, Mesh, QueryOptions, Ray, RayQuery, Scene, SceneOptions};
-use nalgebra::{Matrix4, Point3, Rotation3, Vector3};
+use nalgebra::{Matrix4, Rotation3, Vector3};
 use std::hint::black_box;
 use std::sync::Arc;
 
@@ -86,22 +86,7 @@ fn placed(mesh: Mesh) -> (Scene, Vec<Ray>, f32) {
         scene.add(bvh.clone(), at).unwrap();
     }
     scene.update();
-    // Random rays from a sphere about the row into its bounds (as `random_rays` does for
-    // one mesh).
-    let b = scene.bounds();
-    let (centre, half) = (b.centroid(), b.extent().norm() * 0.5);
-    let mut rng = common::Rng::new(11);
-    let rays = (0..16_384)
-        .map(|_| {
-            let origin = centre + rng.unit_vector() * (1.5 * half);
-            let target = Point3::new(
-                rng.range(b.min.x, b.max.x),
-                rng.range(b.min.y, b.max.y),
-                rng.range(b.min.z, b.max.z),
-            );
-            Ray::new(origin, target - origin)
-        })
-        .collect();
+    let rays = common::random_rays_in(&scene.bounds(), 16_384, &mut common::Rng::new(11));
     (scene, rays, h)
 }
 

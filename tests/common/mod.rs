@@ -180,8 +180,12 @@ pub fn camera_rays(mesh: &Mesh, side: usize) -> Vec<Ray> {
 /// Rays from uniform points on the sphere of radius 1.5·h about c to uniform points in the
 /// bounds; the direction is the difference, not normalized.
 pub fn random_rays(mesh: &Mesh, n: usize, rng: &mut Rng) -> Vec<Ray> {
-    let (c, h) = frame(mesh);
-    let b = mesh.bounds();
+    random_rays_in(&mesh.bounds(), n, rng)
+}
+
+/// [`random_rays`] for any box (a scene's): c its centre, h half its diagonal.
+pub fn random_rays_in(b: &meshray::geometry::Aabb, n: usize, rng: &mut Rng) -> Vec<Ray> {
+    let (c, h) = (b.centroid(), (b.extent().norm() * 0.5).max(1e-6));
     (0..n)
         .map(|_| {
             let origin = c + rng.unit_vector() * (1.5 * h);
