@@ -51,6 +51,8 @@ struct Instance {
     /// Object → world, and its inverse, both in f64 (rays are moved into object space).
     to_world: Matrix4<f64>,
     to_object: Matrix4<f64>,
+    /// What a sweep's own-space bound needs of the placement (sweep.rs), made with it.
+    inverse_bound: Option<sweep::InverseBound>,
     /// Which queries see it ([`SceneOptions::mask`]); 0 hides it from all.
     mask: u32,
     /// From the file it was loaded from ([`Scene::load`]); empty for one placed by `add`.
@@ -267,6 +269,7 @@ impl Instance {
         let instance = Instance {
             name: String::new(),
             bvh,
+            inverse_bound: sweep::InverseBound::of(&to_world, &to_object),
             to_world,
             to_object,
             mask: u32::MAX,
@@ -603,6 +606,7 @@ impl Scene {
         let (to_world, to_object) = affine(&Matrix4::from(transform.into()))?;
         let bounds = placed_bounds(&self.get(id)?.bvh.bounds(), &to_world)?;
         let instance = self.get_mut(id)?;
+        instance.inverse_bound = sweep::InverseBound::of(&to_world, &to_object);
         instance.to_world = to_world;
         instance.to_object = to_object;
         self.bounds[id as usize] = bounds;

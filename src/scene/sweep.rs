@@ -15,7 +15,7 @@ use super::{Instance, InstanceId, Scene, SceneOptions};
 use crate::Aabb;
 use crate::bvh::facade::{Placement, Reach, Visitor, WIDTH, WideNode, walk};
 use crate::sweep::{Contact, Moving};
-use nalgebra::{Matrix3, Point3, Vector3};
+use nalgebra::{Matrix3, Matrix4, Point3, Vector3};
 
 impl Scene {
     /// The first contact of `m` with a triangle of an instance `options` sees, at
@@ -96,7 +96,10 @@ impl Visitor for SweepInstance<'_> {
                         (triangle, moved)
                     })
             } else {
-                let until = self.limit.min(exit(self.m, &self.bounds[id as usize]));
+                let world = &self.bounds[id as usize];
+                let until =
+                    self.limit
+                        .min(self.reach.exit(self.m, world.min.into(), world.max.into()));
                 let bound = own_bound(instance, self.m, until);
                 let placement = Placement::Moved {
                     to_world: &instance.to_world,
@@ -123,27 +126,35 @@ impl Visitor for SweepInstance<'_> {
     }
 }
 
-/// The `τ` past which the moving shape's first axis end can no longer touch anything in
-/// `world` (a box holding an instance's triangles): where its path leaves the box grown by
-/// the shape's reach, rounded up; `+∞` for a shape that does not move.
-fn exit(m: &Moving, world: &Aabb) -> f64 {
-    let mut exit = f64::INFINITY;
-    for a in 0..3 {
-        let d = m.direction[a];
-        if d == 0.0 {
-            continue;
+/// What a placement lends [`own_bound`], computed once per placement (the instance's
+/// `inverse_bound`): `stretch`, a bound of `‖A⁻¹‖₂`, and `error`, the relative error of a
+/// product by the stored inverse `B` (both as argued there). `None` (no bound) for a
+/// placement too ill-conditioned for the argument: `‖I − B·A‖∞ ≥ 10⁻⁶`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct InverseBound {
+    stretch: f64,
+    error: f64,
+}
+
+impl InverseBound {
+    pub(super) fn of(to_world: &Matrix4<f64>, to_object: &Matrix4<f64>) -> Option<InverseBound> {
+        let a: Matrix3<f64> = to_world.fixed_view::<3, 3>(0, 0).into();
+        let b: Matrix3<f64> = to_object.fixed_view::<3, 3>(0, 0).into();
+        let abs_b = b.abs();
+        // The greatest row sum of a matrix of magnitudes.
+        let rows = |m: &Matrix3<f64>| (0..3).map(|i| m.row(i).sum()).fold(0.0, f64::max);
+        let off =
+            rows(&(Matrix3::identity() - b * a).abs()) + 1e-14 * (1.0 + rows(&(abs_b * a.abs())));
+        if !(off < 1e-6) {
+            return None;
         }
-        // The box grown by the reach: below by the axis's greatest extent and the radius,
-        // above by its least.
-        let far = if d > 0.0 {
-            f64::from(world.max[a]) - (m.axis[a].min(0.0) - m.radius)
-        } else {
-            f64::from(world.min[a]) - (m.axis[a].max(0.0) + m.radius)
-        };
-        exit = exit.min((far - m.start[a]) / d);
+        let gram = b.transpose() * b;
+        let gram_bound = rows(&gram.abs()) + 1e-14 * rows(&(abs_b.transpose() * abs_b));
+        Some(InverseBound {
+            stretch: gram_bound.sqrt() * (1.0 + 1e-12) / (1.0 - off),
+            error: 4.0 * off + 1e-12,
+        })
     }
-    // A few roundings, each relative: far above them.
-    exit.max(0.0) * (1.0 + 1e-9)
 }
 
 /// A sphere or capsule in the mesh's own space that holds, at every `τ ≤ until`, the
@@ -167,20 +178,10 @@ fn exit(m: &Moving, world: &Aabb) -> f64 {
 /// Each error is under `4‖R‖∞ + 10⁻¹²` of `‖|B|·|v|‖₁` for each `v` (`S`'s and `b`'s
 /// magnitudes, `τ·D` up to `until`, `E`), and the radius grows by that much.
 fn own_bound(instance: &Instance, m: &Moving, until: f64) -> Option<Moving> {
-    let a: Matrix3<f64> = instance.to_world.fixed_view::<3, 3>(0, 0).into();
+    let InverseBound { stretch, error } = instance.inverse_bound?;
     let b: Matrix3<f64> = instance.to_object.fixed_view::<3, 3>(0, 0).into();
     let shift: Vector3<f64> = instance.to_world.fixed_view::<3, 1>(0, 3).into();
     let abs_b = b.abs();
-    // The greatest row sum of a matrix of magnitudes.
-    let rows = |m: &Matrix3<f64>| (0..3).map(|i| m.row(i).sum()).fold(0.0, f64::max);
-    let off = rows(&(Matrix3::identity() - b * a).abs()) + 1e-14 * (1.0 + rows(&(abs_b * a.abs())));
-    if !(off < 1e-6) {
-        return None;
-    }
-    let gram = b.transpose() * b;
-    let gram_bound = rows(&gram.abs()) + 1e-14 * rows(&(abs_b.transpose() * abs_b));
-    let stretch = gram_bound.sqrt() * (1.0 + 1e-12) / (1.0 - off);
-    let error = 4.0 * off + 1e-12;
     let size = |v: Vector3<f64>| (abs_b * v.abs()).sum();
     let travel = if m.direction == Vector3::zeros() {
         0.0
@@ -210,7 +211,7 @@ mod tests {
     use super::*;
     use crate::splitmix::SplitMix64;
     use crate::{Bvh, Mesh};
-    use nalgebra::{Matrix4, Rotation3, Unit};
+    use nalgebra::{Rotation3, Unit};
     use std::sync::Arc;
 
     /// The own-space bound holds the moving shape's preimage: for random placements

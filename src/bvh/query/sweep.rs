@@ -158,6 +158,27 @@ impl Reach {
         (enter <= exit).then_some(enter.max(0.0))
     }
 
+    /// The `τ` at which the shape's path leaves the box `[min, max]` grown by the reach (as
+    /// [`entry`](Self::entry) grows it), rounded up; `+∞` for a shape that does not move.
+    /// Past it the shape touches nothing in the box.
+    pub(crate) fn exit(&self, m: &Moving, min: [f32; 3], max: [f32; 3]) -> f64 {
+        let mut exit = f64::INFINITY;
+        for a in 0..3 {
+            let d = m.direction[a];
+            if d == 0.0 {
+                continue;
+            }
+            let far = if d > 0.0 {
+                f64::from(max[a]) - self.lo[a]
+            } else {
+                f64::from(min[a]) - self.hi[a]
+            };
+            exit = exit.min((far - m.start[a]) / d);
+        }
+        // A few roundings, each relative: far above them.
+        exit.max(0.0) * (1.0 + 1e-9)
+    }
+
     /// The path as the ray walk's ray, over `τ` in `[0, limit]` (rounded up), with the reach
     /// as the boxes' growth, padded by [`PAD32`] of the sizes involved so that the `f32`
     /// start and growth never leave out a box the path reaches; `None` where the path is no
