@@ -269,7 +269,6 @@ impl std::error::Error for BufferError {}
 
 /// Where a chunk's rays come from: the caller's slice (uploaded), or a range of a buffer on
 /// the device (read by the kernel there, and copied back for the CPU's finish).
-#[derive(Clone)]
 enum Source<'r> {
     Slice(&'r [Ray]),
     Buffer {
@@ -287,11 +286,11 @@ impl Source<'_> {
     }
 }
 
-/// A chunk's answers from the kernel, and its rays where they came from a buffer (empty
+/// A chunk's answers from the kernel, and its rays where they came from a buffer (`None`
 /// where the caller's slice holds them).
 struct Fetched {
     answers: Vec<GpuAnswer>,
-    rays: Vec<Ray>,
+    rays: Option<Vec<Ray>>,
 }
 
 /// One ray's answer as the kernel writes it.
@@ -615,8 +614,8 @@ impl<'g> GpuBvh<'g> {
     /// The kernel on `count` rays, chunk by chunk, each chunk's answers from `fetch` (the
     /// blocking [`run`](Self::run), ready at once, or [`run_async`](Self::run_async)), each
     /// answer finished on the CPU by `finish`; the GPU's and the finish's times in the
-    /// stats. The rays are `rays` (the caller's slice) or, where that is empty, those
-    /// fetched with the answers (from a buffer).
+    /// stats. The rays are those fetched with the answers (from a buffer), else the
+    /// caller's `rays`.
     async fn batch<F: Future<Output = Fetched>>(
         &self,
         count: usize,
@@ -635,10 +634,9 @@ impl<'g> GpuBvh<'g> {
             let fetched = fetch(range.clone()).await;
             stats.gpu += start.elapsed();
             let start = Instant::now();
-            let chunk = if fetched.rays.is_empty() {
-                &rays[range]
-            } else {
-                &fetched.rays[..]
+            let chunk = match &fetched.rays {
+                Some(fetched) => fetched,
+                None => &rays[range],
             };
             for (ray, answer) in chunk.iter().zip(&fetched.answers) {
                 hits.push(finish(ray, answer, &mut stats));
@@ -992,14 +990,12 @@ impl Pending {
             .expect("the mapped answers");
         let (answers, rays) = view.split_at(self.answers_size as usize);
         let answers: Vec<GpuAnswer> = bytemuck::cast_slice(answers)[..self.count].to_vec();
-        let rays = if self.rays {
-            // Read bytes: not necessarily aligned for `GpuRay`, so copied one by one.
+        // Read bytes: not necessarily aligned for `GpuRay`, so copied one by one.
+        let rays = self.rays.then(|| {
             rays.chunks_exact(RAY_BYTES as usize)
                 .map(|bytes| Ray::from(&bytemuck::pod_read_unaligned::<GpuRay>(bytes)))
                 .collect()
-        } else {
-            Vec::new()
-        };
+        });
         drop(view);
         self.read_buf.unmap();
         Fetched { answers, rays }
