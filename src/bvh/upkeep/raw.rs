@@ -75,8 +75,15 @@ impl Bvh {
         RawTree {
             nodes,
             packets,
-            triangle_index: &self.triangle_index,
+            triangle_index: self.raw_triangle_index(),
         }
+    }
+
+    /// [`RawTree::triangle_index`] alone, borrowed (no copy of the tree): what a reader of
+    /// the GPU's answers, which name slots, needs to name triangles.
+    #[doc(hidden)]
+    pub fn raw_triangle_index(&self) -> &[u32] {
+        &self.triangle_index
     }
 }
 
