@@ -245,6 +245,12 @@ export class BVH extends Geometry {
    * call. Throws for another vertex count or NaN or infinite coordinates.
    */
   refit(positions: Float32Array | Float64Array | number[]): void;
+  /**
+   * This tree on a WebGPU device (a `GPUDevice`): uploaded once, the kernel compiled (once
+   * per device). Its `closestHits` answer as this BVH's, bit for bit; after a `refit`, call
+   * its `update()`.
+   */
+  gpu(device: object): Promise<GpuBVH>;
   selectBox(min: Vec3, max: Vec3): Uint32Array;
   selectSphere(centre: Vec3, radius: number): Uint32Array;
   /**
@@ -258,6 +264,40 @@ export class BVH extends Geometry {
     a: [number, number],
     b: [number, number],
   ): Uint32Array;
+}
+
+/** What a GPU batch cost and how much of it the CPU redid (`GpuBVH.stats`). */
+export interface GpuStats {
+  rays: number;
+  /** Rays cast again on the CPU (a list or stack overflowed, a corner not finite). */
+  flagged: number;
+  /** Rays narrowed to several candidates, tested one by one. */
+  several: number;
+  /** Candidates tested exactly. */
+  tested: number;
+  /** Certain hits the exact test refused (cast again on the CPU). */
+  refused: number;
+  /** Nodes the kernel visited. */
+  visits: number;
+}
+
+/**
+ * A BVH's tree on a WebGPU device (`bvh.gpu(device)`): batches walked by meshray-gpu's WGSL
+ * kernel, each ray finished exactly on the CPU, so the answers are the BVH's own. The
+ * watertight test without culling only (other options throw).
+ */
+export class GpuBVH {
+  private constructor();
+  /** The last batch's counts. */
+  stats: GpuStats | null;
+  /** The BVH's closest hits (`BVH.closestHits`), bit for bit. */
+  closestHits(rays: Float32Array | Float64Array | number[], options?: BatchOptions): Promise<BatchHits>;
+  /** A hit exactly where `BVH.anyHits` finds one. */
+  anyHits(rays: Float32Array | Float64Array | number[], options?: BatchOptions): Promise<BatchHits>;
+  /** Writes the BVH's tree over the device's copy again (after `bvh.refit`). */
+  update(): void;
+  /** Frees the device's copy (the BVH stays). */
+  destroy(): void;
 }
 
 /**

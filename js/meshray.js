@@ -772,6 +772,18 @@ export class BVH extends Geometry {
   }
 
   /**
+   * This tree on a WebGPU device (`device`: a `GPUDevice`, such as
+   * `await (await navigator.gpu.requestAdapter()).requestDevice()`): the tree is uploaded
+   * once and the kernel compiled; resolves to a `GpuBVH` whose `closestHits` and `anyHits`
+   * answer as this BVH's do. The GPU narrows each ray in f32 and the CPU finishes it
+   * exactly, so every closest hit is this BVH's `closestHits` answer bit for bit. The copy
+   * is the tree as it is now: after a `refit`, call the GpuBVH's `update()`.
+   */
+  gpu(device) {
+    return GpuBVH._create(this, device);
+  }
+
+  /**
    * Internal, for adapters (meshray/three), not public API: gives the tree a rig (the
    * crate's `Rig`): `joints` and `weights` four per vertex (or null: no skin), `targets` an
    * array of morph targets' deltas (three per vertex). `_pose` then poses it.
@@ -878,6 +890,174 @@ export class BVH extends Geometry {
     f32.set(view, at);
     f32.set(projection, at + 16);
     return this._selection(wasm.mr_select_frustum(handle, viewport[0], viewport[1], a[0], a[1], b[0], b[1]));
+  }
+}
+
+// The WebGPU names the GPU batch uses (a browser's globals; absent in Node).
+const STORAGE = 0x80, UNIFORM = 0x40, COPY_SRC = 0x04, COPY_DST = 0x08, MAP_READ = 0x01;
+
+// The kernel's pipeline on each device, compiled once and shared by every tree put there
+// (a software device such as SwiftShader takes minutes to compile it).
+const PIPELINES = new WeakMap();
+
+function pipelineOn(device) {
+  let pipeline = PIPELINES.get(device);
+  if (!pipeline) {
+    const w = exports();
+    const code = new TextDecoder().decode(heap().u8.subarray(w.mr_gpu_kernel(), w.mr_gpu_kernel() + w.mr_gpu_kernel_len()));
+    const module = device.createShaderModule({ code, label: "meshray closest.wgsl" });
+    pipeline = device.createComputePipelineAsync({ label: "meshray", layout: "auto", compute: { module, entryPoint: "main" } });
+    PIPELINES.set(device, pipeline);
+    // A failed compile is not kept: the next call tries again (and reports its error).
+    pipeline.catch(() => PIPELINES.delete(device));
+  }
+  return pipeline;
+}
+
+/**
+ * A BVH's tree on a WebGPU device (`bvh.gpu(device)`): batches of rays walked by
+ * meshray-gpu's WGSL kernel (the same text the Rust crate runs through wgpu), each ray
+ * finished on the CPU in the module, so that the answers are the BVH's own. Only the
+ * watertight test without culling (the default options).
+ */
+export class GpuBVH {
+  #bvh;
+  #device;
+  #pipeline;
+  #nodes;
+  #packets;
+  /**
+   * The last batch's counts: `rays`, `flagged` (cast again on the CPU), `several`
+   * (narrowed to several candidates), `tested` (candidates tested exactly), `refused`
+   * (certain hits the exact test refused), `visits` (nodes the kernel visited).
+   */
+  stats = null;
+
+  /** Internal: `bvh.gpu(device)` makes one. */
+  static async _create(bvh, device) {
+    if (typeof device?.createBuffer !== "function" || typeof device?.queue?.writeBuffer !== "function") {
+      throw new Error("meshray: gpu(device) takes a WebGPU GPUDevice");
+    }
+    bvh._live();
+    const self = new GpuBVH();
+    self.#bvh = bvh;
+    self.#device = device;
+    self.#pipeline = await pipelineOn(device);
+    [self.#nodes, self.#packets] = [0, 1].map((part) => {
+      const words = self._words(part);
+      const buffer = device.createBuffer({ label: ["meshray nodes", "meshray packets"][part], size: Math.max(4, words.byteLength), usage: STORAGE | COPY_DST });
+      if (words.length > 0) device.queue.writeBuffer(buffer, 0, words);
+      return buffer;
+    });
+    return self;
+  }
+
+  // A copy of the tree's words for the device (`part` 0 nodes, 1 packets).
+  _words(part) {
+    const n = check(Number(wasm.mr_gpu_tree(this.#bvh._live(), part)));
+    const limit = this.#device.limits?.maxStorageBufferBindingSize ?? Infinity;
+    if (4 * n > limit) {
+      throw new Error(`meshray: the tree's ${part ? "packets" : "nodes"} take ${4 * n} bytes, more than this device binds (${limit})`);
+    }
+    const at = wasm.mr_gpu_words() / 4;
+    return heap().u32.slice(at, at + n);
+  }
+
+  /** Writes the BVH's tree over the device's copy again (after `bvh.refit`). */
+  update() {
+    for (const [part, buffer] of [[0, this.#nodes], [1, this.#packets]]) {
+      const words = this._words(part);
+      if (words.length > 0) this.#device.queue.writeBuffer(buffer, 0, words);
+    }
+  }
+
+  /** Frees the device's copy of the tree (the BVH stays). */
+  destroy() {
+    this.#nodes?.destroy();
+    this.#packets?.destroy();
+    this.#nodes = this.#packets = null;
+  }
+
+  /**
+   * The nearest hit of each ray of `rays` (`ox oy oz dx dy dz` per ray, a Float32Array),
+   * resolving to what the BVH's `closestHits` returns for them, bit for bit: typed arrays
+   * `distance` (Infinity on a miss), `triangle` (-1), `u`, `v`. `options`: `near` and `far`
+   * (numbers, or one per ray); culling and Cramer's rule are refused.
+   */
+  closestHits(rays, options) {
+    return this._cast(rays, options, 0);
+  }
+
+  /**
+   * Some hit of each ray in range (an occlusion test), a hit exactly where the BVH's
+   * `anyHits` finds one, reported as `closestHits` reports them.
+   */
+  anyHits(rays, options) {
+    return this._cast(rays, options, 1);
+  }
+
+  async _cast(rays, options, any) {
+    if (!this.#nodes) throw new Error("meshray: this GpuBVH was destroyed");
+    const bvh = this.#bvh;
+    const handle = bvh._live();
+    const flags = flagsOf(options);
+    const n = bvh._rays(rays);
+    let [near, far] = batchRange(options, n);
+    check(wasm.mr_gpu_rays(handle, n, near, far, flags));
+    const [workgroup, chunk, rayBytes, answerBytes] = [0, 1, 2, 3].map((k) => wasm.mr_gpu_layout(k));
+    const at = wasm.mr_gpu_rays_ptr();
+    // Copied out before any wait: other calls may use the module's buffers meanwhile.
+    const staged = heap().u8.slice(at, at + n * rayBytes);
+    const answers = new Uint8Array(n * answerBytes);
+    const device = this.#device;
+    const limit = device.limits?.maxStorageBufferBindingSize ?? Infinity;
+    const step = Math.max(1, Math.min(chunk, Math.floor(limit / answerBytes)));
+    for (let first = 0; first < n; first += step) {
+      const count = Math.min(step, n - first);
+      const made = [];
+      const buffer = (label, size, usage) => {
+        const b = device.createBuffer({ label, size, usage });
+        made.push(b);
+        return b;
+      };
+      const rayBuffer = buffer("meshray rays", count * rayBytes, STORAGE | COPY_DST);
+      const answerBuffer = buffer("meshray answers", count * answerBytes, STORAGE | COPY_SRC);
+      const readBuffer = buffer("meshray read-back", count * answerBytes, MAP_READ | COPY_DST);
+      const params = buffer("meshray params", 16, UNIFORM | COPY_DST);
+      device.queue.writeBuffer(rayBuffer, 0, staged, first * rayBytes, count * rayBytes);
+      device.queue.writeBuffer(params, 0, new Uint32Array([count, any, 0, 0]));
+      const group = device.createBindGroup({
+        layout: this.#pipeline.getBindGroupLayout(0),
+        entries: [this.#nodes, this.#packets, rayBuffer, answerBuffer, params].map((b, binding) => ({ binding, resource: { buffer: b } })),
+      });
+      const encoder = device.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      pass.setPipeline(this.#pipeline);
+      pass.setBindGroup(0, group);
+      pass.dispatchWorkgroups(Math.ceil(count / workgroup));
+      pass.end();
+      encoder.copyBufferToBuffer(answerBuffer, 0, readBuffer, 0, count * answerBytes);
+      device.queue.submit([encoder.finish()]);
+      try {
+        await readBuffer.mapAsync(1 /* GPUMapMode.READ */);
+        answers.set(new Uint8Array(readBuffer.getMappedRange()), first * answerBytes);
+        readBuffer.unmap();
+      } finally {
+        for (const b of made) b.destroy();
+      }
+    }
+    // The finish, on the rays staged again (as above: the module's buffers may have changed
+    // while the GPU worked).
+    bvh._rays(rays);
+    [near, far] = batchRange(options, n);
+    check(wasm.mr_gpu_answers(n));
+    heap().u8.set(answers, wasm.mr_gpu_answers_ptr());
+    check(wasm.mr_gpu_finish(handle, n, near, far, flags, any));
+    const f64 = heap().f64;
+    const s = wasm.mr_gpu_stats() / 8;
+    const [count, flagged, several, tested, refused, visits] = f64.slice(s, s + 6);
+    this.stats = { rays: count, flagged, several, tested, refused, visits };
+    return bvh._answers(n, ["distance", "triangle", "u", "v"]);
   }
 }
 

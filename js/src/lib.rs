@@ -22,6 +22,10 @@ use meshray::query::{
 use meshray::selection::Region;
 use meshray::tree::BuildQuality;
 use meshray::{BuildOptions, Bvh, Camera, Culling, Mesh, QueryOptions, Ray, RayQuery, Scene};
+use meshray_gpu::narrow::{
+    ANSWER_BYTES, CHUNK, Finisher, GpuAnswer, GpuRay, KERNEL, MODE_ANY, MODE_CLOSEST, RAY_BYTES,
+    WORKGROUP,
+};
 use nalgebra::{Matrix4, Point3, Vector3};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -114,6 +118,14 @@ struct State {
     /// Per-ray ranges of the next batch (`near far` per ray, [`mr_ranges`]), written by
     /// JavaScript; used when a batch call's `near` is NaN.
     ranges: Vec<f32>,
+    /// The kernel's answers of a GPU batch, written by JavaScript ([`mr_gpu_answers`]).
+    gpu_answers: Vec<GpuAnswer>,
+    /// A GPU batch's rays as the kernel reads them ([`mr_gpu_rays`]).
+    gpu_rays: Vec<GpuRay>,
+    /// A tree's words for the GPU ([`mr_gpu_tree`]).
+    gpu_words: Vec<u32>,
+    /// What the last GPU batch's finish counted ([`mr_gpu_finish`]).
+    gpu_stats: [f64; 6],
     answers: Answers,
     /// The single-ray answer: `t u v px py pz nx ny nz front` (front 1 or 0).
     hit: [f32; 10],
@@ -1614,4 +1626,204 @@ pub extern "C" fn mr_select_frustum(
         let selected = tree.triangles_in(&Region::Frustum(frustum));
         selection(s, selected)
     })
+}
+
+// The GPU batch (issue 42): the page runs the kernel of `meshray-gpu` through WebGPU on the
+// words of a tree and the rays staged here; its answers come back here for the CPU's exact
+// finish. In order: `mr_gpu_tree` (once per tree), `mr_rays` and `mr_gpu_rays` (the rays
+// as the kernel reads them), the dispatches, `mr_gpu_answers` (room for the kernel's
+// answers, which JavaScript copies in), then `mr_rays` again and `mr_gpu_finish`.
+
+/// The GPU kernel's text (WGSL, UTF-8): its address ([`mr_gpu_kernel_len`] bytes).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_kernel() -> *const u8 {
+    KERNEL.as_ptr()
+}
+
+/// The length in bytes of [`mr_gpu_kernel`]'s text.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_kernel_len() -> usize {
+    KERNEL.len()
+}
+
+/// The GPU kernel's sizes: 0 its workgroup size, 1 the most rays per dispatch, 2 bytes per
+/// ray ([`mr_gpu_rays`]), 3 bytes per answer ([`mr_gpu_answers`]); else 0.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_layout(k: u32) -> u32 {
+    match k {
+        0 => WORKGROUP,
+        1 => CHUNK as u32,
+        2 => RAY_BYTES as u32,
+        3 => ANSWER_BYTES as u32,
+        _ => 0,
+    }
+}
+
+/// Copies a tree's words for the GPU into [`mr_gpu_words`]: `part` 0 its nodes, 1 its
+/// leaf packets. Returns the number of words, or a negative status (a scene's handle is
+/// bad input: scenes are not cast on the GPU yet).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_tree(handle: u32, part: u32) -> i64 {
+    with(|s| {
+        if handle & SCENE != 0 {
+            return i64::from(s.fail(
+                BAD_INPUT,
+                "a scene is not cast on the GPU (yet): its trees are",
+            ));
+        }
+        let bvh = match s.parts(handle) {
+            Ok((Geometry::Mesh(bvh), ..)) => bvh,
+            Ok(_) | Err(_) => return i64::from(s.bad_handle(handle)),
+        };
+        let raw = bvh.raw_tree();
+        let words = match part {
+            0 => raw.nodes,
+            _ => raw.packets,
+        };
+        let n = words.len() as i64;
+        s.gpu_words = words;
+        n
+    })
+}
+
+/// Where [`mr_gpu_tree`] left the words.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_words() -> *const u32 {
+    with(|s| s.gpu_words.as_ptr())
+}
+
+/// The `n` rays at [`mr_input`] (see [`mr_rays`]; `near` NaN: each ray's range from
+/// [`mr_ranges`]) as the kernel reads them, at [`mr_gpu_rays_ptr`] (a ray the CPU answers
+/// itself, invalid or with a tiny direction component, as an empty range). The GPU casts
+/// with the watertight test and no culling only: other `flags` are bad input.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_rays(handle: u32, n: usize, near: f32, far: f32, flags: u32) -> i32 {
+    let mut rays = with(|s| std::mem::take(&mut s.gpu_rays));
+    let status = with(|s| {
+        if flags != WATERTIGHT {
+            return i64::from(s.fail(
+                BAD_INPUT,
+                "the GPU casts with the watertight test and no culling only",
+            ));
+        }
+        on_rays(s, (handle, n, near, far, flags), |batch, _, _, _| {
+            rays.clear();
+            if rays.try_reserve(n).is_err() {
+                return Err((NO_MEMORY, format!("no memory for {n} rays")));
+            }
+            rays.extend((0..n).map(|k| GpuRay::for_kernel(&batch.ray(k))));
+            Ok(0)
+        })
+    });
+    with(|s| s.gpu_rays = rays);
+    i32::try_from(status).unwrap_or(BAD_INPUT)
+}
+
+/// Where [`mr_gpu_rays`] left the rays ([`mr_gpu_layout`]`(2)` bytes each).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_rays_ptr() -> *const u8 {
+    with(|s| s.gpu_rays.as_ptr().cast())
+}
+
+/// Makes room for the kernel's answers to `n` rays ([`mr_gpu_layout`]`(3)` bytes each) at
+/// [`mr_gpu_answers_ptr`], zeroed, for JavaScript to copy the read-back into.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_answers(n: usize) -> i32 {
+    with(|s| {
+        s.gpu_answers.clear();
+        if s.gpu_answers.try_reserve(n).is_err() {
+            return s.fail(
+                NO_MEMORY,
+                format!("no memory for the GPU's answers to {n} rays"),
+            );
+        }
+        s.gpu_answers.resize(n, bytemuck::Zeroable::zeroed());
+        OK
+    })
+}
+
+/// Where JavaScript writes the kernel's answers ([`mr_gpu_answers`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_answers_ptr() -> *mut u8 {
+    with(|s| s.gpu_answers.as_mut_ptr().cast())
+}
+
+/// The exact closest hit (`any` 0) or any hit (`any` 1) of each of the `n` rays at
+/// [`mr_input`] (as staged for [`mr_gpu_rays`]), from the kernel's answers at
+/// [`mr_gpu_answers_ptr`], into the answers `t`, `triangle`, `u`, `v` ([`mr_out`]), as
+/// [`mr_cast_batch`] answers them, bit for bit (an answer naming no triangle of the tree
+/// sends its ray to the CPU's own cast). The finish's counts at [`mr_gpu_stats`].
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_finish(
+    handle: u32,
+    n: usize,
+    near: f32,
+    far: f32,
+    flags: u32,
+    any: u32,
+) -> i32 {
+    let mode = if any != 0 { MODE_ANY } else { MODE_CLOSEST };
+    let kernel = with(|s| std::mem::take(&mut s.gpu_answers));
+    let mut stats = meshray_gpu::BatchStats {
+        rays: n,
+        ..Default::default()
+    };
+    let status = with(|s| {
+        if flags != WATERTIGHT {
+            return i64::from(s.fail(
+                BAD_INPUT,
+                "the GPU casts with the watertight test and no culling only",
+            ));
+        }
+        if kernel.len() < n {
+            return i64::from(s.fail(
+                BAD_INPUT,
+                format!(
+                    "{n} rays to finish, the GPU's answers to {} staged",
+                    kernel.len()
+                ),
+            ));
+        }
+        on_rays(
+            s,
+            (handle, n, near, far, flags),
+            |batch, geometry, answers, _| {
+                let Geometry::Mesh(bvh) = geometry else {
+                    return Err((BAD_INPUT, "a scene is not cast on the GPU (yet)".into()));
+                };
+                if !per_ray(answers, n) {
+                    return Err((NO_MEMORY, format!("no memory for the answers of {n} rays")));
+                }
+                let finisher = Finisher::new(bvh);
+                for (k, answer) in kernel[..n].iter().enumerate() {
+                    if let Some(h) = finisher.answer(&batch.ray(k), answer, mode, &mut stats) {
+                        answers.t[k] = h.t;
+                        answers.triangle[k] = h.triangle as i32;
+                        answers.u[k] = h.u;
+                        answers.v[k] = h.v;
+                    }
+                }
+                Ok(0)
+            },
+        )
+    });
+    with(|s| {
+        s.gpu_answers = kernel;
+        s.gpu_stats = [
+            stats.rays as f64,
+            stats.flagged as f64,
+            stats.several as f64,
+            stats.tested as f64,
+            stats.refused as f64,
+            stats.visits as f64,
+        ];
+    });
+    i32::try_from(status).unwrap_or(BAD_INPUT)
+}
+
+/// The last [`mr_gpu_finish`]'s counts: rays, flagged (cast again on the CPU), narrowed to
+/// several candidates, candidates tested, certain hits refused, nodes the kernel visited.
+#[unsafe(no_mangle)]
+pub extern "C" fn mr_gpu_stats() -> *const f64 {
+    with(|s| s.gpu_stats.as_ptr())
 }

@@ -2,7 +2,7 @@
 // calls it, so a declaration that does not match the code's shape, or refers to a three.js
 // type that does not exist, fails CI. Lines marked @ts-expect-error must stay errors.
 import * as THREE from "three";
-import { BVH, Geometry, Scene, buildAsync, init, type Hit, type BatchHits, type SweepHit, type SweepHits } from "meshray";
+import { BVH, Geometry, GpuBVH, Scene, buildAsync, init, type Hit, type BatchHits, type GpuStats, type SweepHit, type SweepHits } from "meshray";
 import {
   MeshrayBoundsTree,
   acceleratedRaycast,
@@ -66,4 +66,15 @@ export async function usage(): Promise<number> {
   geometry.disposeBoundsTree();
   return (hit?.distance ?? 0) + batch.distance.length + tree.count + hits.length +
     Number(inside) + (distance ?? 0) + copy.triangleCount + built.triangleCount + (instances?.length ?? 0) + scene.size;
+}
+
+// The WebGPU batch: a GPUDevice in, the BVH's batch answers out, asynchronously.
+export async function onTheGpu(bvh: BVH, device: object): Promise<number> {
+  const onGpu: GpuBVH = await bvh.gpu(device);
+  const hits: BatchHits = await onGpu.closestHits(new Float32Array(6), { near: 0, far: 10 });
+  const any: BatchHits = await onGpu.anyHits([0, 0, 1, 0, 0, -1]);
+  const stats: GpuStats | null = onGpu.stats;
+  onGpu.update();
+  onGpu.destroy();
+  return hits.distance.length + any.triangle.length + (stats?.flagged ?? 0);
 }
