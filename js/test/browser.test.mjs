@@ -13,7 +13,6 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,9 +20,8 @@ import { join } from "node:path";
 import { init, build, BVH } from "../meshray.js";
 import { mergeMeshes, parseModel } from "../demo/mesh.js";
 import { startServer } from "../demo/serve.mjs";
+import { CHROMIUM, HAVE_CHROMIUM, QUIET } from "./chromium.mjs";
 
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const SKIP = !HAVE_CHROMIUM && process.env.CI !== "true"
   ? `no Chromium at ${CHROMIUM} (install chromium or set $CHROMIUM to its binary)`
   : false;
@@ -38,14 +36,7 @@ const ARGS = [
   // (playwright-core passes the second flag too, but don't depend on that).
   "--use-angle=swiftshader",
   "--enable-unsafe-swiftshader",
-  // Keep the browser quiet: no network traffic of its own, no first-run UI.
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  // Chromium's sandbox refuses to start as root.
-  ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
+  ...QUIET,
 ];
 
 // A reference BVH in Node for a model file, built like the page builds its own.

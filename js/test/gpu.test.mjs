@@ -15,15 +15,13 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 import { init, BVH } from "../meshray.js";
 import { startServer } from "../demo/serve.mjs";
+import { CHROMIUM, HAVE_CHROMIUM, QUIET } from "./chromium.mjs";
 import { asset, random, rays as randomRays, readObj, sharedMeshes } from "./meshes.mjs";
 
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const CI = process.env.CI === "true";
 const SKIP = !HAVE_CHROMIUM && !CI
   ? `no Chromium at ${CHROMIUM} (install chromium or set $CHROMIUM to its binary)`
@@ -33,13 +31,7 @@ const ARGS = [
   // WebGPU on SwiftShader: Chromium offers it only with this flag on Linux.
   "--enable-unsafe-webgpu",
   "--enable-unsafe-swiftshader",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  // Chromium's sandbox refuses to start as root.
-  ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
+  ...QUIET,
 ];
 
 // The rays of a mesh: random ones through its box, one at each of some vertices (from
