@@ -555,6 +555,80 @@ fn agree_on(gpu: &Gpu, bvh: &Bvh, rays: &[Ray], brute: bool) -> (usize, usize) {
     (stats.flagged, stats.several)
 }
 
+/// Primary rays (a camera's, one per pixel of 80 × 60, looking at the scene from above and
+/// aside) and rays from inside the scene's solids (the sphere's and the box's centres, in
+/// random directions: every one hits, most of them their solid from within), on the GPU:
+/// both finishes equal `cast_ray` and the brute force.
+#[test]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "no Vulkan driver here (Debian: mesa-vulkan-drivers)"
+)]
+fn primary_rays_and_rays_from_inside_agree() {
+    use nalgebra::{Matrix4, Point3, Vector3};
+    let gpu = gpu();
+    let bvh = scene();
+    let view = Matrix4::look_at_rh(
+        &Point3::new(6.0, 4.0, 8.0),
+        &Point3::new(0.0, 1.0, 0.0),
+        &Vector3::y(),
+    );
+    let projection = Matrix4::new_perspective(4.0 / 3.0, 0.9, 0.1, 100.0);
+    let camera = meshray::Camera::new(view, projection, [80.0, 60.0]).unwrap();
+    let mut primary = Vec::new();
+    for y in 0..60 {
+        for x in 0..80 {
+            primary.push(camera.pixel_ray([x as f32 + 0.5, y as f32 + 0.5]).unwrap());
+        }
+    }
+    let (flagged, several) = agree_on(&gpu, &bvh, &primary, true);
+    println!(
+        "primary: {} rays, {flagged} flagged, {several} narrowed",
+        primary.len()
+    );
+    let mesh = bvh.mesh();
+    let mut rng = Rng(7);
+    for solid in ["sphere", "box"] {
+        let object = mesh.objects().iter().position(|o| o == solid).unwrap() as u32;
+        let (mut sum, mut corners) = (Vector3::zeros(), 0.0);
+        for i in 0..mesh.triangle_count() {
+            if mesh.attributes(i).object == object {
+                for p in mesh.triangle(i) {
+                    sum += p.coords;
+                    corners += 1.0;
+                }
+            }
+        }
+        let centre = sum / corners;
+        let rays: Vec<Ray> = (0..2_000)
+            .map(|_| {
+                let d = [0; 3].map(|_| rng.range(-1.0, 1.0));
+                Ray::new([centre.x, centre.y, centre.z], d)
+            })
+            .collect();
+        let (flagged, several) = agree_on(&gpu, &bvh, &rays, true);
+        let hits: Vec<_> = rays
+            .iter()
+            .filter_map(|r| bvh.cast_ray(r, RayQuery::Closest, &QueryOptions::default()))
+            .collect();
+        assert_eq!(
+            hits.len(),
+            rays.len(),
+            "every ray from inside the {solid} hits"
+        );
+        let own = hits
+            .iter()
+            .filter(|h| mesh.attributes(h.triangle as usize).object == object)
+            .count();
+        // The box stands open on the ground: the rays down through its floor hit that.
+        assert!(
+            own * 5 > rays.len() * 4,
+            "{own} rays hit the {solid} itself"
+        );
+        println!("from inside the {solid}: {flagged} flagged, {several} narrowed");
+    }
+}
+
 /// The two rays on which the spike found `cast_ray` (at c7bc057) not the brute force's
 /// answer, now through the GPU path: both finishes equal `cast_ray` and the brute force
 /// (main's tests/exact.rs checks `cast_ray` alone on them). The scene's: a tie at a corner
