@@ -85,6 +85,8 @@ pub(crate) struct Reach {
     axis: [f32; 3],
     radius: f32,
     start_size: f32,
+    /// The motion's size (`|D|₁` in `f32`), for the prefilters' error bounds.
+    direction_size: f32,
     /// A sphere's sheared frame, for its prefilter ([`touchable_sphere`]); `None` for a
     /// capsule or a still shape.
     sheared: Option<Sheared>,
@@ -126,6 +128,7 @@ impl Reach {
             axis: [0, 1, 2].map(|a| m.axis[a] as f32),
             radius: r as f32,
             start_size: m.start.iter().map(|x| x.abs() as f32).sum(),
+            direction_size: m.direction.iter().map(|x| (*x as f32).abs()).sum(),
             sheared: Sheared::of(m),
         }
     }
@@ -347,7 +350,7 @@ fn touchable(packet: &TrianglePacket, reach: &Reach, limit: f64) -> (u32, [f32; 
         splat(reach.axis),
     );
     let radius = L::splat(reach.radius);
-    let direction_size = L::splat(reach.direction.iter().map(|x| x.abs()).sum());
+    let direction_size = L::splat(reach.direction_size);
     let axis_size = L::splat(reach.axis.iter().map(|x| x.abs()).sum());
     let start_size = L::splat(reach.start_size);
     let edges = [sub(b, a), sub(c, b), sub(a, c)];
@@ -451,6 +454,13 @@ fn touchable_sphere(
         outside_one |= functions[i].simd_lt(-room);
         outside_other |= functions[i].simd_gt(room);
     }
+    // Unused lanes hold NaN corners.
+    let used = a[0].simd_eq(a[0]).to_bitmask();
+    let across = (outside_one & outside_other).to_bitmask();
+    if across & used == used {
+        // Every triangle lies off the path's line: the plane's test is not needed.
+        return (0, [0.0; LANES]);
+    }
     // Along it: the plane's signed distance `f + τ·q` (in units of `|n|`) over `[0, limit]`.
     let n = [
         ab[1] * ac[2] - ab[2] * ac[1],
@@ -458,7 +468,7 @@ fn touchable_sphere(
         ab[0] * ac[1] - ab[1] * ac[0],
     ];
     let direction = sheared.direction.map(L::splat);
-    let direction_size = L::splat(reach.direction.iter().map(|x| x.abs()).sum());
+    let direction_size = L::splat(reach.direction_size);
     let (f, q) = (dot(n, w), dot(n, direction));
     let normal_scale = ab_size * ac_size;
     let limit = L::splat(up(limit));
@@ -474,8 +484,6 @@ fn touchable_sphere(
     // The entry's lower bound: `(|f| − slab) / (|q| + its error)`, zero where it starts in.
     let enter = (f.abs() - slab) / (q.abs() + rate_error);
     let enter = enter.simd_gt(L::ZERO).bitselect(enter, L::ZERO);
-    // Unused lanes hold NaN corners.
-    let used = a[0].simd_eq(a[0]).to_bitmask();
     (!never.to_bitmask() & used, enter.to_array())
 }
 
