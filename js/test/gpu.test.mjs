@@ -171,3 +171,15 @@ test("bvh.gpu(device): WebGPU answers in Chromium are the CPU's", { skip: SKIP, 
   }
   assert.deepEqual(problems, []);
 });
+
+test("bvh.gpu refuses what is not a GPUDevice, and a freed BVH", async () => {
+  await init();
+  const { positions, indices } = readObj(asset("scene.obj"));
+  const bvh = new BVH(positions, indices);
+  for (const notADevice of [undefined, null, {}, { createBuffer() {} }, 42]) {
+    await assert.rejects(bvh.gpu(notADevice), /takes a WebGPU GPUDevice/);
+  }
+  bvh.free();
+  const device = { createBuffer() {}, queue: { writeBuffer() {} } };
+  await assert.rejects(bvh.gpu(device), /freed/);
+});
