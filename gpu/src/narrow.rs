@@ -172,8 +172,7 @@ pub struct GpuAnswer {
     pub visits: u32,
     /// How many of `candidates` are used.
     pub count: u32,
-    #[doc(hidden)]
-    pub _pad: [u32; 3],
+    _pad: [u32; 3],
     /// The other triangles (slots) that might be the answer.
     pub candidates: [u32; CANDIDATES],
 }
@@ -192,10 +191,10 @@ fn tiny_direction(ray: &Ray) -> bool {
 }
 
 const NONE: u32 = u32::MAX;
-pub(crate) const FLAG_NEAR: u32 = 1;
-pub(crate) const FLAG_OVERFLOW: u32 = 2;
-pub(crate) const FLAG_INPUT: u32 = 4;
-pub(crate) const FLAG_LIST: u32 = 64;
+const FLAG_NEAR: u32 = 1;
+const FLAG_OVERFLOW: u32 = 2;
+const FLAG_INPUT: u32 = 4;
+const FLAG_LIST: u32 = 64;
 /// The flags that make the CPU cast the ray itself.
 const FALLBACK: u32 = FLAG_OVERFLOW | FLAG_INPUT | FLAG_LIST;
 /// The candidate list's length (the kernel's `K`).

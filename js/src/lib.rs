@@ -1700,11 +1700,8 @@ pub extern "C" fn mr_gpu_words() -> *const u32 {
 pub extern "C" fn mr_gpu_rays(handle: u32, n: usize, near: f32, far: f32, flags: u32) -> i32 {
     let mut rays = with(|s| std::mem::take(&mut s.gpu_rays));
     let status = with(|s| {
-        if flags != WATERTIGHT {
-            return i64::from(s.fail(
-                BAD_INPUT,
-                "the GPU casts with the watertight test and no culling only",
-            ));
+        if let Err(status) = gpu_flags(s, flags) {
+            return i64::from(status);
         }
         on_rays(s, (handle, n, near, far, flags), |batch, _, _, _| {
             rays.clear();
@@ -1717,6 +1714,18 @@ pub extern "C" fn mr_gpu_rays(handle: u32, n: usize, near: f32, far: f32, flags:
     });
     with(|s| s.gpu_rays = rays);
     i32::try_from(status).unwrap_or(BAD_INPUT)
+}
+
+/// Refuses query `flags` the GPU does not cast with: only the watertight test without
+/// culling (the kernel's and the finish's).
+fn gpu_flags(s: &mut State, flags: u32) -> Result<(), i32> {
+    if flags == WATERTIGHT {
+        return Ok(());
+    }
+    Err(s.fail(
+        BAD_INPUT,
+        "the GPU casts with the watertight test and no culling only",
+    ))
 }
 
 /// Where [`mr_gpu_rays`] left the rays ([`mr_gpu_layout`]`(2)` bytes each).
@@ -1769,11 +1778,8 @@ pub extern "C" fn mr_gpu_finish(
         ..Default::default()
     };
     let status = with(|s| {
-        if flags != WATERTIGHT {
-            return i64::from(s.fail(
-                BAD_INPUT,
-                "the GPU casts with the watertight test and no culling only",
-            ));
+        if let Err(status) = gpu_flags(s, flags) {
+            return i64::from(status);
         }
         if kernel.len() < n {
             return i64::from(s.fail(
