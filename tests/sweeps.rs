@@ -424,6 +424,58 @@ fn starting_in_contact_grazing_and_ties() {
     assert_eq!(point.normal, hit.normal);
 }
 
+/// A sphere or capsule starting on a surface touches several triangles at once: the answer
+/// is `t_min` and the lowest-numbered of them (ties go to the lowest triangle), whatever
+/// order the tree holds them in. A wavy grid with its triangles shuffled, spheres and
+/// capsules placed on random points of it, against the f64 distance to every triangle.
+#[test]
+fn a_shape_starting_on_a_surface_names_the_lowest_triangle_it_touches() {
+    let grid = wavy_grid(24);
+    let mut rng = Rng::new(43);
+    let mut triangles = grid.triangles().to_vec();
+    for k in (1..triangles.len()).rev() {
+        triangles.swap(k, rng.below(k + 1));
+    }
+    let mesh = Mesh::from_buffers(grid.positions().to_vec(), triangles).unwrap();
+    let tris = triangles64(&mesh, None);
+    let bvh = Bvh::build(mesh);
+    let o = QueryOptions::default();
+    let (mut checked, mut several) = (0, 0);
+    for (k, ray) in surface_rays(bvh.mesh(), 400, &mut rng).iter().enumerate() {
+        let radius = [0.3f32, 0.7, 1.5][k % 3];
+        let axis = if k % 4 == 0 {
+            [0.4, 0.3, -0.2]
+        } else {
+            [0.0; 3]
+        };
+        let s = Shape::of(ray, axis, radius);
+        let clearances: Vec<f64> = tris
+            .iter()
+            .map(|t| s.distance(0.0, *t) - s.radius)
+            .collect();
+        // A triangle at the radius itself (to rounding) could go either way: not judged.
+        if clearances.iter().any(|c| c.abs() < 1e-9) {
+            continue;
+        }
+        let touching: Vec<usize> = (0..tris.len()).filter(|&i| clearances[i] < 0.0).collect();
+        let Some(&lowest) = touching.first() else {
+            continue;
+        };
+        let hit = bvh.cast_capsule(ray, axis, radius, &o).unwrap().unwrap();
+        assert_eq!(
+            (hit.triangle as usize, hit.t),
+            (lowest, ray.t_min()),
+            "sweep {k}: {touching:?}"
+        );
+        checked += 1;
+        several += usize::from(touching.len() > 3);
+    }
+    assert!(
+        checked > 300 && several > 200,
+        "{checked} checked, {several} touching several"
+    );
+}
+
 #[test]
 fn bad_shapes_are_refused_and_bad_rays_miss() {
     let bvh = Bvh::build(Mesh::load(asset("scene.obj")).unwrap());

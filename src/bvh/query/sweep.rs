@@ -648,6 +648,15 @@ impl SweepVisitor<'_> {
             if enter > up(self.limit) {
                 break;
             }
+            // Touching already where it starts (`τ = 0`, which nothing precedes), only a lower
+            // triangle can still be the answer (as a shape starting on a surface finds every
+            // triangle within its radius).
+            if self.limit == 0.0
+                && let Some((best, _)) = self.best
+                && self.bvh.triangle_index[packet * LANES + lane] > best
+            {
+                continue;
+            }
             let tri = leaf.get(lane);
             let mut corners = [tri.a, tri.b, tri.c].map(|q| Point3::from(q).cast::<f64>());
             let mut mirrored = false;
