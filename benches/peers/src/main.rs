@@ -57,7 +57,8 @@
 //! `--sweep FRACTION` compares sweeps instead of rays: a sphere of radius `FRACTION` of the
 //! mesh's half diagonal along the first 20,000 rays of each set, meshray's `cast_sphere`
 //! against parry3d's shape cast of a `Ball` on its `TriMesh` (src/sweeps.rs), e.g.
-//! `--sweep 0.001`.
+//! `--sweep 0.001`, with meshray's closest hit of the same rays timed in the same rotation
+//! (the `sweep/ray` column).
 //!
 //! `--callgrind ENGINE` (`meshray`, `meshray-batch`, `lab-floor`, `lab-watertight`,
 //! `lab-slabs`, `lab-exact`, `embree4-robust`, `parry3d`, `bvh`, `obvhs`, `tinybvh`,
