@@ -94,9 +94,9 @@ impl Ray {
         }
     }
 
-    /// The same ray with another range (for tests; users build rays with
-    /// [`Ray::with_range`]).
-    #[cfg(test)]
+    /// The same ray with another range, its cached reciprocals, signs and checks kept (users
+    /// build rays with [`Ray::with_range`]).
+    #[inline(always)]
     pub(crate) fn with_t_range(&self, t_min: f32, t_max: f32) -> Ray {
         Ray {
             t_min,

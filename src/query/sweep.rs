@@ -140,8 +140,14 @@ fn moving(ray: &Ray, axis: Vector3<f32>, radius: f32) -> Result<Option<(Moving, 
     }
     let (t_min, t_max) = (f64::from(ray.t_min()), f64::from(ray.t_max()));
     let direction = ray.direction().cast::<f64>();
+    let origin = ray.origin().cast::<f64>();
     let m = Moving {
-        start: ray.origin().cast::<f64>() + direction * t_min,
+        // The origin itself from 0 (so a `-0.0` stays one: the path is the ray, exactly).
+        start: if t_min == 0.0 {
+            origin
+        } else {
+            origin + direction * t_min
+        },
         axis: axis.cast::<f64>(),
         direction,
         radius: f64::from(radius),
@@ -165,6 +171,8 @@ fn sweep_hit(triangle: u32, c: &Contact, t_min: f64) -> SweepHit {
 impl Sweep for Bvh {
     type SweepHit = SweepHit;
 
+    // Inlined (the walk is not), so a sphere's zero axis is checked as a constant.
+    #[inline(always)]
     fn cast_capsule(
         &self,
         ray: &Ray,
@@ -175,11 +183,14 @@ impl Sweep for Bvh {
         let Some((m, limit, t_min)) = moving(ray, Vector3::from(axis.into()), radius)? else {
             return Ok(None);
         };
+        // From 0 the moving shape's path is the ray itself, whose `f32` values the walk takes.
+        let path = (ray.t_min() == 0.0).then_some(ray);
         let found = self.first_contact(
             &m,
             limit,
             options.culling,
             crate::bvh::facade::Placement::Own,
+            path,
         );
         Ok(found.map(|(triangle, c)| sweep_hit(triangle, &c, t_min)))
     }

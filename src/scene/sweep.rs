@@ -86,7 +86,7 @@ impl Visitor for SweepInstance<'_> {
                 };
                 instance
                     .bvh
-                    .first_contact(&own, self.limit, culling, Placement::Own)
+                    .first_contact(&own, self.limit, culling, Placement::Own, None)
                     .map(|(triangle, c)| {
                         let moved = Contact {
                             point: c.point + shift,
@@ -108,7 +108,7 @@ impl Visitor for SweepInstance<'_> {
                 };
                 instance
                     .bvh
-                    .first_contact(self.m, self.limit, culling, placement)
+                    .first_contact(self.m, self.limit, culling, placement, None)
             };
             let Some((triangle, contact)) = found else {
                 continue;

@@ -87,9 +87,11 @@ pub(crate) struct Reach {
     start_size: f32,
     /// The motion's size (`|D|₁` in `f32`), for the prefilters' error bounds.
     direction_size: f32,
-    /// A sphere's sheared frame, for its prefilter ([`touchable_sphere`]); `None` for a
-    /// capsule or a still shape.
-    sheared: Option<Sheared>,
+    /// A sphere's sheared frame, for its prefilter ([`touchable_sphere`]), made when the
+    /// walk first reaches a packet (a sweep that reaches none, most of those that miss, never
+    /// pays for its division): the outer `None` until then, the inner one for a capsule or a
+    /// still shape.
+    sheared: Option<Option<Sheared>>,
 }
 
 /// The sheared frame of a sphere's motion: the watertight ray test's axes `x, y, z` (`z`
@@ -115,22 +117,47 @@ impl Reach {
     // loads of the narrower stores just made stalled (perf, on sweeps that miss).
     #[inline(always)]
     pub(crate) fn of(m: &Moving) -> Reach {
+        let start = [0, 1, 2].map(|a| m.start[a] as f32);
+        let direction = [0, 1, 2].map(|a| m.direction[a] as f32);
+        Reach::along(m, start, direction)
+    }
+
+    /// [`of`](Self::of) for a shape moving along `path` itself: `m`'s start and motion are
+    /// the ray's origin and direction exactly (its range starts at 0), so their `f32` values
+    /// are the ray's own. The same reach.
+    #[inline(always)]
+    fn of_path(m: &Moving, path: &Ray) -> Reach {
+        Reach::along(m, path.origin().into(), path.direction().into())
+    }
+
+    /// The reach of `m`, whose start and motion rounded to `f32` are `start` and `direction`.
+    #[inline(always)]
+    fn along(m: &Moving, start: [f32; 3], direction: [f32; 3]) -> Reach {
         let r = m.radius;
         let lo = [0, 1, 2].map(|a| m.axis[a].min(0.0) - r);
         let hi = [0, 1, 2].map(|a| m.axis[a].max(0.0) + r);
         Reach {
             lo,
             hi,
-            start: [0, 1, 2].map(|a| m.start[a] as f32),
+            start,
             grow_lo: hi.map(|x| x as f32),
             grow_hi: lo.map(|x| -x as f32),
-            direction: [0, 1, 2].map(|a| m.direction[a] as f32),
+            direction,
             axis: [0, 1, 2].map(|a| m.axis[a] as f32),
             radius: r as f32,
-            start_size: m.start.iter().map(|x| x.abs() as f32).sum(),
-            direction_size: m.direction.iter().map(|x| (*x as f32).abs()).sum(),
-            sheared: Sheared::of(m),
+            start_size: start.iter().map(|x| x.abs()).sum(),
+            direction_size: direction.iter().map(|x| x.abs()).sum(),
+            sheared: None,
         }
+    }
+
+    /// The sheared frame of `m` (the shape this reach is of), made on first use.
+    #[inline(always)]
+    fn frame(&mut self, m: &Moving) -> Option<&Sheared> {
+        let direction = self.direction;
+        self.sheared
+            .get_or_insert_with(|| Sheared::of(m, direction))
+            .as_ref()
     }
 
     /// The `τ` at which the shape's path first reaches the box `[min, max]`, if it does
@@ -187,8 +214,12 @@ impl Reach {
     /// start and growth never leave out a box the path reaches; `None` where the path is no
     /// valid `f32` ray (beyond [`Ray::MAX_ORIGIN`]), which the generic walk then takes.
     #[inline(always)]
-    fn ray(&self, limit: f64) -> Option<(Ray, Grow)> {
-        let ray = Ray::with_range(self.start, self.direction, 0.0, up(limit));
+    fn ray(&self, limit: f64, path: Option<&Ray>) -> Option<(Ray, Grow)> {
+        // The caller's ray where it is the path, its reciprocals and checks reused.
+        let ray = match path {
+            Some(path) => path.with_t_range(0.0, up(limit)),
+            None => Ray::with_range(self.start, self.direction, 0.0, up(limit)),
+        };
         let pad =
             [0, 1, 2].map(|a| PAD32 * (self.start[a].abs() + self.grow_lo[a] + self.grow_hi[a]));
         let grow = Grow {
@@ -264,11 +295,11 @@ impl Reach {
 
 impl Sheared {
     #[inline(always)]
-    fn of(m: &Moving) -> Option<Sheared> {
+    fn of(m: &Moving, direction: [f32; 3]) -> Option<Sheared> {
         if m.axis != nalgebra::Vector3::zeros() {
             return None;
         }
-        let z = largest_axis(&[0, 1, 2].map(|a| m.direction[a] as f32));
+        let z = largest_axis(&direction);
         let axes = sheared_axes(z, false);
         let across = 1.0 / m.direction[z];
         // A zero, infinite or NaN motion has none (the other prefilter keeps what it must):
@@ -276,11 +307,10 @@ impl Sheared {
         if !(across.is_finite() && across != 0.0) {
             return None;
         }
-        let d = axes.map(|a| m.direction[a] as f32);
         Some(Sheared {
             axes,
             start: axes.map(|a| m.start[a] as f32),
-            direction: d,
+            direction: axes.map(|a| direction[a]),
             shear: [0, 1].map(|k| (m.direction[axes[k]] * across) as f32),
             radius: (m.radius * (1.0 + 1e-5)) as f32,
         })
@@ -502,18 +532,27 @@ fn kept(culling: Culling, rate: f64, mirrored: bool) -> bool {
 impl Bvh {
     /// The first contact of `m` with a triangle of this mesh at `τ ≤ limit` (placed as
     /// `placement` says), ties to the lowest triangle number: the triangle and where.
+    /// `path`, where given, is the ray `m` moves along in the mesh's own space, exactly (its
+    /// origin `m`'s start, its direction `m`'s, its range from 0), whose `f32` values the
+    /// walk then takes as they are.
     pub(crate) fn first_contact(
         &self,
         m: &Moving,
         limit: f64,
         culling: Culling,
         placement: Placement<'_>,
+        path: Option<&Ray>,
     ) -> Option<(u32, Contact)> {
         let own = placement.culls_with(m);
+        let path = path.filter(|_| matches!(placement, Placement::Own));
         let mut visitor = SweepVisitor {
             bvh: self,
             m,
-            reach: Reach::of(own.unwrap_or(m)),
+            culls: own.unwrap_or(m),
+            reach: match path {
+                Some(path) => Reach::of_path(m, path),
+                None => Reach::of(own.unwrap_or(m)),
+            },
             own: own.is_some(),
             limit,
             culling,
@@ -521,7 +560,7 @@ impl Bvh {
             best: None,
         };
         let own_ray = if visitor.own {
-            visitor.reach.ray(limit)
+            visitor.reach.ray(limit, path)
         } else {
             None
         };
@@ -554,7 +593,9 @@ impl Bvh {
 struct SweepVisitor<'a> {
     bvh: &'a Bvh,
     m: &'a Moving,
-    /// The reach of the shape that culls: `m`'s, or its own-space bound's for a moved mesh.
+    /// The shape that culls: `m`, or its own-space bound for a moved mesh.
+    culls: &'a Moving,
+    /// The reach of the shape that culls.
     reach: Reach,
     /// Whether the boxes and prefilters are the mesh's own (the reach in its space).
     own: bool,
@@ -613,8 +654,8 @@ impl SweepVisitor<'_> {
         let mut order = [(0.0f32, 0usize); LANES];
         let mut count = 0;
         if self.own {
-            let (touched, enter) = if let Some(sheared) = &self.reach.sheared {
-                let (touched, enter) = touchable_sphere(leaf, &self.reach, sheared, self.limit);
+            let (touched, enter) = if let Some(&sheared) = self.reach.frame(self.culls) {
+                let (touched, enter) = touchable_sphere(leaf, &self.reach, &sheared, self.limit);
                 (lanes & touched, enter)
             } else {
                 let boxes = lanes & triangle_boxes(leaf, &self.reach, self.limit);
@@ -768,7 +809,8 @@ mod tests {
             let mut packet = TrianglePacket::EMPTY;
             let lane = case % LANES;
             packet.set(lane, &LeafTriangle::new(&a, &b, &c));
-            let reach = Reach::of(&m);
+            let mut reach = Reach::of(&m);
+            let sheared = reach.frame(&m).copied();
             assert!(
                 touchable(&packet, &reach, limit).0 & 1 << lane != 0,
                 "case {case}: {m:?} touches {:?} at {} by {limit}",
@@ -781,7 +823,7 @@ mod tests {
                 enter[lane] <= up(contact.tau),
                 "case {case}: enters after the contact"
             );
-            if let Some(sheared) = &reach.sheared {
+            if let Some(sheared) = &sheared {
                 spheres += 1;
                 let (touched, enter) = touchable_sphere(&packet, &reach, sheared, limit);
                 assert!(
