@@ -199,6 +199,8 @@ impl Sweep for Bvh {
 impl Sweep for Scene {
     type SweepHit = SceneSweepHit;
 
+    // Inlined (the walk is not), as a mesh's.
+    #[inline(always)]
     fn cast_capsule(
         &self,
         ray: &Ray,
