@@ -183,7 +183,7 @@ impl Sweep for Bvh {
         let Some((m, limit, t_min)) = moving(ray, Vector3::from(axis.into()), radius)? else {
             return Ok(None);
         };
-        // From 0 the moving shape's path is the ray itself, whose `f32` values the walk takes.
+        // From 0 the moving shape's path is the ray itself, which the walk then takes.
         let path = (ray.t_min() == 0.0).then_some(ray);
         let found = self.first_contact(
             &m,

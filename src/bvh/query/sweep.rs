@@ -119,20 +119,6 @@ impl Reach {
     pub(crate) fn of(m: &Moving) -> Reach {
         let start = [0, 1, 2].map(|a| m.start[a] as f32);
         let direction = [0, 1, 2].map(|a| m.direction[a] as f32);
-        Reach::along(m, start, direction)
-    }
-
-    /// [`of`](Self::of) for a shape moving along `path` itself: `m`'s start and motion are
-    /// the ray's origin and direction exactly (its range starts at 0), so their `f32` values
-    /// are the ray's own. The same reach.
-    #[inline(always)]
-    fn of_path(m: &Moving, path: &Ray) -> Reach {
-        Reach::along(m, path.origin().into(), path.direction().into())
-    }
-
-    /// The reach of `m`, whose start and motion rounded to `f32` are `start` and `direction`.
-    #[inline(always)]
-    fn along(m: &Moving, start: [f32; 3], direction: [f32; 3]) -> Reach {
         let r = m.radius;
         let lo = [0, 1, 2].map(|a| m.axis[a].min(0.0) - r);
         let hi = [0, 1, 2].map(|a| m.axis[a].max(0.0) + r);
@@ -533,8 +519,8 @@ impl Bvh {
     /// The first contact of `m` with a triangle of this mesh at `τ ≤ limit` (placed as
     /// `placement` says), ties to the lowest triangle number: the triangle and where.
     /// `path`, where given, is the ray `m` moves along in the mesh's own space, exactly (its
-    /// origin `m`'s start, its direction `m`'s, its range from 0), whose `f32` values the
-    /// walk then takes as they are.
+    /// origin `m`'s start, its direction `m`'s, its range from 0): the walk takes it as its
+    /// ray, its reciprocals and checks already made.
     pub(crate) fn first_contact(
         &self,
         m: &Moving,
@@ -549,10 +535,7 @@ impl Bvh {
             bvh: self,
             m,
             culls: own.unwrap_or(m),
-            reach: match path {
-                Some(path) => Reach::of_path(m, path),
-                None => Reach::of(own.unwrap_or(m)),
-            },
+            reach: Reach::of(own.unwrap_or(m)),
             own: own.is_some(),
             limit,
             culling,
