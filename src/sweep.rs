@@ -171,33 +171,49 @@ impl Moving {
     /// a small sphere meets them most often. The plane's slab first; a sphere reaching it
     /// only in range and meeting the face there touches nothing of the triangle earlier, so
     /// that answer returns at once, and only where the face is missed are the edges and
-    /// corners tried.
+    /// corners tried. A sphere starting within the slab whose centre stands over the face
+    /// touches it where it starts, at its foot, without the general nearest point.
     #[inline(always)]
     fn sphere_contact(&self, [a, b, c]: [P; 3], tau_max: f64) -> Option<Contact> {
         let (s, d, r) = (self.start, self.direction, self.radius);
         let n = (b - a).cross(&(c - a));
+        // Whether `point` of the plane lies inside the face, the edges included: the
+        // weights of `b` and `c` (times `|n|²`) as triple products, that of `a` what they
+        // leave; the weights, when it does.
+        let on_face = |point: P| {
+            let (q, nn) = (point - a, n.norm_squared());
+            let u = q.cross(&(c - a)).dot(&n);
+            let v = (b - a).cross(&q).dot(&n);
+            (u >= 0.0 && v >= 0.0 && nn - u - v >= 0.0)
+                .then(|| ((u / nn).min(1.0), (v / nn).min(1.0)))
+        };
         let mut in_slab = true;
         if let Some(unit) = n.try_normalize(0.0) {
             let (h0, rate) = (unit.dot(&(s - a)), unit.dot(&d));
             let enter;
             (in_slab, enter) = slab(h0, h0, r, rate, tau_max)?;
-            if !in_slab {
+            if in_slab {
+                // Within the radius of the plane where it starts: over the face, its foot
+                // is the triangle's nearest point, `|h0| ≤ r` away.
+                let foot = s - unit * h0;
+                if let Some((u, v)) = on_face(foot) {
+                    return Some(self.contact(0.0, foot, u, v, s, &n));
+                }
+            } else {
                 // Reaching the slab only now (at `enter`, on the side it starts on): where it
                 // meets the face there, it touches nothing of the triangle earlier.
                 let (side, tau) = (if h0 >= 0.0 { 1.0 } else { -1.0 }, enter);
                 let centre = s + d * tau;
                 let point = centre - unit * (side * r);
-                // Inside the face, the edges included: the weights of `b` and `c` (times
-                // `|n|²`) as triple products, that of `a` what they leave.
-                let (q, nn) = (point - a, n.norm_squared());
-                let u = q.cross(&(c - a)).dot(&n);
-                let v = (b - a).cross(&q).dot(&n);
-                if tau >= 0.0 && tau <= tau_max && u >= 0.0 && v >= 0.0 && nn - u - v >= 0.0 {
+                if tau >= 0.0
+                    && tau <= tau_max
+                    && let Some((u, v)) = on_face(point)
+                {
                     return Some(Contact {
                         tau,
                         point,
-                        u: (u / nn).min(1.0),
-                        v: (v / nn).min(1.0),
+                        u,
+                        v,
                         axis_point: centre,
                         // Towards the centre: the face's normal on the side it comes from.
                         normal: unit * side,
