@@ -121,10 +121,10 @@ pub trait Sweep: RayCast {
     ) -> Result<Option<Self::SweepHit>>;
 }
 
-/// The moving shape of a sweep in `f64`, its range's length, and `t_min`; `None` for a ray
-/// that cannot hit; an error for a shape that is no shape.
+/// Refuses a shape that is no shape: a negative, NaN or infinite radius, or an axis that is
+/// not finite.
 #[inline(always)]
-fn moving(ray: &Ray, axis: Vector3<f32>, radius: f32) -> Result<Option<(Moving, f64, f64)>> {
+fn check_shape(axis: &Vector3<f32>, radius: f32) -> Result<()> {
     if !(radius >= 0.0 && radius.is_finite()) {
         return Err(Error::InvalidShape {
             reason: format!("a sweep's radius must be finite and at least 0, not {radius}"),
@@ -135,8 +135,15 @@ fn moving(ray: &Ray, axis: Vector3<f32>, radius: f32) -> Result<Option<(Moving, 
             reason: format!("a capsule's axis must be finite, not {:?}", axis.as_slice()),
         });
     }
+    Ok(())
+}
+
+/// The moving shape of a sweep (checked by [`check_shape`]) in `f64`, its range's length,
+/// and `t_min`; `None` for a ray that cannot hit.
+#[inline(always)]
+fn moving(ray: &Ray, axis: Vector3<f32>, radius: f32) -> Option<(Moving, f64, f64)> {
     if !ray.is_valid() {
-        return Ok(None);
+        return None;
     }
     let (t_min, t_max) = (f64::from(ray.t_min()), f64::from(ray.t_max()));
     let direction = ray.direction().cast::<f64>();
@@ -152,7 +159,7 @@ fn moving(ray: &Ray, axis: Vector3<f32>, radius: f32) -> Result<Option<(Moving, 
         direction,
         radius: f64::from(radius),
     };
-    Ok(Some((m, t_max - t_min, t_min)))
+    Some((m, t_max - t_min, t_min))
 }
 
 /// A contact as the public answer. Its normal is a unit vector in `f64` already, so in
@@ -172,7 +179,8 @@ fn sweep_hit(triangle: u32, c: &Contact, t_min: f64) -> SweepHit {
 impl Sweep for Bvh {
     type SweepHit = SweepHit;
 
-    // Inlined (the walk is not), so a sphere's zero axis is checked as a constant.
+    // Inlined: the shape's check, so a sphere's zero axis is checked as a constant; the
+    // sweep itself is not.
     #[inline(always)]
     fn cast_capsule(
         &self,
@@ -181,19 +189,30 @@ impl Sweep for Bvh {
         radius: f32,
         options: &crate::QueryOptions,
     ) -> Result<Option<SweepHit>> {
-        let Some((m, limit, t_min)) = moving(ray, Vector3::from(axis.into()), radius)? else {
-            return Ok(None);
-        };
+        let axis = Vector3::from(axis.into());
+        check_shape(&axis, radius)?;
+        Ok(self.sweep_shape(ray, axis, radius, options.culling))
+    }
+}
+
+impl Bvh {
+    /// [`Sweep::cast_capsule`] of a checked shape. The shape is made here, in the function
+    /// that reads it: made by an inlined caller and read here, its `f64` fields were stored
+    /// in one width and loaded in another, and each such load waited for the stores (perf,
+    /// on the primary sweeps that miss).
+    fn sweep_shape(
+        &self,
+        ray: &Ray,
+        axis: Vector3<f32>,
+        radius: f32,
+        culling: crate::Culling,
+    ) -> Option<SweepHit> {
+        let (m, limit, t_min) = moving(ray, axis, radius)?;
         // From 0 the moving shape's path is the ray itself, which the walk then takes.
         let path = (ray.t_min() == 0.0).then_some(ray);
-        let found = self.first_contact(
-            &m,
-            limit,
-            options.culling,
-            crate::bvh::facade::Placement::Own,
-            path,
-        );
-        Ok(found.map(|(triangle, c)| sweep_hit(triangle, &c, t_min)))
+        let found =
+            self.first_contact(&m, limit, culling, crate::bvh::facade::Placement::Own, path);
+        found.map(|(triangle, c)| sweep_hit(triangle, &c, t_min))
     }
 }
 
@@ -209,7 +228,9 @@ impl Sweep for Scene {
         radius: f32,
         options: &crate::SceneOptions<'_>,
     ) -> Result<Option<SceneSweepHit>> {
-        let Some((m, limit, t_min)) = moving(ray, Vector3::from(axis.into()), radius)? else {
+        let axis = Vector3::from(axis.into());
+        check_shape(&axis, radius)?;
+        let Some((m, limit, t_min)) = moving(ray, axis, radius) else {
             return Ok(None);
         };
         let found = self.first_contact(&m, limit, options);

@@ -521,6 +521,9 @@ impl Bvh {
     /// `path`, where given, is the ray `m` moves along in the mesh's own space, exactly (its
     /// origin `m`'s start, its direction `m`'s, its range from 0): the walk takes it as its
     /// ray, its reciprocals and checks already made.
+    // Inlined into the function that makes `m` (the walk itself is not): `m` read where it
+    // is made, not loaded in other widths than it was stored in.
+    #[inline(always)]
     pub(crate) fn first_contact(
         &self,
         m: &Moving,
