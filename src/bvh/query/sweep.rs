@@ -571,7 +571,8 @@ impl Bvh {
             ),
             None => walk(&self.nodes, &mut visitor),
         }
-        visitor.best
+        let index = &self.triangle_index;
+        visitor.best.map(|(slot, contact)| (index[slot], contact))
     }
 }
 
@@ -589,7 +590,11 @@ struct SweepVisitor<'a> {
     limit: f64,
     culling: Culling,
     placement: Placement<'a>,
-    best: Option<(u32, Contact)>,
+    /// The best contact so far and its packet slot (`packet · 4 + lane`): the slot's
+    /// triangle number is read from the map only where it decides (a tie, a shape touching
+    /// where it starts) and once at the end, as the map is a read from anywhere (most
+    /// contacts a walk finds are beaten by a later one).
+    best: Option<(usize, Contact)>,
 }
 
 impl Visitor for SweepVisitor<'_> {
@@ -678,9 +683,10 @@ impl SweepVisitor<'_> {
             // Touching already where it starts (`τ = 0`, which nothing precedes), only a lower
             // triangle can still be the answer (as a shape starting on a surface finds every
             // triangle within its radius).
+            let slot = packet * LANES + lane;
             if self.limit == 0.0
                 && let Some((best, _)) = self.best
-                && self.bvh.triangle_index[packet * LANES + lane] > best
+                && self.bvh.triangle_index[slot] > self.bvh.triangle_index[best]
             {
                 continue;
             }
@@ -706,16 +712,16 @@ impl SweepVisitor<'_> {
             let Some(contact) = self.m.first_contact(corners, self.limit) else {
                 continue;
             };
-            // Read only now: the map is a read from anywhere, and most triangles tested are
-            // not touched.
-            let triangle = self.bvh.triangle_index[packet * LANES + lane];
             let better = match &self.best {
                 None => true,
-                Some((bt, bc)) => contact.tau < bc.tau || (contact.tau == bc.tau && triangle < *bt),
+                Some((best, bc)) => {
+                    let index = &self.bvh.triangle_index;
+                    contact.tau < bc.tau || (contact.tau == bc.tau && index[slot] < index[*best])
+                }
             };
             if better {
                 self.limit = contact.tau;
-                self.best = Some((triangle, contact));
+                self.best = Some((slot, contact));
             }
         }
     }
