@@ -197,7 +197,17 @@ impl Moving {
                 // is the triangle's nearest point, `|h0| ≤ r` away.
                 let foot = s - unit * h0;
                 if let Some((u, v)) = on_face(foot) {
-                    return Some(self.contact(0.0, foot, u, v, s, &n));
+                    // Towards the centre: the face's normal on its side (on the plane,
+                    // against the motion, as `contact` turns it).
+                    let up = h0 > 0.0 || (h0 == 0.0 && rate <= 0.0);
+                    return Some(Contact {
+                        tau: 0.0,
+                        point: foot,
+                        u,
+                        v,
+                        axis_point: s,
+                        normal: if up { unit } else { -unit },
+                    });
                 }
             } else {
                 // Reaching the slab only now (at `enter`, on the side it starts on): where it

@@ -305,6 +305,16 @@ fn check_hit(bvh: &Bvh, ray: &Ray, axis: [f32; 3], radius: f32, hit: &SweepHit) 
             "{hit:?}: {d} against {r}"
         );
     }
+    // A sphere's normal is the way from the contact to its centre, where they are apart.
+    if axis == [0.0; 3] {
+        let away = ray.at(hit.t) - hit.point;
+        if away.norm() > 1e-3 * scale {
+            assert!(
+                hit.normal.dot(&away.normalize()) > 0.999,
+                "{hit:?}: the normal against {away:?}"
+            );
+        }
+    }
 }
 
 #[test]
