@@ -105,6 +105,20 @@ impl Ray {
         }
     }
 
+    /// The same direction from another origin, over another range: the cached reciprocals
+    /// and signs kept, the checks made again for the origin.
+    #[inline(always)]
+    pub(crate) fn with_origin(&self, origin: [f32; 3], t_min: f32, t_max: f32) -> Ray {
+        let origin = Point3::from(origin);
+        Ray {
+            origin,
+            t_min,
+            t_max,
+            usable: usable(&origin, &self.direction),
+            ..*self
+        }
+    }
+
     /// Where the ray starts at `t = 0`.
     ///
     /// ```

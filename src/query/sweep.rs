@@ -208,10 +208,15 @@ impl Bvh {
         culling: crate::Culling,
     ) -> Option<SweepHit> {
         let (m, limit, t_min) = moving(ray, axis, radius)?;
-        // From 0 the moving shape's path is the ray itself, which the walk then takes.
-        let path = (ray.t_min() == 0.0).then_some(ray);
-        let found =
-            self.first_contact(&m, limit, culling, crate::bvh::facade::Placement::Own, path);
+        // The moving shape's path is the ray (from its `t_min`): the walk takes its
+        // reciprocals, and from 0 the ray itself.
+        let found = self.first_contact(
+            &m,
+            limit,
+            culling,
+            crate::bvh::facade::Placement::Own,
+            Some(ray),
+        );
         found.map(|(triangle, c)| sweep_hit(triangle, &c, t_min))
     }
 }

@@ -201,9 +201,11 @@ impl Reach {
     /// valid `f32` ray (beyond [`Ray::MAX_ORIGIN`]), which the generic walk then takes.
     #[inline(always)]
     fn ray(&self, limit: f64, path: Option<&Ray>) -> Option<(Ray, Grow)> {
-        // The caller's ray where it is the path, its reciprocals and checks reused.
+        // The caller's ray, its reciprocals reused: itself where it is the path (from 0), else
+        // from the path's start.
         let ray = match path {
-            Some(path) => path.with_t_range(0.0, up(limit)),
+            Some(path) if path.t_min() == 0.0 => path.with_t_range(0.0, up(limit)),
+            Some(path) => path.with_origin(self.start, 0.0, up(limit)),
             None => Ray::with_range(self.start, self.direction, 0.0, up(limit)),
         };
         let pad =
@@ -518,9 +520,10 @@ fn kept(culling: Culling, rate: f64, mirrored: bool) -> bool {
 impl Bvh {
     /// The first contact of `m` with a triangle of this mesh at `τ ≤ limit` (placed as
     /// `placement` says), ties to the lowest triangle number: the triangle and where.
-    /// `path`, where given, is the ray `m` moves along in the mesh's own space, exactly (its
-    /// origin `m`'s start, its direction `m`'s, its range from 0): the walk takes it as its
-    /// ray, its reciprocals and checks already made.
+    /// `path`, where given, is the caller's ray that `m` moves along in the mesh's own space
+    /// (its direction `m`'s exactly, and `m` starting at its `t_min`): the walk takes its
+    /// reciprocals, and where its range starts at 0 (its origin `m`'s start) the ray itself,
+    /// its checks already made.
     // Inlined into the function that makes `m` (the walk itself is not): `m` read where it
     // is made, not loaded in other widths than it was stored in.
     #[inline(always)]
