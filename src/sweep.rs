@@ -177,16 +177,6 @@ impl Moving {
     fn sphere_contact(&self, [a, b, c]: [P; 3], tau_max: f64) -> Option<Contact> {
         let (s, d, r) = (self.start, self.direction, self.radius);
         let n = (b - a).cross(&(c - a));
-        // Whether `point` of the plane lies inside the face, the edges included: the
-        // weights of `b` and `c` (times `|n|²`) as triple products, that of `a` what they
-        // leave; the weights, when it does.
-        let on_face = |point: P| {
-            let (q, nn) = (point - a, n.norm_squared());
-            let u = q.cross(&(c - a)).dot(&n);
-            let v = (b - a).cross(&q).dot(&n);
-            (u >= 0.0 && v >= 0.0 && nn - u - v >= 0.0)
-                .then(|| ((u / nn).min(1.0), (v / nn).min(1.0)))
-        };
         let mut in_slab = true;
         if let Some(unit) = n.try_normalize(0.0) {
             let (h0, rate) = (unit.dot(&(s - a)), unit.dot(&d));
@@ -196,7 +186,7 @@ impl Moving {
                 // Within the radius of the plane where it starts: over the face, its foot
                 // is the triangle's nearest point, `|h0| ≤ r` away.
                 let foot = s - unit * h0;
-                if let Some((u, v)) = on_face(foot) {
+                if let Some((u, v)) = inside(&foot, [a, b, c], &n) {
                     // Towards the centre: the face's normal on its side (on the plane,
                     // against the motion, as `contact` turns it).
                     let up = h0 > 0.0 || (h0 == 0.0 && rate <= 0.0);
@@ -217,7 +207,7 @@ impl Moving {
                 let point = centre - unit * (side * r);
                 if tau >= 0.0
                     && tau <= tau_max
-                    && let Some((u, v)) = on_face(point)
+                    && let Some((u, v)) = inside(&point, [a, b, c], &n)
                 {
                     return Some(Contact {
                         tau,
@@ -341,13 +331,14 @@ fn slab(lo: f64, hi: f64, r: f64, rate: f64, tau_max: f64) -> Option<(bool, f64)
 }
 
 /// The barycentrics `(u, v)` (the weights of `b` and `c`) of `p`, in the plane of triangle
-/// `a, b, c` of normal `n`, when it lies inside, the edges included: each weight is the
-/// signed area `p` makes with the opposite edge, over the triangle's (both times `|n|`).
+/// `a, b, c` of normal `n`, when it lies inside, the edges included: the weights of `b` and
+/// `c` (times `|n|²`) as triple products, that of `a` what they leave.
 fn inside(p: &P, [a, b, c]: [P; 3], n: &V) -> Option<(f64, f64)> {
-    let area = |s: P, e: P| (e - s).cross(&(p - s)).dot(n);
-    let (w, u, v) = (area(b, c), area(c, a), area(a, b));
-    let whole = n.norm_squared();
-    (w >= 0.0 && u >= 0.0 && v >= 0.0).then(|| ((u / whole).min(1.0), (v / whole).min(1.0)))
+    let (q, whole) = (p - a, n.norm_squared());
+    let u = q.cross(&(c - a)).dot(n);
+    let v = (b - a).cross(&q).dot(n);
+    (u >= 0.0 && v >= 0.0 && whole - u - v >= 0.0)
+        .then(|| ((u / whole).min(1.0), (v / whole).min(1.0)))
 }
 
 /// The first `τ ≥ 0` at which the point `w + τ·d` (relative to a point of the line) comes

@@ -197,9 +197,8 @@ impl Sweep for Bvh {
 
 impl Bvh {
     /// [`Sweep::cast_capsule`] of a checked shape. The shape is made here, in the function
-    /// that reads it: made by an inlined caller and read here, its `f64` fields were stored
-    /// in one width and loaded in another, and each such load waited for the stores (perf,
-    /// on the primary sweeps that miss).
+    /// that reads it: made by an inlined caller and read here, its `f64` fields would be
+    /// stored in one width and loaded in another, each such load waiting for the stores.
     fn sweep_shape(
         &self,
         ray: &Ray,
