@@ -520,6 +520,26 @@ fn bad_shapes_are_refused_and_bad_rays_miss() {
             .unwrap()
             .is_none()
     );
+    // A range that starts beyond `f32`'s reach (its start, in `f64`, past 3.4e38, infinite
+    // in the walks' `f32` box tests) touches nothing, in a mesh and in a scene, and panics
+    // nowhere; the same ray from 0 touches the ground.
+    let shared = Arc::new(bvh);
+    let bvh = &*shared;
+    let mut placed = Scene::new();
+    placed
+        .add(shared.clone(), Matrix4::<f32>::identity())
+        .unwrap();
+    placed
+        .add(shared.clone(), Matrix4::new_scaling(2.0))
+        .unwrap();
+    placed.update();
+    let far = Ray::with_range([0.0, 5.0, 0.0], [0.0, 1e12, 0.0], 1e30, f32::INFINITY);
+    let down = Ray::new([0.0, 5.0, 0.0], [0.0, -1e12, 0.0]);
+    assert!(bvh.cast_sphere(&far, 0.1, &o).unwrap().is_none());
+    assert!(bvh.cast_sphere(&down, 0.1, &o).unwrap().is_some());
+    let so = SceneOptions::default();
+    assert!(placed.cast_sphere(&far, 0.1, &so).unwrap().is_none());
+    assert!(placed.cast_sphere(&down, 0.1, &so).unwrap().is_some());
 }
 
 #[test]

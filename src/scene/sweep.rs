@@ -63,8 +63,10 @@ impl Visitor for SweepInstance<'_> {
     type Key = f64;
     const ORDERED: bool = true;
 
+    // The instances' world boxes eight at once in `f32`, padded so that no box the path
+    // reaches is skipped (as a mesh's own walk tests its boxes), not one at a time in `f64`.
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
-        self.reach.lanes(self.m, node, None, self.limit)
+        self.reach.node_entries(node, self.limit)
     }
 
     fn worth(&self, tau: f64) -> bool {

@@ -240,6 +240,15 @@ impl Reach {
         (mask, keys)
     }
 
+    /// [`entries`](Self::entries) for the used lanes of `node` (an empty lane's infinite
+    /// corners would not fail the padded test), as a walk's keys.
+    #[inline(always)]
+    pub(crate) fn node_entries(&self, node: &WideNode, limit: f64) -> (u32, [f64; WIDTH]) {
+        let used = node.lanes().fold(0, |m, k| m | 1 << k);
+        let (reached, enter) = self.entries(&node.min, &node.max, limit);
+        (reached & used, enter.map(f64::from))
+    }
+
     /// [`entry`](Self::entry) for `N` finite boxes at once (lanes, `min[axis][lane]`), in
     /// `f32` with [`PAD32`]: a bit for each box the path reaches by `limit`, and where it
     /// enters (a lower bound of the exact entry). Branch-free over the lanes, so the
@@ -609,11 +618,7 @@ impl Visitor for SweepVisitor<'_> {
             Placement::Moved { to_world, .. } if !self.own => {
                 self.reach.lanes(self.m, node, Some(to_world), self.limit)
             }
-            _ => {
-                let used = node.lanes().fold(0, |m, k| m | 1 << k);
-                let (reached, enter) = self.reach.entries(&node.min, &node.max, self.limit);
-                (reached & used, enter.map(f64::from))
-            }
+            _ => self.reach.node_entries(node, self.limit),
         }
     }
 
