@@ -217,21 +217,21 @@ impl Reach {
         ray.is_valid().then_some((ray, grow))
     }
 
-    /// [`entry`](Self::entry) for each used lane of `node`, one at a time in `f64`, its box
-    /// moved by `to_world` first when given: a bit for each lane the path reaches by
-    /// `limit`, and where it enters.
-    pub(crate) fn lanes(
+    /// [`entry`](Self::entry) for each used lane of `node`, its box moved by `to_world`
+    /// first, one at a time in `f64` (the generic walk of a moved mesh): a bit for each lane
+    /// the path reaches by `limit`, and where it enters.
+    fn moved_lanes(
         &self,
         m: &Moving,
         node: &WideNode,
-        to_world: Option<&Matrix4<f64>>,
+        to_world: &Matrix4<f64>,
         limit: f64,
     ) -> (u32, [f64; WIDTH]) {
         let mut keys = [0.0; WIDTH];
         let mut mask = 0;
         for k in node.lanes() {
             let (min, max) = node.lane_corners(k);
-            let (min, max) = to_world.map_or((min, max), |w| moved_box(w, min, max));
+            let (min, max) = moved_box(to_world, min, max);
             if let Some(tau) = self.entry(m, min, max, limit) {
                 keys[k] = tau;
                 mask |= 1 << k;
@@ -616,7 +616,7 @@ impl Visitor for SweepVisitor<'_> {
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
         match self.placement {
             Placement::Moved { to_world, .. } if !self.own => {
-                self.reach.lanes(self.m, node, Some(to_world), self.limit)
+                self.reach.moved_lanes(self.m, node, to_world, self.limit)
             }
             _ => self.reach.node_entries(node, self.limit),
         }
