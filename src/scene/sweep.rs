@@ -63,8 +63,8 @@ impl Visitor for SweepInstance<'_> {
     type Key = f64;
     const ORDERED: bool = true;
 
-    // The instances' world boxes eight at once in `f32`, padded so that no box the path
-    // reaches is skipped (as a mesh's own walk tests its boxes), not one at a time in `f64`.
+    // The instances' world boxes eight at once in `f32`, as a mesh's own walk tests its
+    // boxes: padded, so no box the path reaches is skipped.
     fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
         self.reach.node_entries(node, self.limit)
     }
