@@ -570,6 +570,16 @@ fn a_scene_sweeps_placed_meshes_exactly() {
                 0.0, -0.25, 1.0, 0.0, //
                 0.0, 0.0, 0.0, 1.0,
             ),
+        // Flattened onto a plane (a thickness of 1e-8): too ill-conditioned for the own-space
+        // bound (the scene's unit test `an_ill_conditioned_placement_has_no_bound` checks
+        // this matrix), so swept by the generic walk, every box moved into the world.
+        Matrix4::new_translation(&Vector3::new(0.0, -9.0, 0.0))
+            * Matrix4::new(
+                1.0, 0.0, 0.0, 0.0, //
+                0.0, 1.0, 0.0, 0.0, //
+                0.25, 0.25, 1e-8, 0.0, //
+                0.0, 0.0, 0.0, 1.0,
+            ),
     ];
     let mut scene = Scene::new();
     let mut tris = Vec::new();

@@ -216,6 +216,26 @@ mod tests {
     use nalgebra::{Rotation3, Unit};
     use std::sync::Arc;
 
+    /// A placement flattened onto a plane is refused the own-space bound (its sweeps take
+    /// the generic walk): the matrix tests/sweeps.rs places a mesh with to reach that walk.
+    #[test]
+    fn an_ill_conditioned_placement_has_no_bound() {
+        let flat = Matrix4::new(
+            1.0, 0.0, 0.0, 0.0, //
+            0.0, 1.0, 0.0, 0.0, //
+            0.25, 0.25, 1e-8, 0.0, //
+            0.0, 0.0, 0.0, 1.0,
+        );
+        let placed = Matrix4::new_translation(&Vector3::new(0.0, -9.0, 0.0)) * flat;
+        let (to_world, to_object) = crate::transform::affine(&placed).unwrap();
+        assert!(InverseBound::of(&to_world, &to_object).is_none());
+        // A mild shear keeps its bound.
+        let mut shear = Matrix4::identity();
+        shear[(0, 1)] = 0.5;
+        let (to_world, to_object) = crate::transform::affine(&shear).unwrap();
+        assert!(InverseBound::of(&to_world, &to_object).is_some());
+    }
+
     /// The own-space bound holds the moving shape's preimage: for random placements
     /// (rotations, uniform and non-uniform scales, mirrors, shears, far translations) and
     /// random spheres and capsules, points of the shape at random `τ` (its surface along
