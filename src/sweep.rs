@@ -168,38 +168,45 @@ impl Moving {
 
     /// [`first_contact`](Self::first_contact) for a sphere (a zero axis): its pieces (the
     /// face offset on either side, the edges' cylinders, the corners' spheres) in the order
-    /// a small sphere meets them most often. The plane's slab first; a sphere reaching it
-    /// only in range and meeting the face there touches nothing of the triangle earlier, so
-    /// that answer returns at once, and only where the face is missed are the edges and
-    /// corners tried. A sphere starting within the slab whose centre stands over the face
-    /// touches it where it starts, at its foot, without the general nearest point.
+    /// a small sphere meets them most often. First a sphere starting within the slab of the
+    /// plane with its centre over the face: it touches where it starts, at its foot, without
+    /// the general nearest point. Then the plane's slab: a sphere reaching it only in range
+    /// and meeting the face there touches nothing of the triangle earlier, so that answer
+    /// returns at once, and only where the face is missed are the edges and corners tried.
     #[inline(always)]
     fn sphere_contact(&self, [a, b, c]: [P; 3], tau_max: f64) -> Option<Contact> {
         let (s, d, r) = (self.start, self.direction, self.radius);
         let n = (b - a).cross(&(c - a));
+        // Starting within the radius of the plane with its centre over the face (its
+        // foot's weights are the centre's: they do not change along `n`), it touches there
+        // at its foot, `|h0| ≤ r` away. Decided on `n` as it is (the plane's distance times
+        // `|n|` against `r·|n|`, the weights times `|n|²`), so no root or division stands
+        // before the answer (every sweep leaving a surface takes this way): only the
+        // answer's point, weights and normal need them.
+        let (whole, f) = (n.norm_squared(), n.dot(&(s - a)));
+        if whole > 0.0
+            && f * f <= r * r * whole
+            && let Some((u, v)) = inside(&s, [a, b, c], &n)
+        {
+            let unit = n / whole.sqrt();
+            // Towards the centre: the face's normal on its side (on the plane, against the
+            // motion, as `contact` turns it).
+            let up = f > 0.0 || (f == 0.0 && n.dot(&d) <= 0.0);
+            return Some(Contact {
+                tau: 0.0,
+                point: s - n * (f / whole),
+                u,
+                v,
+                axis_point: s,
+                normal: if up { unit } else { -unit },
+            });
+        }
         let mut in_slab = true;
         if let Some(unit) = n.try_normalize(0.0) {
             let (h0, rate) = (unit.dot(&(s - a)), unit.dot(&d));
             let enter;
             (in_slab, enter) = slab(h0, h0, r, rate, tau_max)?;
-            if in_slab {
-                // Within the radius of the plane where it starts: over the face, its foot
-                // is the triangle's nearest point, `|h0| ≤ r` away.
-                let foot = s - unit * h0;
-                if let Some((u, v)) = inside(&foot, [a, b, c], &n) {
-                    // Towards the centre: the face's normal on its side (on the plane,
-                    // against the motion, as `contact` turns it).
-                    let up = h0 > 0.0 || (h0 == 0.0 && rate <= 0.0);
-                    return Some(Contact {
-                        tau: 0.0,
-                        point: foot,
-                        u,
-                        v,
-                        axis_point: s,
-                        normal: if up { unit } else { -unit },
-                    });
-                }
-            } else {
+            if !in_slab {
                 // Reaching the slab only now (at `enter`, on the side it starts on): where it
                 // meets the face there, it touches nothing of the triangle earlier.
                 let (side, tau) = (if h0 >= 0.0 { 1.0 } else { -1.0 }, enter);
@@ -330,9 +337,10 @@ fn slab(lo: f64, hi: f64, r: f64, rate: f64, tau_max: f64) -> Option<(bool, f64)
     (!(leave < 0.0 || enter > tau_max)).then_some((starts_in, enter))
 }
 
-/// The barycentrics `(u, v)` (the weights of `b` and `c`) of `p`, in the plane of triangle
-/// `a, b, c` of normal `n`, when it lies inside, the edges included: the weights of `b` and
-/// `c` (times `|n|²`) as triple products, that of `a` what they leave.
+/// The barycentrics `(u, v)` (the weights of `b` and `c`) of `p` moved along `n` into the
+/// plane of triangle `a, b, c` (its foot; `p` itself where it lies in the plane), when that
+/// lies inside, the edges included: the weights of `b` and `c` (times `|n|²`) as triple
+/// products with `n`, which a move along `n` leaves as they are, that of `a` what they leave.
 fn inside(p: &P, [a, b, c]: [P; 3], n: &V) -> Option<(f64, f64)> {
     let (q, whole) = (p - a, n.norm_squared());
     let u = q.cross(&(c - a)).dot(n);
