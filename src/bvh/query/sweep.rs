@@ -642,7 +642,10 @@ impl Visitor for SweepVisitor<'_> {
 
 impl SweepVisitor<'_> {
     /// Tests the triangles of `packet` in `lanes` (a bit each), keeping the first contact.
-    #[inline(always)]
+    // Out of line: the walk is compiled once for each of the eight octants of the motion, and
+    // with the prefilters and the exact test inlined each copy took 14 KB, so sweeps in
+    // changing directions ran out of the instruction cache; one copy of this costs a call.
+    #[inline(never)]
     fn packet(&mut self, packet: usize, lanes: u32) {
         let leaf = &self.bvh.leaf_packets[packet];
         // Each triangle's own box and the prefilter, four at a time, skip most exact tests
