@@ -68,13 +68,12 @@ impl Placement<'_> {
 }
 
 /// The moving shape's reach around its first axis end: the box of its axis and radius
-/// (`lo ≤ 0 ≤ hi` on each axis), so a box is reachable when the end's path enters the box
-/// grown by it. Kept in `f64` for the exact tests' single boxes, and in `f32` for the slab
-/// tests of a node's eight boxes or a packet's four triangles at once.
+/// ([`extent`]), so a box is reachable when the end's path enters the box grown by it. In
+/// `f32`, for the slab tests of a node's eight boxes or a packet's four triangles at once;
+/// the single boxes' tests in `f64` take the extent from the shape itself (the rarer
+/// generic walk, and a scene's instances: not stored for every sweep).
 #[derive(Clone, Copy)]
 pub(crate) struct Reach {
-    lo: [f64; 3],
-    hi: [f64; 3],
     /// The path in `f32`: where it starts, and how far a box grows below and above.
     start: [f32; 3],
     grow_lo: [f32; 3],
@@ -92,6 +91,17 @@ pub(crate) struct Reach {
     /// pays for its division): the outer `None` until then, the inner one for a capsule or a
     /// still shape.
     sheared: Option<Option<Sheared>>,
+}
+
+/// The box of a moving shape's axis and radius around its first axis end (`lo ≤ 0 ≤ hi` on
+/// each axis): a box is reachable when that end's path enters the box grown by it.
+#[inline(always)]
+fn extent(m: &Moving) -> ([f64; 3], [f64; 3]) {
+    let r = m.radius;
+    (
+        [0, 1, 2].map(|a| m.axis[a].min(0.0) - r),
+        [0, 1, 2].map(|a| m.axis[a].max(0.0) + r),
+    )
 }
 
 /// The sheared frame of a sphere's motion: the watertight ray test's axes `x, y, z` (`z`
@@ -119,18 +129,14 @@ impl Reach {
     pub(crate) fn of(m: &Moving) -> Reach {
         let start = [0, 1, 2].map(|a| m.start[a] as f32);
         let direction = [0, 1, 2].map(|a| m.direction[a] as f32);
-        let r = m.radius;
-        let lo = [0, 1, 2].map(|a| m.axis[a].min(0.0) - r);
-        let hi = [0, 1, 2].map(|a| m.axis[a].max(0.0) + r);
+        let (lo, hi) = extent(m);
         Reach {
-            lo,
-            hi,
             start,
             grow_lo: hi.map(|x| x as f32),
             grow_hi: lo.map(|x| -x as f32),
             direction,
             axis: [0, 1, 2].map(|a| m.axis[a] as f32),
-            radius: r as f32,
+            radius: m.radius as f32,
             start_size: start.iter().map(|x| x.abs()).sum(),
             direction_size: direction.iter().map(|x| x.abs()).sum(),
             sheared: None,
@@ -149,13 +155,11 @@ impl Reach {
     /// The `τ` at which the shape's path first reaches the box `[min, max]`, if it does
     /// at or before `limit` (the slab test on the box grown by the reach, with [`SLACK`]).
     fn entry(&self, m: &Moving, min: [f32; 3], max: [f32; 3], limit: f64) -> Option<f64> {
+        let (below, above) = extent(m);
         let (mut enter, mut exit) = (0.0f64, limit);
         for a in 0..3 {
             let (s, d) = (m.start[a], m.direction[a]);
-            let (lo, hi) = (
-                f64::from(min[a]) - self.hi[a],
-                f64::from(max[a]) - self.lo[a],
-            );
+            let (lo, hi) = (f64::from(min[a]) - above[a], f64::from(max[a]) - below[a]);
             let pad = SLACK * (lo.abs() + hi.abs() + s.abs());
             let (lo, hi) = (lo - pad, hi + pad);
             if d == 0.0 {
@@ -178,6 +182,7 @@ impl Reach {
     /// [`entry`](Self::entry) grows it), rounded up; `+∞` for a shape that does not move.
     /// Past it the shape touches nothing in the box.
     pub(crate) fn exit(&self, m: &Moving, min: [f32; 3], max: [f32; 3]) -> f64 {
+        let (below, above) = extent(m);
         let mut exit = f64::INFINITY;
         for a in 0..3 {
             let d = m.direction[a];
@@ -185,9 +190,9 @@ impl Reach {
                 continue;
             }
             let far = if d > 0.0 {
-                f64::from(max[a]) - self.lo[a]
+                f64::from(max[a]) - below[a]
             } else {
-                f64::from(min[a]) - self.hi[a]
+                f64::from(min[a]) - above[a]
             };
             exit = exit.min((far - m.start[a]) / d);
         }
