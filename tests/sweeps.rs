@@ -486,6 +486,35 @@ fn a_shape_starting_on_a_surface_names_the_lowest_triangle_it_touches() {
     );
 }
 
+/// A sweep after a refit walks the refit tree: a mesh moved by a refit is found where it
+/// now is and not where it was, and a sphere passing its moved edge touches it within the
+/// radius and not beyond.
+#[test]
+fn a_sweep_finds_a_refit_mesh_where_it_now_is() {
+    let mut bvh = Bvh::build(Mesh::load(asset("scene.obj")).unwrap());
+    let o = QueryOptions::default();
+    // Down onto the ground (y = 0) at x = 0.5, then at x = 100.5 after a refit by +100 in x.
+    let old = Ray::new([0.5, 5.0, 3.1], [0.0, -1.0, 0.0]);
+    let new = Ray::new([100.5, 5.0, 3.1], [0.0, -1.0, 0.0]);
+    let before = bvh.cast_sphere(&old, 0.25, &o).unwrap().unwrap();
+    assert!(bvh.cast_sphere(&new, 0.25, &o).unwrap().is_none());
+    let moved: Vec<_> = bvh
+        .mesh()
+        .positions()
+        .iter()
+        .map(|p| Point3::new(p.x + 100.0, p.y, p.z))
+        .collect();
+    bvh.refit(&moved).unwrap();
+    assert!(bvh.cast_sphere(&old, 0.25, &o).unwrap().is_none());
+    let after = bvh.cast_sphere(&new, 0.25, &o).unwrap().unwrap();
+    assert_eq!((after.t, after.triangle), (before.t, before.triangle));
+    // Along the ground's edge (x = 104 after the move), a sphere of radius 0.5 centred
+    // 0.4 beyond it touches the edge; one 0.6 beyond it passes clear.
+    let along = |x: f32| Ray::new([x, 0.0, 20.0], [0.0, 0.0, -1.0]);
+    assert!(bvh.cast_sphere(&along(104.4), 0.5, &o).unwrap().is_some());
+    assert!(bvh.cast_sphere(&along(104.6), 0.5, &o).unwrap().is_none());
+}
+
 #[test]
 fn bad_shapes_are_refused_and_bad_rays_miss() {
     let bvh = Bvh::build(Mesh::load(asset("scene.obj")).unwrap());
