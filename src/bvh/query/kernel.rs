@@ -210,6 +210,19 @@ fn deep_cast<const ANY: bool>(tree: Tree, ray: &Ray, options: &QueryOptions) -> 
     portable::cast::<ANY, DEEP_CAPACITY, ()>(tree, ray, options, &mut ())
 }
 
+/// [`visit_grown`] for a tree deeper than [`DEPTH_LIMIT`], out of line as [`deep_cast`]
+/// is: its deepest stack would otherwise be in the frame of every caller's walk.
+#[inline(never)]
+fn deep_visit<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
+    nodes: &[WideNode],
+    ray: &Ray,
+    grow: &Grow,
+    t_max: f32,
+    visit: V,
+) {
+    portable::walk::<ANY, DEEP_CAPACITY, (), V>(nodes, ray, grow, t_max, &mut (), visit);
+}
+
 /// The leaf visit of the walks that test their own leaves: never called.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -268,14 +281,7 @@ pub(crate) fn visit_grown<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
         return;
     }
     if depth > DEPTH_LIMIT {
-        return portable::walk::<ANY, DEEP_CAPACITY, (), V>(
-            nodes,
-            ray,
-            grow,
-            t_max,
-            &mut (),
-            visit,
-        );
+        return deep_visit::<ANY, V>(nodes, ray, grow, t_max, visit);
     }
     #[cfg(target_arch = "x86_64")]
     if crate::bvh::simd::Avx2::detect().is_some() {

@@ -586,11 +586,19 @@ impl Bvh {
                     false
                 },
             ),
-            None => walk(&self.nodes, &mut visitor),
+            None => generic_walk(&self.nodes, &mut visitor),
         }
         let index = &self.triangle_index;
         visitor.best.map(|(slot, contact)| (index[slot], contact))
     }
+}
+
+/// The generic walk ([`walk`]) of a sweep, out of line: taken by a moved mesh without an
+/// own-space bound and by a path beyond `f32`'s rays, it would otherwise be compiled into
+/// every sweep's frame.
+#[inline(never)]
+fn generic_walk(nodes: &[crate::bvh::wide::WideNode], visitor: &mut SweepVisitor<'_>) {
+    walk(nodes, visitor);
 }
 
 /// The sweep's walk: nearest box entry first, boxes entered after the best contact skipped.
