@@ -1354,6 +1354,49 @@ mod tests {
         seen
     }
 
+    /// The deep trees' grown walk (`deep_visit`, out of line) visits the leaf lanes the
+    /// portable walk with the shallow stack visits, in the same order with the same ends,
+    /// grown or not, with a visit that lowers the end.
+    #[test]
+    fn deep_visit_equals_the_portable_walk() {
+        let mut rng = Rng::new(41);
+        let bvh = Bvh::build(mesh(&mut rng));
+        let grown = Grow {
+            below: [0.1, 0.25, 0.0],
+            above: [0.3, 0.0, 0.05],
+        };
+        let mut visited = 0;
+        for ray in rays(&mut rng, 2000) {
+            for grow in [Grow::NONE, grown] {
+                let run = |deep: bool| {
+                    let mut seen = Vec::new();
+                    let visit = |packet: u32, t_max: &mut f32| {
+                        seen.push((packet, t_max.to_bits()));
+                        *t_max *= 0.9;
+                        false
+                    };
+                    if deep {
+                        deep_visit::<false, _>(&bvh.nodes, &ray, &grow, ray.t_max(), visit);
+                    } else {
+                        portable::walk::<false, CAPACITY, (), _>(
+                            &bvh.nodes,
+                            &ray,
+                            &grow,
+                            ray.t_max(),
+                            &mut (),
+                            visit,
+                        );
+                    }
+                    seen
+                };
+                let deep = run(true);
+                assert_eq!(deep, run(false), "{ray:?}");
+                visited += deep.len();
+            }
+        }
+        assert!(visited > 2_000, "{visited} leaf visits");
+    }
+
     /// The x86 walk (where the CPU has AVX2 and FMA) visits the same leaf lanes in the same
     /// order with the same range as the portable twin, in both orders, and casts the same
     /// answers bit for bit, the closest hit and (from the same order) any hit; the portable
