@@ -597,7 +597,7 @@ impl Bvh {
 /// own-space bound and by a path beyond `f32`'s rays, it would otherwise be compiled into
 /// every sweep's frame.
 #[inline(never)]
-fn generic_walk(nodes: &[crate::bvh::wide::WideNode], visitor: &mut SweepVisitor<'_>) {
+fn generic_walk(nodes: &[WideNode], visitor: &mut SweepVisitor<'_>) {
     walk(nodes, visitor);
 }
 
