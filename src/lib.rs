@@ -95,8 +95,9 @@
 //! pass (AVX2 when the CPU has it, else the `wide` crate: SSE, NEON, or scalar elsewhere),
 //! and leaves hold their triangles in packets of four, tested together. The AVX2 path is
 //! chosen at run time, once per process, when the CPU has AVX2, FMA, POPCNT, LZCNT and
-//! BMI1/2; setting the environment variable `MESHRAY_SIMD=portable` before the first query
-//! keeps the portable path instead (the same answers, bit for bit: a way to rule the vector
+//! BMI1/2 (and its AVX-512 build where the CPU has AVX-512 F and VL); setting the environment
+//! variable `MESHRAY_SIMD=avx2` before the first query holds it to AVX2, and
+//! `MESHRAY_SIMD=portable` keeps the portable path instead (the same answers, bit for bit: a way to rule the vector
 //! kernel out when chasing a problem, or to time the portable path). Closest and any hit
 //! and [`cast_rays`](query::RayCast::cast_rays) into a reused vector allocate nothing. For
 //! speed: build in release mode, ask [`any_hit`](query::RayCast::any_hit) when any hit will
@@ -150,8 +151,9 @@
 //! accessors that take a triangle number ([`Mesh::triangle`] and its companions) panic when
 //! it is out of range, as slice indexing does; [`Bvh::hit_details`](crate::query::RayCast::hit_details) answers `None`.
 #![deny(missing_docs)]
-// `unsafe` only in src/bvh/query/simd.rs: calling the AVX2 copies of the walk on a CPU that has
-// AVX2 (each call allowed there alone, with its `SAFETY:` line).
+// `unsafe` only in the ray walk's instruction-set code (src/bvh/query/kernel/x86.rs, behind
+// safe entry points that take a proof of the CPU's instructions) and the two reads of the
+// portable walk's stack (kernel/portable.rs), each with its `SAFETY:` line.
 #![deny(unsafe_code)]
 // `!(a <= b)` is how this crate makes a NaN fail a test; it is deliberate everywhere.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -232,9 +234,6 @@ pub mod tree {
     pub use crate::bvh::SavedBvh;
     pub use crate::bvh::{BuildQuality, PoseUpdate};
 }
-
-#[cfg(feature = "kernel-lab")]
-pub use bvh::lab;
 
 // Names the crate's own modules reach through the root (`crate::Aabb`); public under the
 // modules above.

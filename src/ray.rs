@@ -142,6 +142,19 @@ impl Ray {
         self.direction
     }
 
+    /// The origin's coordinates, borrowed: indexed by an axis chosen at run time, they are
+    /// read where the ray is rather than from a copy made for the purpose.
+    #[inline(always)]
+    pub(crate) fn origin_axes(&self) -> &[f32; 3] {
+        self.origin.coords.as_ref()
+    }
+
+    /// The direction's components, borrowed (see [`Ray::origin_axes`]).
+    #[inline(always)]
+    pub(crate) fn direction_axes(&self) -> &[f32; 3] {
+        self.direction.as_ref()
+    }
+
     /// `1 / direction`, per component; `±inf` where a component is `±0`.
     pub(crate) fn inv_direction(&self) -> Vector3<f32> {
         self.inv_direction

@@ -24,8 +24,8 @@ pub(crate) struct WatertightRay<'a> {
 impl<'a> WatertightRay<'a> {
     #[inline]
     pub fn new(ray: &'a Ray) -> WatertightRay<'a> {
-        let d = ray.direction();
-        let kz = largest_axis(&[d.x, d.y, d.z]);
+        let d = ray.direction_axes();
+        let kz = largest_axis(d);
         WatertightRay::with_axes(ray, sheared_axes(kz, d[kz] < 0.0))
     }
 
@@ -33,7 +33,7 @@ impl<'a> WatertightRay<'a> {
     /// direction (a walk compiled for one choice of axes passes them as constants).
     #[inline(always)]
     pub fn with_axes(ray: &'a Ray, [kx, ky, kz]: [usize; 3]) -> WatertightRay<'a> {
-        let d = ray.direction();
+        let d = ray.direction_axes();
         WatertightRay {
             ray,
             kx,
@@ -47,7 +47,7 @@ impl<'a> WatertightRay<'a> {
     /// The ray's origin.
     #[inline(always)]
     pub fn origin(&self) -> [f32; 3] {
-        self.ray.origin().coords.into()
+        *self.ray.origin_axes()
     }
 
     /// The ray's direction.
@@ -85,14 +85,9 @@ impl<'a> WatertightRay<'a> {
         // On an edge (an edge function exactly 0), f32 cannot say which side; f64 can, since
         // the products of two f32 values are exact in f64. This makes shared edges tight.
         if wa == 0.0 || wb == 0.0 || wc == 0.0 {
-            let f = f64::from;
-            wa = (f(cx) * f(by) - f(cy) * f(bx)) as f32;
-            wb = (f(ax) * f(cy) - f(ay) * f(cx)) as f32;
-            wc = (f(bx) * f(ay) - f(by) * f(ax)) as f32;
+            [wa, wb, wc] = edge_functions_f64([ax, ay], [bx, by], [cx, cy]);
         }
-        let any_negative = wa < 0.0 || wb < 0.0 || wc < 0.0;
-        let any_positive = wa > 0.0 || wb > 0.0 || wc > 0.0;
-        if any_negative && any_positive {
+        if mixed_signs([wa, wb, wc]) {
             return None;
         }
         self.finish(tri, [wa, wb, wc], t_min, t_max, culling)
@@ -165,6 +160,27 @@ impl<'a> WatertightRay<'a> {
             v: wc * inv + 0.0,
         })
     }
+}
+
+/// The edge functions of sheared corners `a`, `b`, `c` (`x`, `y`) evaluated in `f64`, where
+/// the products of two `f32` values are exact, then rounded: what the test takes where an
+/// `f32` edge function is exactly zero (on an edge, where `f32` cannot say which side).
+#[inline(always)]
+pub(crate) fn edge_functions_f64(a: [f32; 2], b: [f32; 2], c: [f32; 2]) -> [f32; 3] {
+    let f = f64::from;
+    [
+        (f(c[0]) * f(b[1]) - f(c[1]) * f(b[0])) as f32,
+        (f(a[0]) * f(c[1]) - f(a[1]) * f(c[0])) as f32,
+        (f(b[0]) * f(a[1]) - f(b[1]) * f(a[0])) as f32,
+    ]
+}
+
+/// Whether edge functions `w` have strictly mixed signs: the ray passes outside an edge.
+#[inline(always)]
+pub(crate) fn mixed_signs([wa, wb, wc]: [f32; 3]) -> bool {
+    let any_negative = wa < 0.0 || wb < 0.0 || wc < 0.0;
+    let any_positive = wa > 0.0 || wb > 0.0 || wc > 0.0;
+    any_negative && any_positive
 }
 
 /// The axis of the largest component of `d`, the first of equal ones: the watertight test's

@@ -26,10 +26,6 @@ pub(in crate::bvh) use build::tree;
 use build::{lbvh, reinsert};
 pub(in crate::bvh) use layout::{leaf, ray_node, wide};
 pub(in crate::bvh) use query::kernel;
-#[cfg(feature = "kernel-lab")]
-pub use query::lab;
-#[cfg(target_arch = "x86_64")]
-pub(in crate::bvh) use query::simd;
 pub(in crate::bvh) use query::{inside, nearest, ray_query, traverse, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;

@@ -60,9 +60,8 @@
 //! `--sweep 0.001`, with meshray's closest hit of the same rays timed in the same rotation
 //! (the `sweep/ray` column).
 //!
-//! `--callgrind ENGINE` (`meshray`, `meshray-batch`, `lab-floor`, `lab-watertight`,
-//! `lab-slabs`, `lab-exact`, `embree4-robust`, `parry3d`, `bvh`, `obvhs`, `tinybvh`,
-//! `embree3`, `embree4`) builds that engine alone and runs its query loop once over the sets
+//! `--callgrind ENGINE` (`meshray`, `meshray-batch`, `embree4-robust`, `parry3d`, `bvh`,
+//! `obvhs`, `tinybvh`, `embree3`, `embree4`) builds that engine alone and runs its query loop once over the sets
 //! (closest hit, or any hit with `--any`), then prints the number of rays and the loop's
 //! name. Every engine's loops are `#[inline(never)]`, unmangled functions named
 //! `peers_closest_<engine>` and `peers_any_<engine>` (`-` as `_`; the timed comparison runs
@@ -111,7 +110,7 @@ mod sweeps;
 #[cfg(has_tinybvh)]
 mod tinybvh;
 
-use engine::{Engine, Lab, Meshray};
+use engine::{Engine, Meshray};
 use meshray::{Bvh, Mesh, Ray};
 use std::ffi::CString;
 use std::fmt::Write as _;
@@ -521,20 +520,6 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
             version: env!("PEER_VERSION_MESHRAY").to_string(),
         });
     }
-    // The new walk of issue 38, on the same tree.
-    let labs: [Option<Box<dyn Engine>>; 4] = [
-        Lab::<0>::new(&bvh).map(|e| Box::new(e) as Box<dyn Engine>),
-        Lab::<1>::new(&bvh).map(|e| Box::new(e) as Box<dyn Engine>),
-        Lab::<2>::new(&bvh).map(|e| Box::new(e) as Box<dyn Engine>),
-        Lab::<3>::new(&bvh).map(|e| Box::new(e) as Box<dyn Engine>),
-    ];
-    for engine in labs.into_iter().flatten() {
-        engines.push(Built {
-            engine,
-            build_ms: meshray_ms,
-            version: env!("PEER_VERSION_MESHRAY").to_string(),
-        });
-    }
     engines.extend(peers.build(&mesh, None));
     engines.retain(|b| !args.skip.iter().any(|n| n == b.engine.name()));
     let triangles = mesh.triangle_count().max(1) as f64;
@@ -627,13 +612,9 @@ fn run(path: &Path, args: &Args, peers: &Peers) {
 }
 
 /// The engines `--callgrind` takes: the tables' names, `meshray batch` as `meshray-batch`.
-const CALLGRIND_ENGINES: [&str; 13] = [
+const CALLGRIND_ENGINES: [&str; 9] = [
     "meshray",
     "meshray-batch",
-    "lab-floor",
-    "lab-watertight",
-    "lab-slabs",
-    "lab-exact",
     "parry3d",
     "bvh",
     "obvhs",
@@ -653,7 +634,7 @@ fn callgrind(path: &Path, args: &Args, peers: &Peers, name: &str) {
         eprintln!("{e}");
         std::process::exit(1)
     });
-    let meshray = name.starts_with("meshray") || name.starts_with("lab");
+    let meshray = name.starts_with("meshray");
     let bvh =
         (meshray || args.rays.is_empty()).then(|| std::sync::Arc::new(Bvh::build(mesh.clone())));
     let sets = match &bvh {
@@ -663,10 +644,6 @@ fn callgrind(path: &Path, args: &Args, peers: &Peers, name: &str) {
     let engine: Box<dyn Engine> = match (name, bvh) {
         ("meshray", Some(bvh)) => Box::new(Meshray::new(bvh, false)),
         ("meshray-batch", Some(bvh)) => Box::new(Meshray::new(bvh, true)),
-        ("lab-floor", Some(bvh)) => Box::new(Lab::<0>::new(&bvh).expect("AVX2")),
-        ("lab-watertight", Some(bvh)) => Box::new(Lab::<1>::new(&bvh).expect("AVX2")),
-        ("lab-slabs", Some(bvh)) => Box::new(Lab::<2>::new(&bvh).expect("AVX2")),
-        ("lab-exact", Some(bvh)) => Box::new(Lab::<3>::new(&bvh).expect("AVX2")),
         _ => match peers.build(&mesh, Some(name)).pop() {
             Some(built) => built.engine,
             None => {

@@ -8,7 +8,7 @@
 //! of them allocates (every hit, only to grow the caller's list).
 
 use crate::bvh::Bvh;
-use crate::bvh::kernel::{self, Tree, level};
+use crate::bvh::kernel::{self, Tree};
 use crate::bvh::leaf::{LANES, LeafTest};
 use crate::bvh::ray_query::RayQuery;
 use crate::triangle::{LeafTriangle, TriangleHit};
@@ -244,7 +244,7 @@ impl Bvh {
         if T::COUNTS {
             return kernel::cast_tallied::<false, T>(self.ray_tree(), ray, options, tally);
         }
-        kernel::cast::<{ level::EXACT }, false>(self.ray_tree(), ray, options)
+        kernel::cast::<false>(self.ray_tree(), ray, options)
     }
 
     /// The first hit the walk meets: its leaf slot and triangle answer.
@@ -253,7 +253,7 @@ impl Bvh {
         if !ray.is_valid() {
             return None;
         }
-        kernel::cast::<{ level::EXACT }, true>(self.ray_tree(), ray, options)
+        kernel::cast::<true>(self.ray_tree(), ray, options)
     }
 
     /// The tree as the ray walk reads it.

@@ -1,0 +1,872 @@
+//! The walk for x86-64 with AVX2 and FMA, compiled twice: for AVX2 and again for AVX-512
+//! (F and VL), which runs the same operations with 32 vector registers and compares into
+//! mask registers, so the same answers and the same nodes in the same order.
+//!
+//! The ray's octant is a constant of the walk (one copy per octant: the node's rows at fixed
+//! offsets, the order word's shift a constant), the watertight test's axes a value of the
+//! query (a packet's rows read at offsets chosen per ray), so a query kind is eight copies of
+//! about 4 KB, which rays in changing directions share in the instruction cache. The octant
+//! taken at run time as well (one copy) cost more instructions than the copies' cache misses
+//! and slowed camera rays; the axes taken at run time cost nothing (the measurements are in
+//! docs/how-it-works/ray-kernel.md §9).
+//!
+//! The entry points ([`cast`], [`visit`]) are safe: they take an [`X86`], which only the
+//! CPU's detection makes. Every function under them is `unsafe` for one reason, the
+//! instructions: the CPU must have AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (and AVX-512 F
+//! and VL for its AVX-512 build); and the tree must be a ray tree made by `ray_tree` (or
+//! loaded and validated) over its packets and map, no deeper than
+//! [`DEPTH_LIMIT`](super::DEPTH_LIMIT).
+
+// No closure here calls an intrinsic: LLVM may compile a closure on its own for the crate's
+// baseline (SSE2), where the intrinsic cannot be inlined, and the walk then calls it as a
+// function (measured: six times slower). The `#[inline(always)]` functions are inlined into
+// the walk first and take its instructions.
+#![allow(unsafe_code)]
+
+use super::isa::X86;
+use super::{CAPACITY, DEPTH_LIMIT, Found, KEY_POINT, Tree};
+use crate::bvh::leaf::{LANES, TrianglePacket};
+use crate::bvh::ray_node::COMPACT;
+use crate::bvh::traverse::keep_closer;
+use crate::bvh::wide::{EXIT_SLACK, Grow, LEAF, SORT, WIDTH, WideNode};
+use crate::watertight::{WatertightRay, edge_functions_f64, mixed_signs};
+use crate::{Culling, Ray};
+use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
+
+/// Runs `$body` with `$q` the octant of `ray`'s direction (bit `a` set where it is negative
+/// on axis `a`) as a constant.
+macro_rules! by_octant {
+    ($ray:expr, $q:ident => $body:expr) => {{
+        let n = $ray.negative();
+        match u8::from(n[0]) | u8::from(n[1]) << 1 | u8::from(n[2]) << 2 {
+            0 => {
+                const $q: u8 = 0;
+                $body
+            }
+            1 => {
+                const $q: u8 = 1;
+                $body
+            }
+            2 => {
+                const $q: u8 = 2;
+                $body
+            }
+            3 => {
+                const $q: u8 = 3;
+                $body
+            }
+            4 => {
+                const $q: u8 = 4;
+                $body
+            }
+            5 => {
+                const $q: u8 = 5;
+                $body
+            }
+            6 => {
+                const $q: u8 = 6;
+                $body
+            }
+            _ => {
+                const $q: u8 = 7;
+                $body
+            }
+        }
+    }};
+}
+
+/// The closest hit (`ANY == false`) or the first hit found of `ray` (valid) in `tree` (a
+/// `Bvh`'s, no deeper than [`DEPTH_LIMIT`](super::DEPTH_LIMIT)), the watertight test with
+/// `culling`, with the x86 build `cpu` names.
+#[inline(always)]
+pub(super) fn cast<const ANY: bool>(
+    cpu: X86,
+    tree: Tree,
+    ray: &Ray,
+    culling: Culling,
+) -> Option<Found> {
+    assert!(tree.depth <= DEPTH_LIMIT);
+    // SAFETY: `cpu` proves the instructions (`X86::detect`); the tree is a `Bvh`'s, made by
+    // `ray_tree` or loaded and validated (child words index its nodes and packets, slots its
+    // map), no deeper than `DEPTH_LIMIT` (asserted above, and checked by every caller first,
+    // which makes the assertion free).
+    unsafe {
+        if cpu.avx512() {
+            cast_avx512::<ANY>(tree, ray, culling)
+        } else {
+            cast_avx2::<ANY>(tree, ray, culling)
+        }
+    }
+}
+
+/// Walks `nodes` (a `Bvh`'s or a scene's top-level tree, whose deepest leaf lane is at
+/// `depth <= DEPTH_LIMIT`) for `ray` over boxes grown by `grow`, handing each entered leaf
+/// lane to `visit` (as [`super::visit`] says), with the x86 build `cpu` names (the AVX2 one
+/// either way: a visit's leaves are the caller's, so wider registers save little).
+#[inline(always)]
+pub(super) fn visit<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
+    cpu: X86,
+    nodes: &[WideNode],
+    depth: usize,
+    ray: &Ray,
+    grow: &Grow,
+    t_max: f32,
+    visit: V,
+) {
+    let _ = cpu;
+    assert!(depth <= DEPTH_LIMIT);
+    // SAFETY: `cpu` proves the instructions (`X86::detect`); the nodes are a tree made by
+    // `ray_tree` (or loaded, or refitted, and validated): child words index `nodes`, and its
+    // leaves are no deeper than `depth <= DEPTH_LIMIT` (asserted above, and checked by every
+    // caller first). A visit reads no packets and no map.
+    unsafe { visit_avx2::<ANY, V>(nodes, ray, grow, t_max, visit) }
+}
+
+/// [`cast`] with AVX2 and FMA.
+///
+/// # Safety
+/// As the module says.
+#[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+unsafe fn cast_avx2<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
+    // SAFETY: as the caller promises.
+    unsafe { cast_with::<ANY>(tree, ray, culling) }
+}
+
+/// [`cast_avx2`] compiled for AVX-512 (F and VL) as well.
+///
+/// # Safety
+/// As the module says, and the CPU must have AVX-512 F and VL.
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+unsafe fn cast_avx512<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
+    // SAFETY: as the caller promises.
+    unsafe { cast_with::<ANY>(tree, ray, culling) }
+}
+
+/// [`visit`] with AVX2 and FMA.
+///
+/// # Safety
+/// As the module says (the packets and map are not read).
+#[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+unsafe fn visit_avx2<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
+    nodes: &[WideNode],
+    ray: &Ray,
+    grow: &Grow,
+    t_max: f32,
+    visit: V,
+) {
+    let mut leaves = Visit(visit);
+    // SAFETY: as the caller promises.
+    unsafe {
+        by_octant!(ray, Q => walk::<ANY, Q, _>(nodes, ray, grow, t_max, &mut leaves));
+    }
+}
+
+/// What the walk does with each leaf lane the ray enters.
+trait Leaves {
+    /// Visits leaf lane `first` (a packet, or a place in a scene's instance order) with the
+    /// current end of the range, which it may lower; `true` ends the walk.
+    fn enter(&mut self, first: u32, t_max: &mut f32) -> bool;
+}
+
+/// A caller's leaf visit as [`Leaves`].
+struct Visit<V>(V);
+
+impl<V: FnMut(u32, &mut f32) -> bool> Leaves for Visit<V> {
+    #[inline(always)]
+    fn enter(&mut self, first: u32, t_max: &mut f32) -> bool {
+        (self.0)(first, t_max)
+    }
+}
+
+/// The closest hit or any hit of `ray` with the exact packet test as the walk's leaves.
+#[inline(always)]
+unsafe fn cast_with<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
+    // SAFETY: inlined into the wrappers above, which enable the instructions.
+    unsafe {
+        let mut leaves = PacketTest::<ANY>::new(tree, ray, culling);
+        by_octant!(ray, Q => walk::<ANY, Q, _>(tree.nodes, ray, &Grow::NONE, ray.t_max(), &mut leaves));
+        leaves.best
+    }
+}
+
+/// The walk (see the kernel's notes) for `ray` over `ray.t_min()..t_max`, each entered leaf
+/// lane handed to `leaves`, inlined into the wrappers above, which choose the instructions.
+///
+/// # Safety
+/// As the module says.
+#[inline(always)]
+unsafe fn walk<const ANY: bool, const Q: u8, L: Leaves>(
+    nodes: &[WideNode],
+    ray: &Ray,
+    grow: &Grow,
+    mut t_max: f32,
+    leaves: &mut L,
+) {
+    let o = ray.origin();
+    let origin = [o.x, o.y, o.z];
+    let inv = ray.inv_direction();
+    let negative = [Q & 1 != 0, Q & 2 != 0, Q & 4 != 0];
+    // The rows of a node's boxes, as byte offsets from the node: the planes each axis meets
+    // first (`min` for a positive direction, `max` for a negative one) and last.
+    const ROW: usize = std::mem::size_of::<[f32; WIDTH]>();
+    const MAX: usize = std::mem::offset_of!(WideNode, max);
+    let near_row = |a: usize| a * ROW + usize::from(negative[a]) * MAX;
+    let far_row = |a: usize| a * ROW + MAX - usize::from(negative[a]) * MAX;
+    let (near_rows, far_rows) = (
+        [near_row(0), near_row(1), near_row(2)],
+        [far_row(0), far_row(1), far_row(2)],
+    );
+    let limit = |t: f32| t + t.abs() * EXIT_SLACK;
+    let mut t_lim = limit(t_max);
+    let mut words = [MaybeUninit::<u32>::uninit(); CAPACITY];
+    let mut entries = [MaybeUninit::<f32>::uninit(); CAPACITY];
+    let words = words.as_mut_ptr() as *mut u32;
+    let entries = entries.as_mut_ptr() as *mut f32;
+    let mut top = 0usize;
+    let mut word = 0u32;
+    // SAFETY (the whole body): the caller promises the instructions; child words index
+    // `nodes` (made so by `ray_tree`), and the rows read lie inside a `WideNode`, 32-byte
+    // aligned; `top + 8 <= CAPACITY` at every push, since a node of depth `k` (the root 0)
+    // is visited with at most `7k` entries below the top and the tree is no deeper than
+    // `DEPTH_LIMIT`; the entries read are below `top`, all written.
+    unsafe {
+        let splat = _mm256_set1_ps;
+        let inv8 = [splat(inv[0]), splat(inv[1]), splat(inv[2])];
+        // The far planes' reciprocals widened, so no box holding a hit is culled.
+        let widen = 1.0 + EXIT_SLACK;
+        let far_inv8 = [
+            splat(inv[0] * widen),
+            splat(inv[1] * widen),
+            splat(inv[2] * widen),
+        ];
+        // The origins the planes met first and last are met from: the origin itself, but
+        // for boxes grown by a moving shape's reach ([`Grow::origins`]).
+        let (x, y, z) = (
+            grow.origins(origin[0], 0, negative[0]),
+            grow.origins(origin[1], 1, negative[1]),
+            grow.origins(origin[2], 2, negative[2]),
+        );
+        let near_origin8 = [splat(x.0), splat(y.0), splat(z.0)];
+        let far_origin8 = [splat(x.1), splat(y.1), splat(z.1)];
+        let t_min8 = splat(ray.t_min());
+        let mut t_lim8 = splat(t_lim);
+        let order_shift = _mm256_set1_epi32(3 * i32::from(Q));
+        'walk: loop {
+            if word & LEAF == 0 {
+                let node = nodes.get_unchecked(word as usize);
+                macro_rules! slab {
+                    ($a:literal) => {
+                        (
+                            _mm256_mul_ps(
+                                _mm256_sub_ps(row(node, near_rows[$a]), near_origin8[$a]),
+                                inv8[$a],
+                            ),
+                            _mm256_mul_ps(
+                                _mm256_sub_ps(row(node, far_rows[$a]), far_origin8[$a]),
+                                far_inv8[$a],
+                            ),
+                        )
+                    };
+                }
+                let (x0, x1) = slab!(0);
+                let (y0, y1) = slab!(1);
+                let (z0, z1) = slab!(2);
+                // A NaN plane (a ray in it) keeps the bound: x86's max and min return their
+                // second operand when either is NaN.
+                let near = _mm256_max_ps(x0, _mm256_max_ps(y0, _mm256_max_ps(z0, t_min8)));
+                let far = _mm256_min_ps(x1, _mm256_min_ps(y1, _mm256_min_ps(z1, t_lim8)));
+                let entered = _mm256_cmp_ps::<_CMP_LE_OQ>(near, far);
+                let mask = _mm256_movemask_ps(entered) as u32;
+                if mask != 0 {
+                    if mask & (mask - 1) == 0 {
+                        word = *node.child.get_unchecked(mask.trailing_zeros() as usize);
+                        continue;
+                    }
+                    let child = _mm256_load_si256(node.child.as_ptr() as *const __m256i);
+                    let sorts = *node.order.get_unchecked(0) & SORT != 0;
+                    if ANY && !sorts {
+                        // Lane order: no distances, nothing culled at the pop.
+                        let lanes = compact(mask);
+                        let out = _mm256_permutevar8x32_epi32(child, lanes);
+                        _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
+                    } else if sorts {
+                        // Farthest key first; two children by one compare (the lower lane
+                        // first on a tie), more by the keys and sorting network of
+                        // `network` ([`sort`]). The key unfused, as the portable twin rounds it.
+                        let key = _mm256_add_ps(
+                            near,
+                            _mm256_mul_ps(_mm256_set1_ps(KEY_POINT), _mm256_sub_ps(far, near)),
+                        );
+                        let rest = mask & (mask - 1);
+                        if rest & (rest - 1) == 0 {
+                            let (a, b) = (
+                                mask.trailing_zeros() as usize,
+                                rest.trailing_zeros() as usize,
+                            );
+                            let keys = bytemuck::cast::<__m256, [f32; WIDTH]>(key);
+                            let nears = bytemuck::cast::<__m256, [f32; WIDTH]>(near);
+                            let (first, second) = if keys[b] < keys[a] { (b, a) } else { (a, b) };
+                            *words.add(top) = *node.child.get_unchecked(second);
+                            *entries.add(top) = nears[second];
+                            top += 1;
+                            word = *node.child.get_unchecked(first);
+                            continue;
+                        }
+                        let lanes = _mm256_and_si256(
+                            sort::sort_descending(sort::order_keys(key, entered)),
+                            _mm256_set1_epi32(7),
+                        );
+                        let out = _mm256_permutevar8x32_epi32(child, lanes);
+                        _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
+                        _mm256_storeu_ps(entries.add(top), _mm256_permutevar8x32_ps(near, lanes));
+                    } else {
+                        let order = _mm256_load_si256(node.order.as_ptr() as *const __m256i);
+                        let order = _mm256_srlv_epi32(order, order_shift);
+                        let ordered = _mm256_permutevar8x32_ps(entered, order);
+                        let lanes = _mm256_permutevar8x32_epi32(
+                            order,
+                            compact(_mm256_movemask_ps(ordered) as u32),
+                        );
+                        let out = _mm256_permutevar8x32_epi32(child, lanes);
+                        _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
+                        _mm256_storeu_ps(entries.add(top), _mm256_permutevar8x32_ps(near, lanes));
+                    }
+                    top += mask.count_ones() as usize - 1;
+                    word = *words.add(top);
+                    continue;
+                }
+            } else {
+                let before = t_max;
+                if leaves.enter(word & !LEAF, &mut t_max) {
+                    return;
+                }
+                if t_max != before {
+                    t_lim = limit(t_max);
+                    t_lim8 = _mm256_set1_ps(t_lim);
+                }
+            }
+            // The next waiting child that can still matter.
+            loop {
+                if top == 0 {
+                    break 'walk;
+                }
+                top -= 1;
+                if ANY || *entries.add(top) <= t_lim {
+                    word = *words.add(top);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The row of eight at `offset` bytes into `node`.
+#[inline(always)]
+unsafe fn row(node: &WideNode, offset: usize) -> __m256 {
+    // SAFETY: inlined into the walk, which enables AVX; the offsets the walk passes are
+    // those of `min` and `max` rows, 32-byte aligned inside the node.
+    unsafe {
+        _mm256_load_ps(
+            (node as *const WideNode)
+                .cast::<u8>()
+                .add(offset)
+                .cast::<f32>(),
+        )
+    }
+}
+
+/// The lane numbers of `mask`'s set bits, lowest first ([`COMPACT`]).
+#[inline(always)]
+unsafe fn compact(mask: u32) -> __m256i {
+    // SAFETY: inlined into the walk, which enables AVX2; the table has 256 rows of 8 bytes
+    // and `mask < 256`.
+    unsafe {
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+            COMPACT.as_ptr().add(mask as usize & 0xff) as *const __m128i
+        ))
+    }
+}
+
+/// The exact packet test of a closest (`ANY == false`) or any hit, as the walk's leaves: the
+/// edge test in SIMD, a conservative filter on the sheared `t`, then the scalar test's end
+/// for each lane that may hit in range, each hit kept by [`keep_closer`] (the closest hit)
+/// or ending the walk (`ANY`).
+struct PacketTest<'a, const ANY: bool> {
+    packets: &'a [TrianglePacket],
+    index: &'a [u32],
+    ray: WatertightRay<'a>,
+    /// The origin on axes `kx`, `ky`, `kz`, four times.
+    origin: [__m128; 3],
+    /// The shear `sx`, `sy` and `1/d[kz]`, four times.
+    shear: [__m128; 3],
+    /// The byte offsets of the rows `kx`, `ky`, `kz` in a corner's `[[f32; 4]; 3]`.
+    rows: [usize; 3],
+    t_min4: __m128,
+    culling: Culling,
+    t_min: f32,
+    /// The lanes whose sign of the determinant `culling` keeps: positive, negative.
+    keep: (u32, u32),
+    /// Whether the leaf filters its candidates by their `f32` `t` before the scalar end
+    /// (see [`filters`]).
+    filter: bool,
+    /// The ray's origin, reciprocal direction and signs, for its triangles' box entries
+    /// and exits ([`box_bounds`]).
+    ray_origin: [f32; 3],
+    inv: [f32; 3],
+    negative: [bool; 3],
+    best: Option<Found>,
+}
+
+/// Whether the exact leaf filters the lanes inside their edges by a conservative bound on
+/// their sheared `f32` `t` before the scalar test's end: only for a ray whose range starts
+/// after 0, as a ray leaving a surface does. Such a ray meets the triangle it leaves (and
+/// often its neighbours) inside their edges at `t` within rounding of 0, below `t_min`, in
+/// nearly every leaf near its origin, and the filter rejects them for about 40 vector
+/// operations where the scalar end spends about 200 instructions each. Elsewhere most lanes
+/// inside their edges are hits in range, which the filter only delays
+/// (docs/how-it-works/ray-kernel.md §8 has the figures).
+#[inline(always)]
+fn filters(ray: &Ray) -> bool {
+    ray.t_min() > 0.0
+}
+
+/// `γ(n) = n·u / (1 − n·u)` for `f32` (`u = 2⁻²⁴`): the bound on the relative error of `n`
+/// roundings (Higham; PBR §3.9.1).
+const fn gamma(n: f32) -> f32 {
+    let u = 1.0 / (1u32 << 24) as f32;
+    n * u / (1.0 - n * u)
+}
+
+impl<'a, const ANY: bool> PacketTest<'a, ANY> {
+    #[inline(always)]
+    unsafe fn new(tree: Tree<'a>, ray: &'a Ray, culling: Culling) -> Self {
+        let w = WatertightRay::new(ray);
+        let (origin, direction) = (ray.origin_axes(), ray.direction_axes());
+        // SAFETY: SSE, as every x86-64.
+        let splat = |x: f32| unsafe { _mm_set1_ps(x) };
+        PacketTest {
+            packets: tree.packets,
+            index: tree.index,
+            origin: [
+                splat(origin[w.kx]),
+                splat(origin[w.ky]),
+                splat(origin[w.kz]),
+            ],
+            shear: [splat(w.sx), splat(w.sy), splat(1.0 / direction[w.kz])],
+            rows: [w.kx, w.ky, w.kz].map(|k| k * std::mem::size_of::<[f32; LANES]>()),
+            t_min4: splat(ray.t_min()),
+            ray: w,
+            culling,
+            t_min: ray.t_min(),
+            keep: match culling {
+                Culling::None => (0xf, 0xf),
+                Culling::Back => (0xf, 0),
+                Culling::Front => (0, 0xf),
+            },
+            filter: filters(ray),
+            ray_origin: *origin,
+            inv: ray.inv_direction().into(),
+            negative: ray.negative(),
+            best: None,
+        }
+    }
+}
+
+impl<const ANY: bool> Leaves for PacketTest<'_, ANY> {
+    #[inline(always)]
+    fn enter(&mut self, packet: u32, t_max: &mut f32) -> bool {
+        // SAFETY: inlined only into the walk, which enables AVX2 and FMA; the packet number
+        // is a child word of a ray tree over these packets (made so by `ray_tree`).
+        unsafe {
+            let leaf = self.packets.get_unchecked(packet as usize);
+            let hit = self.test(leaf, packet * LANES as u32, t_max);
+            ANY && hit
+        }
+    }
+}
+
+impl<const ANY: bool> PacketTest<'_, ANY> {
+    /// Tests `packet`'s four lanes (slots from `first_slot`) up to `t_max`, lowering it to
+    /// each closer hit; whether it found a hit.
+    #[inline(always)]
+    unsafe fn test(&mut self, packet: &TrianglePacket, first_slot: u32, t_max: &mut f32) -> bool {
+        // SAFETY: compiled only into the walk, which enables AVX2 and FMA.
+        unsafe {
+            let corners = self.sheared(packet);
+            let w = edges(&corners);
+            let (positive, negative, on_edge) = signs(&w);
+            let inside = (positive & self.keep.0) | (negative & self.keep.1);
+            if inside | on_edge == 0 {
+                return false;
+            }
+            let mut lanes_left = on_edge;
+            // The lanes' own boxes, where the filter needs them (else computed below).
+            let mut bounds = None;
+            if !self.filter {
+                lanes_left |= inside;
+            } else if inside != 0 {
+                let [wa, wb, wc] = w;
+                let [(ax, ay, az), (bx, by, bz), (cx, cy, cz)] = corners;
+                let sz = self.shear[2];
+                let (det, t) = sheared_t(&w, &corners, sz);
+                // The bound on |t − t_exact| (PBR §3.9.6, for this shear: the x and y errors
+                // from the unscaled z, which the shear multiplies), doubled, plus 2⁻²⁰·|t|
+                // for the f64 plane's rounding to f32.
+                let splat = _mm_set1_ps;
+                let max_x = max3(ax, bx, cx);
+                let max_y = max3(ay, by, cy);
+                let max_z = max3(az, bz, cz);
+                let max_zs = _mm_mul_ps(max_z, abs(sz));
+                let delta_x = _mm_mul_ps(splat(gamma(5.0)), _mm_add_ps(max_x, max_z));
+                let delta_y = _mm_mul_ps(splat(gamma(5.0)), _mm_add_ps(max_y, max_z));
+                let delta_z = _mm_mul_ps(splat(gamma(3.0)), max_zs);
+                let delta_e = _mm_mul_ps(
+                    splat(2.0),
+                    _mm_fmadd_ps(
+                        _mm_mul_ps(splat(gamma(2.0)), max_x),
+                        max_y,
+                        _mm_fmadd_ps(delta_y, max_x, _mm_mul_ps(delta_x, max_y)),
+                    ),
+                );
+                let max_e = max3(wa, wb, wc);
+                let delta_t = _mm_div_ps(
+                    _mm_mul_ps(
+                        splat(6.0),
+                        _mm_fmadd_ps(
+                            _mm_mul_ps(splat(gamma(3.0)), max_e),
+                            max_zs,
+                            _mm_fmadd_ps(delta_e, max_zs, _mm_mul_ps(delta_z, max_e)),
+                        ),
+                    ),
+                    abs(det),
+                );
+                let delta = _mm_fmadd_ps(abs(t), splat(EXIT_SLACK), delta_t);
+                // The scalar end keeps `t` within the lane's own box (`within_box`): at most
+                // the greater of the plane's and the entry, at least the lesser of the
+                // plane's and the exit. Unordered compares, the bounds second in `max` and
+                // `min` (which return their second operand on a NaN): a NaN (corners near
+                // f32's limit) leaves the lane to the scalar test.
+                let (enter, leave) = self.box_bounds(packet);
+                bounds = Some((enter, leave));
+                let may = _mm_and_ps(
+                    _mm_cmp_ps::<_CMP_NLT_UQ>(_mm_max_ps(enter, _mm_add_ps(t, delta)), self.t_min4),
+                    _mm_cmp_ps::<_CMP_NGT_UQ>(
+                        _mm_min_ps(leave, _mm_sub_ps(t, delta)),
+                        splat(*t_max),
+                    ),
+                );
+                lanes_left |= inside & _mm_movemask_ps(may) as u32;
+            }
+            if lanes_left == 0 {
+                return false;
+            }
+            let [wa, wb, wc] = w.map(lanes);
+            let (enter, leave) = bounds.unwrap_or_else(|| self.box_bounds(packet));
+            let (entries, exits) = (lanes(enter), lanes(leave));
+            let mut found = false;
+            while lanes_left != 0 {
+                let lane = lanes_left.trailing_zeros() as usize;
+                lanes_left &= lanes_left - 1;
+                let mut e = [wa[lane], wb[lane], wc[lane]];
+                if on_edge & (1 << lane) != 0 {
+                    // The scalar test's `f64` path from the same sheared corners.
+                    let [(ax, ay, _), (bx, by, _), (cx, cy, _)] = corners;
+                    let at = |v: __m128| lanes(v)[lane];
+                    e = edge_functions_f64([at(ax), at(ay)], [at(bx), at(by)], [at(cx), at(cy)]);
+                    if mixed_signs(e) {
+                        continue;
+                    }
+                }
+                let tri = packet.get(lane);
+                let hit = self.ray.finish_boxed(
+                    &tri,
+                    e,
+                    (entries[lane], exits[lane]),
+                    self.t_min,
+                    *t_max,
+                    self.culling,
+                );
+                let Some(h) = hit else { continue };
+                let slot = first_slot + lane as u32;
+                if ANY {
+                    self.best = Some((slot, h));
+                    return true;
+                }
+                keep_closer(self.index, &mut self.best, slot, h);
+                *t_max = h.t;
+                found = true;
+            }
+            found
+        }
+    }
+
+    /// A packet's corners translated to the origin and sheared so the ray runs along +z,
+    /// operation for operation as `WatertightRay::intersect` (not fused), so a ray through
+    /// an edge goes to the triangle the scalar test gives it: `(x, y, z)` per corner, `z`
+    /// not yet scaled.
+    #[inline(always)]
+    unsafe fn sheared(&self, packet: &TrianglePacket) -> [(__m128, __m128, __m128); 3] {
+        // SAFETY: compiled only into the walk, which enables AVX2; the axes are in 0..3.
+        unsafe {
+            let [kx, ky, kz] = self.rows;
+            let [okx, oky, okz] = self.origin;
+            let [sx, sy, _] = self.shear;
+            macro_rules! corner {
+                ($p:expr) => {{
+                    let p = $p;
+                    let z = _mm_sub_ps(ld_at(p, kz), okz);
+                    (
+                        _mm_sub_ps(_mm_sub_ps(ld_at(p, kx), okx), _mm_mul_ps(sx, z)),
+                        _mm_sub_ps(_mm_sub_ps(ld_at(p, ky), oky), _mm_mul_ps(sy, z)),
+                        z,
+                    )
+                }};
+            }
+            [corner!(&packet.a), corner!(&packet.b), corner!(&packet.c)]
+        }
+    }
+
+    /// Where the ray enters and leaves each lane's triangle's bounding box: the scalar
+    /// test's [`box_bounds`](crate::triangle::box_bounds), operation for operation (x86's
+    /// `min` and `max` keep the second operand unless the first is strictly beyond, as they
+    /// do), so the same bits.
+    #[inline(always)]
+    unsafe fn box_bounds(&self, packet: &TrianglePacket) -> (__m128, __m128) {
+        // SAFETY: compiled only into the walk, which enables AVX2 and FMA.
+        unsafe {
+            let mut enter = _mm_set1_ps(f32::NEG_INFINITY);
+            let mut leave = _mm_set1_ps(f32::INFINITY);
+            for k in 0..3 {
+                let (a, b, c) = (ld(&packet.a[k]), ld(&packet.b[k]), ld(&packet.c[k]));
+                let least = _mm_min_ps(_mm_min_ps(a, b), c);
+                let greatest = _mm_max_ps(_mm_max_ps(a, b), c);
+                let (first, last) = if self.negative[k] {
+                    (greatest, least)
+                } else {
+                    (least, greatest)
+                };
+                let (o, inv) = (_mm_set1_ps(self.ray_origin[k]), _mm_set1_ps(self.inv[k]));
+                let near = _mm_mul_ps(_mm_sub_ps(first, o), inv);
+                let far = _mm_mul_ps(_mm_sub_ps(last, o), inv);
+                enter = _mm_max_ps(near, enter);
+                leave = _mm_min_ps(far, leave);
+            }
+            (enter, leave)
+        }
+    }
+}
+
+/// The edge functions of sheared corners, without fusing, so a shared edge gives exactly
+/// negated values in its two triangles (and the scalar test's bits).
+#[inline(always)]
+unsafe fn edges(c: &[(__m128, __m128, __m128); 3]) -> [__m128; 3] {
+    // SAFETY: compiled only into the walk, which enables AVX2.
+    unsafe {
+        let [(ax, ay, _), (bx, by, _), (cx, cy, _)] = *c;
+        [
+            _mm_sub_ps(_mm_mul_ps(cx, by), _mm_mul_ps(cy, bx)),
+            _mm_sub_ps(_mm_mul_ps(ax, cy), _mm_mul_ps(ay, cx)),
+            _mm_sub_ps(_mm_mul_ps(bx, ay), _mm_mul_ps(by, ax)),
+        ]
+    }
+}
+
+/// Bit masks of the lanes whose three edge functions are all positive, all negative, and of
+/// those with one exactly zero.
+#[inline(always)]
+unsafe fn signs(w: &[__m128; 3]) -> (u32, u32, u32) {
+    // SAFETY: compiled only into the walk, which enables AVX2.
+    unsafe {
+        let zero = _mm_setzero_ps();
+        let [wa, wb, wc] = *w;
+        let positive = _mm_and_ps(
+            _mm_cmpgt_ps(wa, zero),
+            _mm_and_ps(_mm_cmpgt_ps(wb, zero), _mm_cmpgt_ps(wc, zero)),
+        );
+        let negative = _mm_and_ps(
+            _mm_cmplt_ps(wa, zero),
+            _mm_and_ps(_mm_cmplt_ps(wb, zero), _mm_cmplt_ps(wc, zero)),
+        );
+        let on_edge = _mm_or_ps(
+            _mm_cmpeq_ps(wa, zero),
+            _mm_or_ps(_mm_cmpeq_ps(wb, zero), _mm_cmpeq_ps(wc, zero)),
+        );
+        (
+            _mm_movemask_ps(positive) as u32,
+            _mm_movemask_ps(negative) as u32,
+            _mm_movemask_ps(on_edge) as u32,
+        )
+    }
+}
+
+/// The determinant (the edge functions' sum) and the sheared `t`,
+/// `sz·(wa·az + wb·bz + wc·cz) / det`, of four lanes (`corners` as
+/// [`PacketTest::sheared`] gives them).
+#[inline(always)]
+unsafe fn sheared_t(
+    w: &[__m128; 3],
+    corners: &[(__m128, __m128, __m128); 3],
+    sz: __m128,
+) -> (__m128, __m128) {
+    // SAFETY: inlined into the walk, which enables AVX2 and FMA.
+    unsafe {
+        let [wa, wb, wc] = *w;
+        let [(_, _, az), (_, _, bz), (_, _, cz)] = *corners;
+        let det = _mm_add_ps(_mm_add_ps(wa, wb), wc);
+        let big_t = _mm_mul_ps(
+            sz,
+            _mm_fmadd_ps(wa, az, _mm_fmadd_ps(wb, bz, _mm_mul_ps(wc, cz))),
+        );
+        (det, _mm_div_ps(big_t, det))
+    }
+}
+
+/// Four lanes as an array.
+#[inline(always)]
+fn lanes(v: __m128) -> [f32; LANES] {
+    bytemuck::cast(v)
+}
+
+/// The row of four at `offset` bytes into a packet's corner.
+#[inline(always)]
+unsafe fn ld_at(corner: &[[f32; LANES]; 3], offset: usize) -> __m128 {
+    // SAFETY: the offsets the leaf passes are those of the corner's three rows, 16-byte
+    // aligned.
+    unsafe {
+        _mm_load_ps(
+            (corner as *const [[f32; LANES]; 3])
+                .cast::<u8>()
+                .add(offset)
+                .cast::<f32>(),
+        )
+    }
+}
+
+/// A packet's row of four.
+#[inline(always)]
+unsafe fn ld(r: &[f32; LANES]) -> __m128 {
+    // SAFETY: `r` is 16-byte aligned (a `TrianglePacket` row).
+    unsafe { _mm_load_ps(r.as_ptr()) }
+}
+
+#[inline(always)]
+unsafe fn abs(v: __m128) -> __m128 {
+    // SAFETY: SSE, as every x86-64.
+    unsafe { _mm_andnot_ps(_mm_set1_ps(-0.0), v) }
+}
+
+/// The largest magnitude of three.
+#[inline(always)]
+unsafe fn max3(a: __m128, b: __m128, c: __m128) -> __m128 {
+    // SAFETY: SSE, as every x86-64.
+    unsafe { _mm_max_ps(abs(a), _mm_max_ps(abs(b), abs(c))) }
+}
+
+/// The sorting network of `network` in AVX2, key for key.
+mod sort {
+    use super::super::network::NOT_ENTERED;
+    use crate::bvh::wide::WIDTH;
+    use std::arch::x86_64::*;
+
+    /// [`order_key`](super::super::network::order_key) of each lane's `t`, [`NOT_ENTERED`] where `entered`
+    /// is clear.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline(always)]
+    pub(crate) unsafe fn order_keys(t: __m256, entered: __m256) -> __m256i {
+        // SAFETY: the caller promises AVX2.
+        unsafe {
+            let bits = _mm256_castps_si256(t);
+            let flip = _mm256_srli_epi32::<1>(_mm256_srai_epi32::<31>(bits));
+            let key = _mm256_or_si256(
+                _mm256_and_si256(_mm256_xor_si256(bits, flip), _mm256_set1_epi32(!7)),
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+            );
+            _mm256_blendv_epi8(
+                _mm256_set1_epi32(NOT_ENTERED),
+                key,
+                _mm256_castps_si256(entered),
+            )
+        }
+    }
+
+    /// One layer of the network: lane `i` of each pair takes the larger key, lane `j` (the
+    /// bits of `J`) the smaller; `partner` names each lane's pair.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline(always)]
+    unsafe fn layer<const J: i32>(v: __m256i, partner: [i32; WIDTH]) -> __m256i {
+        // SAFETY: the caller promises AVX2.
+        unsafe {
+            let p = _mm256_permutevar8x32_epi32(v, bytemuck::cast(partner));
+            _mm256_blend_epi32::<J>(_mm256_max_epi32(v, p), _mm256_min_epi32(v, p))
+        }
+    }
+
+    /// Eight keys sorted largest first by [`NETWORK`](super::super::network::NETWORK).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline(always)]
+    pub(crate) unsafe fn sort_descending(v: __m256i) -> __m256i {
+        // SAFETY: the caller promises AVX2.
+        unsafe {
+            let v = layer::<0b1100_1100>(v, [2, 3, 0, 1, 6, 7, 4, 5]);
+            let v = layer::<0b1111_0000>(v, [4, 5, 6, 7, 0, 1, 2, 3]);
+            let v = layer::<0b1010_1010>(v, [1, 0, 3, 2, 5, 4, 7, 6]);
+            let v = layer::<0b0011_0000>(v, [0, 1, 4, 5, 2, 3, 6, 7]);
+            let v = layer::<0b0101_0000>(v, [0, 4, 2, 6, 1, 5, 3, 7]);
+            layer::<0b0101_0100>(v, [0, 2, 1, 4, 3, 6, 5, 7])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::network::sorted_lanes;
+    use super::*;
+
+    /// The AVX2 sort gives the portable twin's lanes, key for key, on random distances and
+    /// masks, where the CPU has AVX2 (elsewhere it says so and ends; under `CI=true`, whose
+    /// x86 machines have AVX2, it fails instead).
+    #[test]
+    fn x86_equals_portable_sort() {
+        if X86::all_here().is_empty() {
+            assert!(
+                std::env::var_os("CI").is_none_or(|v| v != "true"),
+                "CI=true: this CPU has no AVX2, so the x86 sort cannot be compared"
+            );
+            eprintln!("note: this CPU has no AVX2; the x86 sort was not compared");
+            return;
+        }
+        let mut rng = crate::test_support::Rng::new(5);
+        for round in 0..20_000u32 {
+            let t: [f32; WIDTH] = std::array::from_fn(|k| match (round + k as u32) % 9 {
+                0 => -0.0,
+                1 => f32::INFINITY,
+                2 => 1.0,
+                _ => rng.range(-4.0, 4.0),
+            });
+            let mask = round % 256;
+            let want = sorted_lanes(mask, &t);
+            let entered: [u32; WIDTH] =
+                std::array::from_fn(|k| if mask & (1 << k) != 0 { !0 } else { 0 });
+            // SAFETY: the CPU has AVX2 (checked above).
+            let got = unsafe { sorted_avx2(t, entered) };
+            assert_eq!(want, got.map(|k| k as usize), "round {round}");
+        }
+
+        #[target_feature(enable = "avx2")]
+        unsafe fn sorted_avx2(t: [f32; WIDTH], entered: [u32; WIDTH]) -> [u32; WIDTH] {
+            // SAFETY: AVX2 is enabled here, which the caller checked.
+            unsafe {
+                let keys = sort::order_keys(bytemuck::cast(t), bytemuck::cast(entered));
+                let lanes = _mm256_and_si256(sort::sort_descending(keys), _mm256_set1_epi32(7));
+                bytemuck::cast(lanes)
+            }
+        }
+    }
+}
