@@ -1,12 +1,12 @@
 //! The fast builder ([`BuildQuality::Fast`](crate::bvh::BuildQuality::Fast)): a linear BVH.
 //!
 //! Each triangle's centroid gets a 63-bit Morton code (21 bits per axis, interleaved, over
-//! the centroids' bounding cube: scaling each axis to its own extent instead made trees that
-//! test up to 1.4× the boxes per ray, Sponza's 43.6 → 60.4), the triangles are sorted by
+//! the centroids' bounding cube, since scaling each axis to its own extent made trees that
+//! test more boxes per ray), the triangles are sorted by
 //! code with a radix sort, and
 //! the tree splits each range where the highest bit that differs in it changes (Lauterbach
 //! et al. 2009, "Fast BVH construction on GPUs"; Karras 2012 splits the same way). No
-//! surface-area costs, so it builds 2.6 to 3.5 times faster than the SAH builder and makes a
+//! surface-area costs, so it builds several times faster than the SAH builder and makes a
 //! looser tree: for geometry that moves every frame, where the build is paid per frame.
 //! Ranges of two packets or less become leaves (ranges of up to four packets split at whole
 //! packets), equal codes are split at the middle, and below the SAH builder's median depth

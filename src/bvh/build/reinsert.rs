@@ -274,8 +274,8 @@ mod tests {
     use nalgebra::Point3;
 
     /// A deliberately bad tree (leaves paired in random order) over random small boxes: the
-    /// optimiser lowers its interior area (by 11 % with these settings: a pass moves only the
-    /// worst 5 % of the nodes), keeps every leaf once, and the array is a valid layout
+    /// optimiser lowers its interior area (a pass moves only the worst few of the nodes),
+    /// keeps every leaf once, and the array is a valid layout
     /// (children after their parent, side by side, boxes their children's).
     #[test]
     fn reinsertion_improves_a_bad_tree_and_keeps_its_leaves() {

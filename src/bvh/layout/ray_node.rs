@@ -1,7 +1,7 @@
 //! How the tree the queries walk is made from the collapsed tree: every leaf lane one
 //! packet of up to four triangles (a mesh's tree) or one instance (a scene's top level)
 //! under its own box, and the children's order for each of the eight ray octants chosen
-//! when the tree is made (issue 38, `docs/how-it-works/ray-kernel.md` §8).
+//! when the tree is made (`docs/how-it-works/ray-kernel.md` §8).
 //!
 //! The layout follows the design of the fastest CPU walkers (tinybvh's `BVH8_CPU`; the
 //! per-octant order of Fuetterling et al., "Accelerated single ray tracing for wide vector
@@ -290,10 +290,8 @@ fn octant_orders(node: &WideNode) -> [u32; WIDTH] {
 /// order by every ray of an octant, the one on the ray's side first; two that overlap on
 /// every axis (one inside the other, or walls through a room's furniture) are met in an
 /// order that depends on where the ray starts, which no order made ahead can follow.
-/// Measured (issue 38, callgrind, the exact level's closest hit; docs/how-it-works/
-/// ray-kernel.md §8): at 0.6 the architectural scenes' nodes sort and the scans' and lost
-/// empire's almost never do; 0.0 to 0.6 flag the same nodes of Crytek Sponza and the
-/// conference room, and the bunny's fewer as it grows.
+/// At this threshold the architectural scenes' nodes sort and the scans' almost never do
+/// (the measurements: docs/how-it-works/ray-kernel.md §8).
 const APART: f32 = 0.6;
 
 /// Whether `node`'s children are better ordered at run time ([`SORT`]): some two of them

@@ -5,17 +5,11 @@
 //! bookkeeping; a wide node tests all its children's boxes in one pass over struct-of-arrays
 //! coordinates (`min_x[8]`, `max_x[8]`, …) with SIMD (the `wide` crate), and the tree is
 //! about a third as deep. Which binary nodes become wide nodes is chosen by the SAH with
-//! Ylitie, Karras and Laine's dynamic programme ([`collapse`]). It replaced the greedy rule
-//! (open the child with the largest surface area until a node has `WIDTH` children, as in
-//! Wald et al. 2008): measured with `meshray bench`, alternated runs, random rays 1.32× on
-//! Crytek Sponza (boxes per ray 37.8 → 29.7), 1.18× on the conference room, 1.12–1.18× on
-//! armadillo, within noise on the bunny and lost empire; fuller nodes, 51.5–52.0 instead of
-//! 56.2–57.3 bytes per triangle.
-//!
-//! Width 8 over 4, measured with the bench (best of alternated runs, 8-wide/4-wide): 1.01
-//! to 1.20 on bunny, sponza and armadillo over the three ray sets, at 57 instead of 54 bytes
-//! per triangle. Width 2 → 4 had cut the walk's instructions by 38 % (callgrind, bunny
-//! random rays); timings on this shared machine were too noisy to add a ratio.
+//! Ylitie, Karras and Laine's dynamic programme ([`collapse`]), which tests fewer boxes per
+//! ray and fills nodes fuller than the greedy rule (open the child with the largest surface
+//! area until a node has `WIDTH` children, as in Wald et al. 2008). Eight children rather
+//! than four: the rays were as fast or faster on every mesh and set measured, for a few
+//! bytes more per triangle. (The measurements: docs/benchmarks.md, "The ray kernel".)
 
 use crate::Aabb;
 use crate::aabb::RaySlabs;
@@ -60,7 +54,7 @@ pub(crate) enum Child {
 /// arrays, so one SIMD pass tests them all), each child's word (an interior node's index,
 /// or [`LEAF`] and the lane's first entry, or [`NO_CHILD`]) and eight order words.
 ///
-/// The order words serve the single-ray walk (issue 38, `docs/how-it-works/ray-kernel.md`
+/// The order words serve the single-ray walk (`docs/how-it-works/ray-kernel.md`
 /// §8): for each octant `q` of ray directions, bits `3q..3q + 2` of `order[i]` name the
 /// lane that comes `i`-th when the children are listed farthest first for rays of that
 /// octant, so the walk reads one octant's permutation with one shift; [`SORT`] in `order[0]`

@@ -657,8 +657,7 @@ impl SweepVisitor<'_> {
     /// Tests the triangles of `packet` in `lanes` (a bit each), keeping the first contact.
     // Out of line: the walk is compiled once for each of the eight octants of the motion, and
     // with the prefilters and the exact test inlined in each copy, sweeps in changing
-    // directions ran out of the instruction cache (sizes and timings: docs/benchmarks.md,
-    // nineteenth session); one copy of this costs a call.
+    // directions ran out of the instruction cache; one copy of this costs a call.
     #[inline(never)]
     fn packet(&mut self, packet: usize, lanes: u32) {
         let leaf = &self.bvh.leaf_packets[packet];

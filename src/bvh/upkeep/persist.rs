@@ -28,8 +28,8 @@ use std::fmt;
 const FORMAT: &str = "meshray-bvh";
 /// Bumped whenever the record's meaning changes; older or newer files are refused by
 /// version, before their body is read. Version 1 (before 0.2) stored boxes and leaf
-/// triangles, with NaN padding that JSON could not carry; version 3 (before issue 38 made
-/// every leaf lane one packet) stored leaves of up to `max_leaf_size` triangles.
+/// triangles, with NaN padding that JSON could not carry; version 3 (before every leaf lane
+/// was one packet) stored leaves of up to `max_leaf_size` triangles.
 const VERSION: u32 = 4;
 
 /// A built [`Bvh`] in the form it is saved in: the format's name, its version and the

@@ -1,5 +1,5 @@
-//! The tree as plain words, for a reader outside the crate that uploads it to a GPU (issue
-//! 42's spike, the `meshray-gpu` crate): the 8-wide nodes and the leaf packets copied word
+//! The tree as plain words, for a reader outside the crate that uploads it to a GPU (the
+//! `meshray-gpu` crate): the 8-wide nodes and the leaf packets copied word
 //! by word, the slot-to-triangle map borrowed. Hidden from the documentation: the layout is
 //! the walk's own and may change with it; [`RawTree::LAYOUT`] names the version a reader
 //! was written for.
@@ -54,8 +54,8 @@ impl RawTree<'_> {
 const _: () = assert!(RawTree::NODE_WORDS == 64 && RawTree::PACKET_WORDS == 36);
 
 impl Bvh {
-    /// The ray tree as plain words ([`RawTree`]), copied: for the GPU spike of issue 42,
-    /// not a stable interface.
+    /// The ray tree as plain words ([`RawTree`]), copied: for the GPU crate, not a stable
+    /// interface.
     #[doc(hidden)]
     pub fn raw_tree(&self) -> RawTree<'_> {
         let mut nodes = Vec::with_capacity(self.nodes.len() * RawTree::NODE_WORDS);

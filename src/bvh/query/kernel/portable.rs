@@ -96,8 +96,7 @@ pub(crate) fn walk<const ANY: bool, const CAP: usize, T: Tally, V>(
     let slabs = WideRay::new(&RaySlabs::new(ray), grow);
     let octant = slabs.octant();
     let t_min = ray.t_min();
-    // Left unwritten until pushed: zeroing them cost a sixth of a query's instructions
-    // (callgrind, the bunny's primary rays).
+    // Left unwritten until pushed: zeroing them costs a large share of a short query.
     let mut words = [MaybeUninit::<u32>::uninit(); CAP];
     let mut entries = [MaybeUninit::<f32>::uninit(); CAP];
     let mut top = 0usize;

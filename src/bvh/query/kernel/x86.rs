@@ -19,7 +19,7 @@
 
 // No closure here calls an intrinsic: LLVM may compile a closure on its own for the crate's
 // baseline (SSE2), where the intrinsic cannot be inlined, and the walk then calls it as a
-// function (measured: six times slower). The `#[inline(always)]` functions are inlined into
+// function, a call per operation. The `#[inline(always)]` functions are inlined into
 // the walk first and take its instructions.
 #![allow(unsafe_code)]
 
