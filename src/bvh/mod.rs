@@ -26,15 +26,15 @@ pub(in crate::bvh) use build::tree;
 use build::{lbvh, reinsert};
 pub(in crate::bvh) use layout::{leaf, ray_node, wide};
 pub(in crate::bvh) use query::kernel;
-pub(in crate::bvh) use query::{inside, nearest, ray_query, traverse, walk, winding};
+pub(in crate::bvh) use query::{inside, nearest, ray_hits, ray_query, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;
 use upkeep::stats;
 
 pub use nearest::ClosestPoint;
+pub use ray_hits::{CompactHit, Hit, QueryCost};
 pub use ray_query::RayQuery;
 pub use stats::{MeasuredCost, Stats};
-pub use traverse::{CompactHit, Hit, QueryCost};
 pub use upkeep::raw::RawTree;
 pub use upkeep::refit::PoseUpdate;
 

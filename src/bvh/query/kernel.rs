@@ -35,7 +35,7 @@ mod portable;
 mod x86;
 
 use crate::bvh::build::MAX_WIDE_DEPTH;
-use crate::bvh::traverse::Tally;
+use crate::bvh::ray_hits::Tally;
 use crate::bvh::wide::{Grow, WideNode};
 use crate::triangle::TriangleHit;
 use crate::{QueryOptions, Ray};

@@ -17,7 +17,7 @@ use super::network::sorted_lanes;
 use super::{Found, KEY_POINT, Tree};
 use crate::aabb::RaySlabs;
 use crate::bvh::leaf::{LANES, LeafTest};
-use crate::bvh::traverse::{Tally, keep_closer};
+use crate::bvh::ray_hits::{Tally, keep_closer};
 use crate::bvh::wide::{Grow, LEAF, SORT, WIDTH, WideNode, WideRay, entered, lane_slabs, widened};
 use crate::{QueryOptions, Ray};
 use std::mem::MaybeUninit;

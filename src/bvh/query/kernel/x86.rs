@@ -26,8 +26,8 @@
 use super::isa::X86;
 use super::{CAPACITY, DEPTH_LIMIT, Found, KEY_POINT, Tree};
 use crate::bvh::leaf::{LANES, TrianglePacket};
+use crate::bvh::ray_hits::keep_closer;
 use crate::bvh::ray_node::COMPACT;
-use crate::bvh::traverse::keep_closer;
 use crate::bvh::wide::{EXIT_SLACK, Grow, LEAF, SORT, WIDTH, WideNode};
 use crate::watertight::{WatertightRay, edge_functions_f64, mixed_signs};
 use crate::{Culling, Ray};
