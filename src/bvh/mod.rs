@@ -23,10 +23,10 @@ mod upkeep;
 // above reach the tree's insides through `facade` alone (the compiler holds them to it).
 pub(crate) mod facade;
 pub(in crate::bvh) use build::tree;
-use build::{lbvh, reinsert};
+pub(in crate::bvh) use build::{collapse, lbvh, reinsert};
 pub(in crate::bvh) use layout::{leaf, ray_node, wide};
 pub(in crate::bvh) use query::kernel;
-pub(in crate::bvh) use query::{inside, nearest, ray_hits, ray_query, walk, winding};
+pub(in crate::bvh) use query::{inside, nearest, packet, ray_hits, ray_query, walk, winding};
 #[cfg(feature = "serde")]
 pub use upkeep::persist::SavedBvh;
 use upkeep::stats;
@@ -343,7 +343,7 @@ impl Bvh {
             }
         };
         let mut collapsed =
-            wide::collapse(&binary, options.traversal_cost, options.intersection_cost);
+            collapse::collapse(&binary, options.traversal_cost, options.intersection_cost);
         drop(binary);
         let (leaf_packets, triangle_index) = match &sorted {
             Some(sorted) => leaf::pack(&mut collapsed, &order, |slot| sorted[slot]),

@@ -14,8 +14,9 @@
 //! before its parent.
 
 use crate::bvh::build::MAX_WIDE_DEPTH;
+use crate::bvh::collapse::collapse;
 use crate::bvh::ray_node::{orders_are_permutations, ray_tree};
-use crate::bvh::wide::{Child, WIDTH, WideNode, collapse};
+use crate::bvh::wide::{Child, WIDTH, WideNode};
 use crate::{Aabb, BuildOptions};
 
 /// What a tree's leaves hold, as far as its boxes go.

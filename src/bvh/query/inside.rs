@@ -20,7 +20,8 @@
 //! estimate too close to ½) it falls back to the staged sums of [`inside_by_stages`].
 
 use crate::boundary::Boundary;
-use crate::bvh::leaf::{LANES, LeafTest};
+use crate::bvh::leaf::LANES;
+use crate::bvh::packet::LeafTest;
 use crate::bvh::walk::{Visitor, walk};
 use crate::bvh::wide::{WIDTH, WideNode};
 use crate::bvh::{Bvh, par};

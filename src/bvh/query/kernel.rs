@@ -31,16 +31,18 @@
 mod isa;
 mod network;
 mod portable;
+pub(crate) mod slabs;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
 use crate::bvh::build::MAX_WIDE_DEPTH;
 use crate::bvh::ray_hits::Tally;
-use crate::bvh::wide::{Grow, WideNode};
+use crate::bvh::wide::WideNode;
 use crate::triangle::TriangleHit;
 use crate::{QueryOptions, Ray};
 #[cfg(target_arch = "x86_64")]
 use isa::X86;
+use slabs::Grow;
 
 /// Where a child's key lies in the ray's span through its box at a node that sorts
 /// ([`SORT`](crate::bvh::ray_node::SORT)): `near + KEY_POINT · (far − near)`. Measured
@@ -187,7 +189,8 @@ pub(crate) fn visit_grown<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
 mod tests {
     use super::*;
     use crate::Culling;
-    use crate::bvh::leaf::{LANES, LeafTest};
+    use crate::bvh::leaf::LANES;
+    use crate::bvh::packet::LeafTest;
     use crate::test_support::{Rng, p};
     use crate::{Bvh, Mesh};
     use nalgebra::{Point3, Vector3};

@@ -9,7 +9,8 @@
 
 use crate::bvh::Bvh;
 use crate::bvh::kernel::{self, Tree};
-use crate::bvh::leaf::{LANES, LeafTest};
+use crate::bvh::leaf::LANES;
+use crate::bvh::packet::LeafTest;
 use crate::bvh::ray_query::RayQuery;
 use crate::triangle::{LeafTriangle, TriangleHit};
 use crate::{QueryOptions, Ray};

@@ -19,10 +19,11 @@
 //! with its boxes moved, in `f64`.
 
 use crate::bvh::Bvh;
+use crate::bvh::kernel::slabs::Grow;
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::query::kernel;
 use crate::bvh::walk::{Visitor, walk};
-use crate::bvh::wide::{Grow, WIDTH, WideNode};
+use crate::bvh::wide::{WIDTH, WideNode};
 use crate::sweep::{Contact, Moving};
 use crate::transform::moved_box;
 use crate::watertight::{largest_axis, sheared_axes};

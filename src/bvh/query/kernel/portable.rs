@@ -1,5 +1,5 @@
 //! The walk's portable twin: the same tree, the same visiting order and the same answers as
-//! the x86 walk's exact level, from portable parts (WebAssembly, ARM, an x86 without AVX2
+//! the x86 walk, from portable parts (WebAssembly, ARM, an x86 without AVX2
 //! and FMA, or `MESHRAY_SIMD=portable`); also the walk of trees deeper than the x86 walk's
 //! stack, and of queries that report what they tested ([`Tally`]).
 //!
@@ -9,21 +9,23 @@
 //! entered children are pushed farthest first in the node's order for the ray's octant (or,
 //! at a node flagged [`SORT`], by the x86 walk's keys and sorting network); a leaf lane goes
 //! to the caller ([`walk`]), which for a mesh's closest or any hit ([`cast`]) is the packet
-//! test ([`LeafTest`]: the watertight edge functions four at a time, then the scalar test's
-//! end), so every hit is the scalar test's, and ties go to the lowest triangle through
+//! test ([`LeafTest`]: the watertight packet test the x86 walk inlines, written once), so
+//! every hit is the scalar test's, and ties go to the lowest triangle through
 //! [`keep_closer`]. The stack is two arrays on the call's stack: nothing is allocated.
 
 use super::network::sorted_lanes;
+use super::slabs::{Grow, WideRay, entered, lane_slabs, widened};
 use super::{Found, KEY_POINT, Tree};
 use crate::aabb::RaySlabs;
-use crate::bvh::leaf::{LANES, LeafTest};
+use crate::bvh::leaf::LANES;
+use crate::bvh::packet::LeafTest;
 use crate::bvh::ray_hits::{Tally, keep_closer};
-use crate::bvh::wide::{Grow, LEAF, SORT, WIDTH, WideNode, WideRay, entered, lane_slabs, widened};
+use crate::bvh::wide::{LEAF, SORT, WIDTH, WideNode};
 use crate::{QueryOptions, Ray};
 use std::mem::MaybeUninit;
 
 /// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` (valid)
-/// with `options`: what the x86 walk's exact level answers (the closest hit bit for bit; any
+/// with `options`: what the x86 walk answers (the closest hit bit for bit; any
 /// hit, a hit of the scalar test), or with Cramer's rule (`watertight: false`) what the
 /// scalar Cramer test answers. `CAP` stack entries must hold the tree
 /// ([`capacity`](super::capacity)).
