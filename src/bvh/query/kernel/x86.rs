@@ -27,13 +27,14 @@ use super::isa::X86;
 use super::slabs::{EXIT_SLACK, Grow};
 use super::{CAPACITY, DEPTH_LIMIT, Found, KEY_POINT, Tree};
 use crate::bvh::leaf::{LANES, TrianglePacket};
-use crate::bvh::packet::WatertightPacket;
+use crate::bvh::packet::{MulAdd, WatertightPacket};
 use crate::bvh::ray_hits::keep_closer;
 use crate::bvh::ray_node::COMPACT;
 use crate::bvh::wide::{LEAF, SORT, WIDTH, WideNode};
 use crate::{Culling, Ray};
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
+use wide::f32x4;
 
 /// Runs `$body` with `$q` the octant of `ray`'s direction (bit `a` set where it is negative
 /// on axis `a`) as a constant.
@@ -94,9 +95,9 @@ pub(super) fn cast<const ANY: bool>(
     // which makes the assertion free).
     unsafe {
         if cpu.avx512() {
-            cast_avx512::<ANY>(tree, ray, culling)
+            cast_avx512::<ANY>(cpu, tree, ray, culling)
         } else {
-            cast_avx2::<ANY>(tree, ray, culling)
+            cast_avx2::<ANY>(cpu, tree, ray, culling)
         }
     }
 }
@@ -129,9 +130,14 @@ pub(super) fn visit<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
 /// # Safety
 /// As the module says.
 #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
-unsafe fn cast_avx2<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
+unsafe fn cast_avx2<const ANY: bool>(
+    cpu: X86,
+    tree: Tree,
+    ray: &Ray,
+    culling: Culling,
+) -> Option<Found> {
     // SAFETY: as the caller promises.
-    unsafe { cast_with::<ANY>(tree, ray, culling) }
+    unsafe { cast_with::<ANY>(cpu, tree, ray, culling) }
 }
 
 /// [`cast_avx2`] compiled for AVX-512 (F and VL) as well.
@@ -139,9 +145,14 @@ unsafe fn cast_avx2<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) ->
 /// # Safety
 /// As the module says, and the CPU must have AVX-512 F and VL.
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
-unsafe fn cast_avx512<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
+unsafe fn cast_avx512<const ANY: bool>(
+    cpu: X86,
+    tree: Tree,
+    ray: &Ray,
+    culling: Culling,
+) -> Option<Found> {
     // SAFETY: as the caller promises.
-    unsafe { cast_with::<ANY>(tree, ray, culling) }
+    unsafe { cast_with::<ANY>(cpu, tree, ray, culling) }
 }
 
 /// [`visit`] with AVX2 and FMA.
@@ -182,10 +193,15 @@ impl<V: FnMut(u32, &mut f32) -> bool> Leaves for Visit<V> {
 
 /// The closest hit or any hit of `ray` with the watertight packet test as the walk's leaves.
 #[inline(always)]
-unsafe fn cast_with<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
+unsafe fn cast_with<const ANY: bool>(
+    cpu: X86,
+    tree: Tree,
+    ray: &Ray,
+    culling: Culling,
+) -> Option<Found> {
     // SAFETY: inlined into the wrappers above, which enable the instructions.
     unsafe {
-        let mut leaves = PacketTest::<ANY>::new(tree, ray, culling);
+        let mut leaves = PacketTest::<ANY>::new(cpu, tree, ray, culling);
         by_octant!(ray, Q => walk::<ANY, Q, _>(tree.nodes, ray, &Grow::NONE, ray.t_max(), &mut leaves));
         leaves.best
     }
@@ -393,6 +409,7 @@ unsafe fn compact(mask: u32) -> __m256i {
 /// watertight packet test ([`WatertightPacket`]), each hit kept by [`keep_closer`] (the
 /// closest hit) or ending the walk (`ANY`).
 struct PacketTest<'a, const ANY: bool> {
+    cpu: X86,
     packets: &'a [TrianglePacket],
     index: &'a [u32],
     test: WatertightPacket<'a>,
@@ -401,13 +418,28 @@ struct PacketTest<'a, const ANY: bool> {
 
 impl<'a, const ANY: bool> PacketTest<'a, ANY> {
     #[inline(always)]
-    fn new(tree: Tree<'a>, ray: &'a Ray, culling: Culling) -> Self {
+    fn new(cpu: X86, tree: Tree<'a>, ray: &'a Ray, culling: Culling) -> Self {
         PacketTest {
+            cpu,
             packets: tree.packets,
             index: tree.index,
             test: WatertightPacket::new(ray, culling),
             best: None,
         }
+    }
+}
+
+/// `a·b + c` fused, for the packet test's filter: made from an [`X86`], which proves FMA.
+#[derive(Clone, Copy)]
+struct Fused(X86);
+
+impl MulAdd for Fused {
+    #[inline(always)]
+    fn mul_add(self, a: f32x4, b: f32x4, c: f32x4) -> f32x4 {
+        let _ = self.0;
+        let [a, b, c] = [a, b, c].map(bytemuck::cast::<f32x4, __m128>);
+        // SAFETY: the `X86` this was made from proves FMA (`X86::detect`).
+        bytemuck::cast(unsafe { _mm_fmadd_ps(a, b, c) })
     }
 }
 
@@ -418,15 +450,20 @@ impl<const ANY: bool> Leaves for PacketTest<'_, ANY> {
         // so by `ray_tree`).
         let leaf = unsafe { self.packets.get_unchecked(packet as usize) };
         let (index, best) = (self.index, &mut self.best);
-        self.test
-            .run(leaf, packet * LANES as u32, t_max, |slot, hit| {
+        self.test.run(
+            Fused(self.cpu),
+            leaf,
+            packet * LANES as u32,
+            t_max,
+            |slot, hit| {
                 if ANY {
                     *best = Some((slot, hit));
                     return None;
                 }
                 keep_closer(index, best, slot, hit);
                 Some(hit.t)
-            })
+            },
+        )
     }
 }
 
