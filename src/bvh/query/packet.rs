@@ -140,7 +140,7 @@ impl<'a> LeafTest<'a> {
         {
             let base = ((first + k) * LANES) as u32;
             let stopped = match &self.ray {
-                PreparedRay::Watertight(test) => test.run(Unfused, packet, base, t_max, &mut found),
+                PreparedRay::Watertight(test) => test.run(packet, base, t_max, &mut found),
                 PreparedRay::Cramer(ray) => {
                     packet.intersect(ray, self.t_min, t_max, self.culling, |lane, hit| {
                         found(base + lane as u32, hit)
@@ -155,12 +155,15 @@ impl<'a> LeafTest<'a> {
     }
 }
 
-/// The watertight test of a packet's four triangles against one ray, written once for every
-/// instruction set: the x86 walk inlines it (and so compiles it with AVX2, or AVX-512) and the
-/// portable twin runs it as it is. The edge functions in SIMD, operation for operation as
-/// [`WatertightRay::intersect`] computes them, so with its bits; for a ray whose range starts
-/// after 0 (one leaving a surface), the lanes kept only where the sheared `f32` `t`, give or
-/// take a conservative bound on its error, can land in the range (Pharr, Jakob and
+/// The watertight test of a packet's four triangles against one ray, over `wide`'s four
+/// lanes: the portable twin's leaves and every other query's (every hit, the count, the
+/// inside test's crossings). The x86 walk inlines its own copy in AVX2 intrinsics
+/// (`kernel/x86.rs`, `PacketTest`), the same operations but for its filter's fused
+/// multiply-adds: shared, this one cost the x86 walk more than its copy
+/// (docs/how-it-works/ray-kernel.md §9). The edge functions in SIMD, operation for operation
+/// as [`WatertightRay::intersect`] computes them, so with its bits; for a ray whose range
+/// starts after 0 (one leaving a surface), the lanes kept only where the sheared `f32` `t`,
+/// give or take a conservative bound on its error, can land in the range (Pharr, Jakob and
 /// Humphreys, *Physically Based Rendering*, 3rd ed., §3.9.6); then the scalar test's end on
 /// each lane left ([`WatertightRay::finish_boxed`], with the lane's box entry and exit
 /// computed four at a time with the bits of [`box_bounds`](crate::triangle::box_bounds)),
@@ -189,24 +192,6 @@ pub(crate) struct WatertightPacket<'a> {
 #[inline(always)]
 fn filters(ray: &Ray) -> bool {
     ray.t_min() > 0.0
-}
-
-/// `a·b + c` lane by lane, as an instruction set computes it: [`Unfused`] everywhere, fused
-/// in the x86 walk (whose instructions have FMA).
-pub(crate) trait MulAdd: Copy {
-    /// `a·b + c`.
-    fn mul_add(self, a: f32x4, b: f32x4, c: f32x4) -> f32x4;
-}
-
-/// `a·b + c` with two roundings: what every target computes.
-#[derive(Clone, Copy)]
-pub(crate) struct Unfused;
-
-impl MulAdd for Unfused {
-    #[inline(always)]
-    fn mul_add(self, a: f32x4, b: f32x4, c: f32x4) -> f32x4 {
-        a * b + c
-    }
 }
 
 /// `γ(n) = n·u / (1 − n·u)` for `f32` (`u = 2⁻²⁴`): the bound on the relative error of `n`
@@ -286,14 +271,10 @@ impl<'a> WatertightPacket<'a> {
 
     /// Tests `packet`'s four lanes (slots from `first_slot`) in lane order, calling
     /// `found(slot, hit)` for each hit within `[t_min, t_max]`; `found` returns the new
-    /// `t_max`, or `None` to stop (then this returns `true`). `fma` computes the filter's
-    /// multiply-adds: fused where the caller's instructions have them (the filter's bound
-    /// counts the roundings of the unfused form, so it holds either way, and a lane's answer
-    /// is the scalar end's whatever the filter lets through).
+    /// `t_max`, or `None` to stop (then this returns `true`).
     #[inline(always)]
-    pub(crate) fn run<M: MulAdd>(
+    pub(crate) fn run(
         &self,
-        fma: M,
         packet: &TrianglePacket,
         first_slot: u32,
         t_max: &mut f32,
@@ -326,7 +307,7 @@ impl<'a> WatertightPacket<'a> {
                 // rounding to f32. Unfused, as the bound counts its roundings.
                 let sz = self.shear[2];
                 let det = (wa + wb) + wc;
-                let t = (sz * fma.mul_add(wa, az, fma.mul_add(wb, bz, wc * cz))) / det;
+                let t = (sz * (wa * az + (wb * bz + wc * cz))) / det;
                 let splat = f32x4::splat;
                 let (max_x, max_y) = (max_abs3(ax, bx, cx), max_abs3(ay, by, cy));
                 let max_zs = max_abs3(az, bz, cz) * sz.abs();
@@ -334,24 +315,13 @@ impl<'a> WatertightPacket<'a> {
                 let delta_y = splat(gamma(5.0)) * (max_y + max_abs3(az, bz, cz));
                 let delta_z = splat(gamma(3.0)) * max_zs;
                 let delta_e = splat(2.0)
-                    * fma.mul_add(
-                        splat(gamma(2.0)) * max_x,
-                        max_y,
-                        fma.mul_add(delta_y, max_x, delta_x * max_y),
-                    );
+                    * ((splat(gamma(2.0)) * max_x) * max_y + (delta_y * max_x + delta_x * max_y));
                 let max_e = max_abs3(wa, wb, wc);
                 let delta_t = (splat(6.0)
-                    * fma.mul_add(
-                        splat(gamma(3.0)) * max_e,
-                        max_zs,
-                        fma.mul_add(delta_e, max_zs, delta_z * max_e),
-                    ))
+                    * ((splat(gamma(3.0)) * max_e) * max_zs
+                        + (delta_e * max_zs + delta_z * max_e)))
                     / det.abs();
-                let delta = fma.mul_add(
-                    t.abs(),
-                    splat(crate::bvh::kernel::slabs::EXIT_SLACK),
-                    delta_t,
-                );
+                let delta = t.abs() * splat(crate::bvh::kernel::slabs::EXIT_SLACK) + delta_t;
                 // The scalar end keeps `t` within the lane's own box (`within_box`): at most
                 // the greater of the plane's and the entry, at least the lesser of the
                 // plane's and the exit. The bounds second in `max4` and `min4` (which return
@@ -573,7 +543,7 @@ mod tests {
                 let test = WatertightPacket::new(&source, culling);
                 let mut got = [None; LANES];
                 let mut t_max = source.t_max();
-                let stopped = test.run(Unfused, &packet, 0, &mut t_max, |slot, hit| {
+                let stopped = test.run(&packet, 0, &mut t_max, |slot, hit| {
                     got[slot as usize] = Some(hit);
                     Some(source.t_max())
                 });
