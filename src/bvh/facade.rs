@@ -12,5 +12,5 @@ pub(crate) use super::query::walk::{Visitor, walk};
 
 /// The ray walk, by the name the tree's own modules give it.
 pub(crate) mod kernel {
-    pub(crate) use crate::bvh::query::kernel::visit;
+    pub(crate) use crate::bvh::query::kernel::{IN_LANE_ORDER, NEAREST_FIRST, visit};
 }

@@ -138,9 +138,21 @@ impl Scene {
             };
             let leaf: &mut dyn FnMut(u32, &mut f32) -> bool = &mut leaf;
             if nearest {
-                kernel::visit::<false, _>(&tree.nodes, tree.depth, ray, start, leaf);
+                kernel::visit::<{ kernel::NEAREST_FIRST }, _>(
+                    &tree.nodes,
+                    tree.depth,
+                    ray,
+                    start,
+                    leaf,
+                );
             } else {
-                kernel::visit::<true, _>(&tree.nodes, tree.depth, ray, start, leaf);
+                kernel::visit::<{ kernel::IN_LANE_ORDER }, _>(
+                    &tree.nodes,
+                    tree.depth,
+                    ray,
+                    start,
+                    leaf,
+                );
             }
             if stopped {
                 return;

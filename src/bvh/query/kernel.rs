@@ -44,6 +44,14 @@ use crate::{QueryOptions, Ray};
 use isa::X86;
 use slabs::Grow;
 
+/// The order `visit::<NEAREST_FIRST, _>` takes a node's entered children in: nearest first,
+/// a waiting child dropped once its entry lies beyond the range's end (a closest hit).
+pub(crate) const NEAREST_FIRST: bool = false;
+
+/// The order `visit::<IN_LANE_ORDER, _>` takes them in: the node's lane order where it does
+/// not sort, nothing dropped (any hit, every hit, the count).
+pub(crate) const IN_LANE_ORDER: bool = true;
+
 /// Where a child's key lies in the ray's span through its box at a node that sorts
 /// ([`SORT`](crate::bvh::ray_node::SORT)): `near + KEY_POINT · (far − near)`. Measured
 /// against the entry distance (0) and the midpoint (0.5) on the closest hit
@@ -115,14 +123,14 @@ fn deep_cast<const ANY: bool>(tree: Tree, ray: &Ray, options: &QueryOptions) -> 
 /// [`visit_grown`] for a tree deeper than [`DEPTH_LIMIT`], out of line as [`deep_cast`]
 /// is: its deepest stack would otherwise be in the frame of every caller's walk.
 #[inline(never)]
-fn deep_visit<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
+fn deep_visit<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
     nodes: &[WideNode],
     ray: &Ray,
     grow: &Grow,
     t_max: f32,
     visit: V,
 ) {
-    portable::walk::<ANY, DEEP_CAPACITY, (), V>(nodes, ray, grow, t_max, &mut (), visit);
+    portable::walk::<LANE_ORDER, DEEP_CAPACITY, (), V>(nodes, ray, grow, t_max, &mut (), visit);
 }
 
 /// [`cast`] for a query that reports what it tested: the portable twin, which visits the
@@ -145,26 +153,26 @@ pub(crate) fn cast_tallied<const ANY: bool, T: Tally>(
 /// `ray` (valid) over `ray.t_min()..t_max`, calling `visit(entry, t_max)` with each leaf lane
 /// the ray enters — its first entry: a packet of a mesh's tree, or a place in a scene's
 /// instance order — and the current end of the range, which it may lower; `visit` returns
-/// `true` to stop. `ANY == false` walks nearest child first and drops a waiting child whose
-/// entry lies beyond the end (a closest hit); `ANY == true` takes the children in the node's
+/// `true` to stop. `LANE_ORDER == false` walks nearest child first and drops a waiting child whose
+/// entry lies beyond the end (a closest hit); `LANE_ORDER == true` takes the children in the node's
 /// lane order where it does not sort and drops nothing (any hit, every hit, the count). No
 /// box holding a hit up to the end is culled. With AVX2 and FMA the x86 walk, else the
 /// portable twin, in the same order.
 #[inline(always)]
-pub(crate) fn visit<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
+pub(crate) fn visit<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
     nodes: &[WideNode],
     depth: usize,
     ray: &Ray,
     t_max: f32,
     visit: V,
 ) {
-    visit_grown::<ANY, V>(nodes, depth, ray, &Grow::NONE, t_max, visit);
+    visit_grown::<LANE_ORDER, V>(nodes, depth, ray, &Grow::NONE, t_max, visit);
 }
 
 /// [`visit`] over boxes grown by `grow` (a moving shape's reach): each leaf lane whose grown
 /// box the ray enters. At [`Grow::NONE`], [`visit`] itself.
 #[inline(always)]
-pub(crate) fn visit_grown<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
+pub(crate) fn visit_grown<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
     nodes: &[WideNode],
     depth: usize,
     ray: &Ray,
@@ -176,13 +184,13 @@ pub(crate) fn visit_grown<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
         return;
     }
     if depth > DEPTH_LIMIT {
-        return deep_visit::<ANY, V>(nodes, ray, grow, t_max, visit);
+        return deep_visit::<LANE_ORDER, V>(nodes, ray, grow, t_max, visit);
     }
     #[cfg(target_arch = "x86_64")]
     if let Some(cpu) = X86::detect() {
-        return x86::visit::<ANY, V>(cpu, nodes, depth, ray, grow, t_max, visit);
+        return x86::visit::<LANE_ORDER, V>(cpu, nodes, depth, ray, grow, t_max, visit);
     }
-    portable::walk::<ANY, CAPACITY, (), V>(nodes, ray, grow, t_max, &mut (), visit);
+    portable::walk::<LANE_ORDER, CAPACITY, (), V>(nodes, ray, grow, t_max, &mut (), visit);
 }
 
 #[cfg(test)]

@@ -341,7 +341,7 @@ impl Bvh {
     /// range: the order is the cheapest, and the end never moves.
     #[inline(always)]
     pub(crate) fn visit_packets(&self, ray: &Ray, mut leaf: impl FnMut(usize, &mut f32) -> bool) {
-        kernel::visit::<true, _>(
+        kernel::visit::<{ kernel::IN_LANE_ORDER }, _>(
             &self.nodes,
             self.depth,
             ray,

@@ -571,7 +571,7 @@ impl Bvh {
         match own_ray {
             // In its own space, the ray walk (vector slab tests, eight boxes at once) over
             // the boxes grown by the reach.
-            Some((ray, grow)) => kernel::visit_grown::<false, _>(
+            Some((ray, grow)) => kernel::visit_grown::<{ kernel::NEAREST_FIRST }, _>(
                 &self.nodes,
                 self.depth,
                 &ray,

@@ -77,12 +77,12 @@ pub(crate) fn cast<const ANY: bool, const CAP: usize, T: Tally>(
 /// Walks `nodes` (root at 0; none, no walk) for `ray` (valid) over `t_min..t_max`,
 /// calling `visit(entry, t_max)` with each leaf lane the ray enters (its first entry: a
 /// packet, or an index into a scene's instance order) and the current end of the range,
-/// which it may lower; `visit` returns `true` to stop. `ANY == false`: nearest child first,
-/// and a waiting child dropped once its entry lies beyond the end; `ANY == true`: the
+/// which it may lower; `visit` returns `true` to stop. `LANE_ORDER == false`: nearest child first,
+/// and a waiting child dropped once its entry lies beyond the end; `LANE_ORDER == true`: the
 /// children in lane order where the node does not sort, nothing dropped. The stack holds
 /// `CAP` entries: [`capacity`](super::capacity) of the tree's depth or more.
 #[inline(always)]
-pub(crate) fn walk<const ANY: bool, const CAP: usize, T: Tally, V>(
+pub(crate) fn walk<const LANE_ORDER: bool, const CAP: usize, T: Tally, V>(
     nodes: &[WideNode],
     ray: &Ray,
     grow: &Grow,
@@ -129,7 +129,7 @@ pub(crate) fn walk<const ANY: bool, const CAP: usize, T: Tally, V>(
                     top += ((mask >> k) & 1) as usize;
                 };
                 let sorts = node.order[0] & SORT != 0;
-                if ANY && !sorts {
+                if LANE_ORDER && !sorts {
                     // Lane order: no distances, nothing culled at the pop.
                     (0..WIDTH).for_each(push);
                 } else if sorts {
@@ -184,7 +184,7 @@ pub(crate) fn walk<const ANY: bool, const CAP: usize, T: Tally, V>(
             #[allow(unsafe_code)]
             let (entry, waiting) =
                 unsafe { (entries[top].assume_init(), words[top].assume_init()) };
-            if ANY || entry <= limit {
+            if LANE_ORDER || entry <= limit {
                 word = waiting;
                 break;
             }

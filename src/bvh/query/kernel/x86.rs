@@ -106,7 +106,7 @@ pub(super) fn cast<const ANY: bool>(
 /// lane to `visit` (as [`super::visit`] says), with the x86 build `cpu` names (the AVX2 one
 /// either way: a visit's leaves are the caller's, so wider registers save little).
 #[inline(always)]
-pub(super) fn visit<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
+pub(super) fn visit<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
     cpu: X86,
     nodes: &[WideNode],
     depth: usize,
@@ -121,7 +121,7 @@ pub(super) fn visit<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
     // `ray_tree` (or loaded, or refitted, and validated): child words index `nodes`, and its
     // leaves are no deeper than `depth <= DEPTH_LIMIT` (asserted above, and checked by every
     // caller first). A visit reads no packets and no map.
-    unsafe { visit_avx2::<ANY, V>(nodes, ray, grow, t_max, visit) }
+    unsafe { visit_avx2::<LANE_ORDER, V>(nodes, ray, grow, t_max, visit) }
 }
 
 /// [`cast`] with AVX2 and FMA.
@@ -149,7 +149,7 @@ unsafe fn cast_avx512<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) 
 /// # Safety
 /// As the module says (the packets and map are not read).
 #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
-unsafe fn visit_avx2<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
+unsafe fn visit_avx2<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
     nodes: &[WideNode],
     ray: &Ray,
     grow: &Grow,
@@ -159,7 +159,7 @@ unsafe fn visit_avx2<const ANY: bool, V: FnMut(u32, &mut f32) -> bool>(
     let mut leaves = Visit(visit);
     // SAFETY: as the caller promises.
     unsafe {
-        by_octant!(ray, Q => walk::<ANY, Q, _>(nodes, ray, grow, t_max, &mut leaves));
+        by_octant!(ray, Q => walk::<LANE_ORDER, Q, _>(nodes, ray, grow, t_max, &mut leaves));
     }
 }
 
@@ -197,7 +197,7 @@ unsafe fn cast_with<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) ->
 /// # Safety
 /// As the module says.
 #[inline(always)]
-unsafe fn walk<const ANY: bool, const Q: u8, L: Leaves>(
+unsafe fn walk<const LANE_ORDER: bool, const Q: u8, L: Leaves>(
     nodes: &[WideNode],
     ray: &Ray,
     grow: &Grow,
@@ -286,7 +286,7 @@ unsafe fn walk<const ANY: bool, const Q: u8, L: Leaves>(
                     }
                     let child = _mm256_load_si256(node.child.as_ptr() as *const __m256i);
                     let sorts = *node.order.get_unchecked(0) & SORT != 0;
-                    if ANY && !sorts {
+                    if LANE_ORDER && !sorts {
                         // Lane order: no distances, nothing culled at the pop.
                         let lanes = compact(mask);
                         let out = _mm256_permutevar8x32_epi32(child, lanes);
@@ -353,7 +353,7 @@ unsafe fn walk<const ANY: bool, const Q: u8, L: Leaves>(
                     break 'walk;
                 }
                 top -= 1;
-                if ANY || *entries.add(top) <= t_lim {
+                if LANE_ORDER || *entries.add(top) <= t_lim {
                     word = *words.add(top);
                     break;
                 }
