@@ -14,6 +14,7 @@ mod overlap;
 mod select;
 mod sweep;
 mod top;
+mod walk;
 
 pub use query::SceneClosestPoint;
 pub use select::SceneTriangle;

@@ -1,8 +1,9 @@
 //! The scene's ray queries (closest, any and all hits) and its nearest point: each walks the
 //! top-level trees and queries the instances it reaches in their own object space.
 
+use super::walk::InstanceVisitor;
 use super::{Instance, InstanceId, Scene, SceneHit, SceneOptions};
-use crate::bvh::facade::{Visitor, WIDTH, WideNode, kernel, lanes_near, walk};
+use crate::bvh::facade::{WIDTH, WideNode, kernel, lanes_near};
 use crate::closest_point::distance_query;
 use crate::{ClosestPoint, CompactHit, Hit, Ray, RayQuery};
 use nalgebra::{Matrix3, Point3, Unit, Vector3};
@@ -190,17 +191,11 @@ impl Scene {
         options: &SceneOptions<'_>,
     ) -> Option<(InstanceId, u32, crate::closest_point::Nearest)> {
         let mut visitor = NearestInstance {
-            slots: &self.slots,
-            order: &[],
             p,
             limit,
-            options,
             best: None,
         };
-        for tree in self.top().trees() {
-            visitor.order = &tree.order;
-            walk(&tree.nodes, &mut visitor);
-        }
+        self.walk_instances(options, &mut visitor);
         visitor.best
     }
 
@@ -262,21 +257,18 @@ fn to_world(instance: &Instance, id: InstanceId, mut h: Hit) -> SceneHit {
 
 /// The nearest-point search over instances: nearest world box first, each instance searched
 /// in world space; boxes beyond the best distance are skipped.
-struct NearestInstance<'a> {
-    slots: &'a [Option<Instance>],
-    order: &'a [u32],
+struct NearestInstance {
     p: Point3<f64>,
     /// The best squared distance so far (the caller's limit at first).
     limit: f64,
-    options: &'a SceneOptions<'a>,
     best: Option<(u32, u32, crate::closest_point::Nearest)>,
 }
 
-impl Visitor for NearestInstance<'_> {
+impl InstanceVisitor for NearestInstance {
     type Key = f64;
     const ORDERED: bool = true;
 
-    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
+    fn node(&mut self, node: &WideNode) -> (u32, [f64; WIDTH]) {
         lanes_near(node, &self.p, None, |d2| self.worth(d2))
     }
 
@@ -284,27 +276,24 @@ impl Visitor for NearestInstance<'_> {
         d2 <= self.limit * (1.0 + 1e-9)
     }
 
-    fn leaf(&mut self, first: u32, count: u32, _: f64) -> bool {
-        let ids = &self.order[first as usize..(first + count) as usize];
-        for (id, instance) in self.options.seen_in(self.slots, ids) {
-            let Some((t, n)) =
-                instance
-                    .bvh
-                    .nearest_triangle(&self.p, self.limit, Some(&instance.to_world))
-            else {
-                continue;
-            };
-            let better = match &self.best {
-                None => true,
-                Some((bid, _, bn)) => {
-                    n.distance_squared < bn.distance_squared
-                        || (n.distance_squared == bn.distance_squared && id < *bid)
-                }
-            };
-            if better {
-                self.limit = n.distance_squared;
-                self.best = Some((id, t, n));
+    fn instance(&mut self, id: InstanceId, instance: &Instance) -> bool {
+        let Some((t, n)) =
+            instance
+                .bvh
+                .nearest_triangle(&self.p, self.limit, Some(&instance.to_world))
+        else {
+            return false;
+        };
+        let better = match &self.best {
+            None => true,
+            Some((bid, _, bn)) => {
+                n.distance_squared < bn.distance_squared
+                    || (n.distance_squared == bn.distance_squared && id < *bid)
             }
+        };
+        if better {
+            self.limit = n.distance_squared;
+            self.best = Some((id, t, n));
         }
         false
     }

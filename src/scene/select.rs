@@ -7,8 +7,9 @@
 //! included. The instance's own tree is culled with its boxes moved to world space (their
 //! corners moved, rounded outwards), which can only keep too many boxes, never too few.
 
+use super::walk::InstanceVisitor;
 use super::{Instance, InstanceId, Scene, SceneOptions};
-use crate::bvh::facade::{Visitor, WIDTH, WideNode, walk};
+use crate::bvh::facade::{WIDTH, WideNode};
 use crate::region::{Region, Selector};
 
 /// A triangle of a scene: the instance and the triangle's number in its mesh. Selections
@@ -61,16 +62,10 @@ impl Scene {
     /// Walks the instances whose world box may hold part of `region`, and selects in each.
     fn select(&self, region: &Selector<'_>, options: &SceneOptions<'_>) -> Vec<SceneTriangle> {
         let mut visitor = SelectInstances {
-            slots: &self.slots,
-            order: &[],
-            options,
             region,
             out: Vec::new(),
         };
-        for tree in self.top().trees() {
-            visitor.order = &tree.order;
-            walk(&tree.nodes, &mut visitor);
-        }
+        self.walk_instances(options, &mut visitor);
         let mut out = visitor.out;
         out.sort_unstable();
         out
@@ -80,18 +75,15 @@ impl Scene {
 /// A selection's walk of the top-level trees: instance boxes that may hold part of the
 /// region, and in each instance the mesh selection with the mesh moved into place.
 struct SelectInstances<'a> {
-    slots: &'a [Option<Instance>],
-    order: &'a [u32],
-    options: &'a SceneOptions<'a>,
     region: &'a Selector<'a>,
     out: Vec<SceneTriangle>,
 }
 
-impl Visitor for SelectInstances<'_> {
+impl InstanceVisitor for SelectInstances<'_> {
     type Key = ();
     const ORDERED: bool = false;
 
-    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [(); WIDTH]) {
+    fn node(&mut self, node: &WideNode) -> (u32, [(); WIDTH]) {
         let entered = node.lanes().filter(|&k| {
             let (min, max) = node.lane_corners(k);
             self.region.may_hold(min, max)
@@ -103,16 +95,13 @@ impl Visitor for SelectInstances<'_> {
         true
     }
 
-    fn leaf(&mut self, first: u32, count: u32, _: ()) -> bool {
-        let ids = &self.order[first as usize..(first + count) as usize];
-        for (id, instance) in self.options.seen_in(self.slots, ids) {
-            let found = instance.bvh.select(self.region, Some(&instance.to_world));
-            self.out
-                .extend(found.into_iter().map(|triangle| SceneTriangle {
-                    instance: id,
-                    triangle,
-                }));
-        }
+    fn instance(&mut self, id: InstanceId, instance: &Instance) -> bool {
+        let found = instance.bvh.select(self.region, Some(&instance.to_world));
+        self.out
+            .extend(found.into_iter().map(|triangle| SceneTriangle {
+                instance: id,
+                triangle,
+            }));
         false
     }
 }

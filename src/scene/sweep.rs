@@ -11,9 +11,10 @@
 //! for the exact test; only a placement too ill-conditioned for the bound's error argument
 //! takes the generic walk.
 
+use super::walk::InstanceVisitor;
 use super::{Instance, InstanceId, Scene, SceneOptions};
 use crate::Aabb;
-use crate::bvh::facade::{Placement, Reach, Visitor, WIDTH, WideNode, walk};
+use crate::bvh::facade::{Placement, Reach, WIDTH, WideNode};
 use crate::sweep::{Contact, Moving};
 use nalgebra::{Matrix3, Matrix4, Point3, Vector3};
 
@@ -28,44 +29,37 @@ impl Scene {
         options: &SceneOptions<'_>,
     ) -> Option<(InstanceId, u32, Contact)> {
         let mut visitor = SweepInstance {
-            slots: &self.slots,
             bounds: &self.bounds,
-            order: &[],
             m,
             reach: Reach::of(m),
             limit,
-            options,
+            culling: options.query.culling,
             best: None,
         };
-        for tree in self.top().trees() {
-            visitor.order = &tree.order;
-            walk(&tree.nodes, &mut visitor);
-        }
+        self.walk_instances(options, &mut visitor);
         visitor.best
     }
 }
 
 /// The sweep's walk over the top level: nearest instance box first.
 struct SweepInstance<'a> {
-    slots: &'a [Option<Instance>],
     /// The instances' world boxes.
     bounds: &'a [Aabb],
-    order: &'a [u32],
     m: &'a Moving,
     reach: Reach,
     /// The best contact's `τ` so far (the caller's limit at first).
     limit: f64,
-    options: &'a SceneOptions<'a>,
+    culling: crate::Culling,
     best: Option<(InstanceId, u32, Contact)>,
 }
 
-impl Visitor for SweepInstance<'_> {
+impl InstanceVisitor for SweepInstance<'_> {
     type Key = f64;
     const ORDERED: bool = true;
 
     // The instances' world boxes eight at once in `f32`, as a mesh's own walk tests its
     // boxes: padded, so no box the path reaches is skipped.
-    fn node(&mut self, _: u32, node: &WideNode) -> (u32, [f64; WIDTH]) {
+    fn node(&mut self, node: &WideNode) -> (u32, [f64; WIDTH]) {
         self.reach.node_entries(node, self.limit)
     }
 
@@ -73,56 +67,53 @@ impl Visitor for SweepInstance<'_> {
         tau <= self.limit
     }
 
-    fn leaf(&mut self, first: u32, count: u32, _: f64) -> bool {
-        let ids = &self.order[first as usize..(first + count) as usize];
-        for (id, instance) in self.options.seen_in(self.slots, ids) {
-            let culling = self.options.query.culling;
-            let linear = instance.to_world.fixed_view::<3, 3>(0, 0);
-            let found = if linear == Matrix3::identity() {
-                // A translation alone: the shape moved back into the mesh's space, the
-                // contact moved out again.
-                let shift: Vector3<f64> = instance.to_world.fixed_view::<3, 1>(0, 3).into();
-                let own = Moving {
-                    start: self.m.start - shift,
-                    ..*self.m
-                };
-                instance
-                    .bvh
-                    .first_contact(&own, self.limit, culling, Placement::Own, None)
-                    .map(|(triangle, c)| {
-                        let moved = Contact {
-                            point: c.point + shift,
-                            axis_point: c.axis_point + shift,
-                            ..c
-                        };
-                        (triangle, moved)
-                    })
-            } else {
-                let world = &self.bounds[id as usize];
-                let until =
-                    self.limit
-                        .min(self.reach.exit(self.m, world.min.into(), world.max.into()));
-                let bound = own_bound(instance, self.m, until);
-                let placement = Placement::Moved {
-                    to_world: &instance.to_world,
-                    mirrored: linear.determinant() < 0.0,
-                    bound: bound.as_ref(),
-                };
-                instance
-                    .bvh
-                    .first_contact(self.m, self.limit, culling, placement, None)
+    fn instance(&mut self, id: InstanceId, instance: &Instance) -> bool {
+        let culling = self.culling;
+        let linear = instance.to_world.fixed_view::<3, 3>(0, 0);
+        let found = if linear == Matrix3::identity() {
+            // A translation alone: the shape moved back into the mesh's space, the
+            // contact moved out again.
+            let shift: Vector3<f64> = instance.to_world.fixed_view::<3, 1>(0, 3).into();
+            let own = Moving {
+                start: self.m.start - shift,
+                ..*self.m
             };
-            let Some((triangle, contact)) = found else {
-                continue;
+            instance
+                .bvh
+                .first_contact(&own, self.limit, culling, Placement::Own, None)
+                .map(|(triangle, c)| {
+                    let moved = Contact {
+                        point: c.point + shift,
+                        axis_point: c.axis_point + shift,
+                        ..c
+                    };
+                    (triangle, moved)
+                })
+        } else {
+            let world = &self.bounds[id as usize];
+            let until = self
+                .limit
+                .min(self.reach.exit(self.m, world.min.into(), world.max.into()));
+            let bound = own_bound(instance, self.m, until);
+            let placement = Placement::Moved {
+                to_world: &instance.to_world,
+                mirrored: linear.determinant() < 0.0,
+                bound: bound.as_ref(),
             };
-            let better = match &self.best {
-                None => true,
-                Some((bid, bt, bc)) => (contact.tau, id, triangle) < (bc.tau, *bid, *bt),
-            };
-            if better {
-                self.limit = contact.tau;
-                self.best = Some((id, triangle, contact));
-            }
+            instance
+                .bvh
+                .first_contact(self.m, self.limit, culling, placement, None)
+        };
+        let Some((triangle, contact)) = found else {
+            return false;
+        };
+        let better = match &self.best {
+            None => true,
+            Some((bid, bt, bc)) => (contact.tau, id, triangle) < (bc.tau, *bid, *bt),
+        };
+        if better {
+            self.limit = contact.tau;
+            self.best = Some((id, triangle, contact));
         }
         false
     }
