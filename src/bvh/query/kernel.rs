@@ -6,12 +6,12 @@
 //! Per node visit: the six slab distances `(bound − o)·(1/d)` (a relative error of a few ulps
 //! wherever the origin is, `±0` directions giving `±inf`, a `NaN` plane keeping the bound)
 //! with the far planes' reciprocals and the range's end widened by
-//! [`EXIT_SLACK`](crate::bvh::wide::EXIT_SLACK), so no box that holds a hit up to the `f64`
+//! [`EXIT_SLACK`](slabs::EXIT_SLACK), so no box that holds a hit up to the `f64`
 //! plane's `t` is culled; the clamp to the ray's range; a compare into a mask. One child
 //! entered goes straight on; two or more are put in the node's order for the ray's octant
 //! (farthest first), compacted and pushed, the nearest then taken back off the top; at a node
 //! whose children overlap too much for any order made ahead
-//! ([`SORT`](crate::bvh::ray_node::SORT)), sorted by distance instead. A leaf lane (one packet
+//! ([`SORT`](crate::bvh::wide::SORT)), sorted by distance instead. A leaf lane (one packet
 //! of four triangles) goes to the walk's leaves: for a closest or any hit the packet test
 //! (the edge test of Woop, Benthin and Wald (2013) in the ray's sheared space, the lanes kept
 //! only where the sheared `f32` `t`, give or take a conservative bound on its error (Pharr,
@@ -25,8 +25,9 @@
 //! The walk exists for x86 with AVX2 and FMA ([`x86`], compiled again for AVX-512) and as a
 //! portable twin ([`portable`]) that visits the same nodes in the same order with the same
 //! answers (the tests below compare them on every CPU with AVX2); [`isa`] chooses once per
-//! process. The ray's octant and the watertight test's axes are values of the query, not
-//! constants of the code, so each query kind has one walk per instruction set.
+//! process. The x86 walk is compiled once per ray octant, with the watertight test's axes
+//! chosen per query, so a query kind is eight small copies per instruction set (why: the
+//! x86 module's notes).
 
 mod isa;
 mod network;
@@ -53,7 +54,7 @@ pub(crate) const NEAREST_FIRST: bool = false;
 pub(crate) const IN_LANE_ORDER: bool = true;
 
 /// Where a child's key lies in the ray's span through its box at a node that sorts
-/// ([`SORT`](crate::bvh::ray_node::SORT)): `near + KEY_POINT · (far − near)`. Measured
+/// ([`SORT`](crate::bvh::wide::SORT)): `near + KEY_POINT · (far − near)`. Measured
 /// against the entry distance (0) and the midpoint (0.5) on the closest hit
 /// (docs/how-it-works/ray-kernel.md §8): entry order finds Crytek Sponza's winners first but
 /// the conference room's late; this point keeps the first and not the second.

@@ -1,6 +1,6 @@
 //! Ray queries: closest hit, any hit, all hits, the count.
 //!
-//! Every one runs the ray walk of [`kernel`](crate::bvh::kernel): each node's children in
+//! Every one runs the ray walk of [`kernel`]: each node's children in
 //! the order made for the ray's octant. Closest and any hit test their packets inside the
 //! walk; every hit and the count hand each entered packet to the packet test
 //! ([`LeafTest`]) with the range's end left where it is; the measured cost runs the walk's

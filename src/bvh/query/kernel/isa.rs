@@ -74,7 +74,7 @@ impl Isa {
 }
 
 /// Proof that this CPU runs the x86 walk, and which of its builds: only [`X86::detect`] (and,
-/// in tests, [`X86::all_here`]) make one, from what the CPU says it has.
+/// in tests, `X86::all_here`) make one, from what the CPU says it has.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct X86 {

@@ -5,7 +5,7 @@
 //!
 //! A node's eight boxes take the 8-lane slab test ([`lane_slabs`], [`entered`]:
 //! `(bound − o)·(1/d)`, a `NaN` plane keeping the bound, the exit widened by
-//! [`EXIT_SLACK`](crate::bvh::wide::EXIT_SLACK)), which never culls a box holding a hit; the
+//! [`EXIT_SLACK`](super::slabs::EXIT_SLACK)), which never culls a box holding a hit; the
 //! entered children are pushed farthest first in the node's order for the ray's octant (or,
 //! at a node flagged [`SORT`], by the x86 walk's keys and sorting network); a leaf lane goes
 //! to the caller ([`walk`]), which for a mesh's closest or any hit ([`cast`]) is the packet

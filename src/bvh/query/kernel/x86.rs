@@ -15,7 +15,7 @@
 //! instructions: the CPU must have AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (and AVX-512 F
 //! and VL for its AVX-512 build); and the tree must be a ray tree made by `ray_tree` (or
 //! loaded and validated) over its packets and map, no deeper than
-//! [`DEPTH_LIMIT`](super::DEPTH_LIMIT).
+//! [`DEPTH_LIMIT`].
 
 // No closure here calls an intrinsic: LLVM may compile a closure on its own for the crate's
 // baseline (SSE2), where the intrinsic cannot be inlined, and the walk then calls it as a
@@ -78,7 +78,7 @@ macro_rules! by_octant {
 }
 
 /// The closest hit (`ANY == false`) or the first hit found of `ray` (valid) in `tree` (a
-/// `Bvh`'s, no deeper than [`DEPTH_LIMIT`](super::DEPTH_LIMIT)), the watertight test with
+/// `Bvh`'s, no deeper than [`DEPTH_LIMIT`]), the watertight test with
 /// `culling`, with the x86 build `cpu` names.
 #[inline(always)]
 pub(super) fn cast<const ANY: bool>(
@@ -412,7 +412,7 @@ struct PacketTest<'a, const ANY: bool> {
     /// (see [`filters`]).
     filter: bool,
     /// The ray's origin, reciprocal direction and signs, for its triangles' box entries
-    /// and exits ([`box_bounds`]).
+    /// and exits ([`box_bounds`](Self::box_bounds)).
     ray_origin: [f32; 3],
     inv: [f32; 3],
     negative: [bool; 3],
