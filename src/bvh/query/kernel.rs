@@ -348,21 +348,6 @@ mod tests {
         assert!(visited > 2_000, "{visited} leaf visits");
     }
 
-    /// Whether this CPU runs the x86 walk; where it does not, the tests that compare it
-    /// with the portable twin say so and end (under `CI=true`, whose x86 machines have
-    /// AVX2, they fail instead). Off x86-64 those tests show as ignored.
-    fn x86_walk_runs_here() -> bool {
-        if isa::Isa::cpu_has_avx2() {
-            return true;
-        }
-        assert!(
-            std::env::var_os("CI").is_none_or(|v| v != "true"),
-            "CI=true: this CPU has no AVX2, so the x86 walk cannot be compared"
-        );
-        eprintln!("note: this CPU has no AVX2 and FMA; the x86 walk was not compared");
-        false
-    }
-
     /// The x86 walk visits the same leaf lanes in the same order with the same range as the
     /// portable twin, in both orders, grown boxes or not, and casts the same answers bit for
     /// bit, the closest hit and (from the same order) any hit, at each instruction set this
@@ -374,7 +359,7 @@ mod tests {
         ignore = "the x86 walk exists on x86-64 only"
     )]
     fn x86_equals_portable_walk() {
-        if !x86_walk_runs_here() {
+        if !isa::Isa::x86_runs_here("walk") {
             return;
         }
         let mut rng = Rng::new(38);

@@ -188,17 +188,28 @@ pub(crate) struct WatertightPacket<'a> {
 /// often its neighbours) inside their edges at `t` within rounding of 0, below `t_min`, in
 /// nearly every leaf near its origin, which the filter rejects for a few vector operations
 /// where the scalar end spends a few hundred instructions each; elsewhere most lanes inside
-/// their edges are hits in range, which the filter only delays.
+/// their edges are hits in range, which the filter only delays (the figures:
+/// docs/how-it-works/ray-kernel.md §8). The x86 walk's packet test asks it too.
 #[inline(always)]
-fn filters(ray: &Ray) -> bool {
+pub(crate) fn filters(ray: &Ray) -> bool {
     ray.t_min() > 0.0
 }
 
 /// `γ(n) = n·u / (1 − n·u)` for `f32` (`u = 2⁻²⁴`): the bound on the relative error of `n`
 /// roundings (Higham; PBR §3.9.1).
-const fn gamma(n: f32) -> f32 {
+pub(crate) const fn gamma(n: f32) -> f32 {
     let u = 1.0 / (1u32 << 24) as f32;
     n * u / (1.0 - n * u)
+}
+
+/// The lanes (of four) whose sign of the determinant `culling` keeps: positive, negative.
+#[inline(always)]
+pub(crate) fn kept_signs(culling: Culling) -> (u32, u32) {
+    match culling {
+        Culling::None => (0xf, 0xf),
+        Culling::Back => (0xf, 0),
+        Culling::Front => (0, 0xf),
+    }
 }
 
 /// `if a < b { a } else { b }` lane by lane (x86's `minps(a, b)`: `b` on a NaN or a tie).
@@ -260,11 +271,7 @@ impl<'a> WatertightPacket<'a> {
             ray: w,
             culling,
             t_min: ray.t_min(),
-            keep: match culling {
-                Culling::None => (0xf, 0xf),
-                Culling::Back => (0xf, 0),
-                Culling::Front => (0, 0xf),
-            },
+            keep: kept_signs(culling),
             filter: filters(ray),
         }
     }
@@ -310,9 +317,10 @@ impl<'a> WatertightPacket<'a> {
                 let t = (sz * (wa * az + (wb * bz + wc * cz))) / det;
                 let splat = f32x4::splat;
                 let (max_x, max_y) = (max_abs3(ax, bx, cx), max_abs3(ay, by, cy));
-                let max_zs = max_abs3(az, bz, cz) * sz.abs();
-                let delta_x = splat(gamma(5.0)) * (max_x + max_abs3(az, bz, cz));
-                let delta_y = splat(gamma(5.0)) * (max_y + max_abs3(az, bz, cz));
+                let max_z = max_abs3(az, bz, cz);
+                let max_zs = max_z * sz.abs();
+                let delta_x = splat(gamma(5.0)) * (max_x + max_z);
+                let delta_y = splat(gamma(5.0)) * (max_y + max_z);
                 let delta_z = splat(gamma(3.0)) * max_zs;
                 let delta_e = splat(2.0)
                     * ((splat(gamma(2.0)) * max_x) * max_y + (delta_y * max_x + delta_x * max_y));

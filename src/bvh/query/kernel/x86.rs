@@ -27,6 +27,7 @@ use super::isa::X86;
 use super::slabs::{EXIT_SLACK, Grow};
 use super::{CAPACITY, DEPTH_LIMIT, Found, KEY_POINT, Tree};
 use crate::bvh::leaf::{LANES, TrianglePacket};
+use crate::bvh::packet::{filters, gamma, kept_signs};
 use crate::bvh::ray_hits::keep_closer;
 use crate::bvh::ray_node::COMPACT;
 use crate::bvh::wide::{LEAF, SORT, WIDTH, WideNode};
@@ -409,7 +410,7 @@ struct PacketTest<'a, const ANY: bool> {
     /// The lanes whose sign of the determinant `culling` keeps: positive, negative.
     keep: (u32, u32),
     /// Whether the leaf filters its candidates by their `f32` `t` before the scalar end
-    /// (see [`filters`]).
+    /// ([`filters`]).
     filter: bool,
     /// The ray's origin, reciprocal direction and signs, for its triangles' box entries
     /// and exits ([`box_bounds`](Self::box_bounds)).
@@ -417,26 +418,6 @@ struct PacketTest<'a, const ANY: bool> {
     inv: [f32; 3],
     negative: [bool; 3],
     best: Option<Found>,
-}
-
-/// Whether the exact leaf filters the lanes inside their edges by a conservative bound on
-/// their sheared `f32` `t` before the scalar test's end: only for a ray whose range starts
-/// after 0, as a ray leaving a surface does. Such a ray meets the triangle it leaves (and
-/// often its neighbours) inside their edges at `t` within rounding of 0, below `t_min`, in
-/// nearly every leaf near its origin, and the filter rejects them for about 40 vector
-/// operations where the scalar end spends about 200 instructions each. Elsewhere most lanes
-/// inside their edges are hits in range, which the filter only delays
-/// (docs/how-it-works/ray-kernel.md §8 has the figures).
-#[inline(always)]
-fn filters(ray: &Ray) -> bool {
-    ray.t_min() > 0.0
-}
-
-/// `γ(n) = n·u / (1 − n·u)` for `f32` (`u = 2⁻²⁴`): the bound on the relative error of `n`
-/// roundings (Higham; PBR §3.9.1).
-const fn gamma(n: f32) -> f32 {
-    let u = 1.0 / (1u32 << 24) as f32;
-    n * u / (1.0 - n * u)
 }
 
 impl<'a, const ANY: bool> PacketTest<'a, ANY> {
@@ -460,11 +441,7 @@ impl<'a, const ANY: bool> PacketTest<'a, ANY> {
             ray: w,
             culling,
             t_min: ray.t_min(),
-            keep: match culling {
-                Culling::None => (0xf, 0xf),
-                Culling::Back => (0xf, 0),
-                Culling::Front => (0, 0xf),
-            },
+            keep: kept_signs(culling),
             filter: filters(ray),
             ray_origin: *origin,
             inv: ray.inv_direction().into(),
@@ -831,16 +808,10 @@ mod tests {
     use super::*;
 
     /// The AVX2 sort gives the portable twin's lanes, key for key, on random distances and
-    /// masks, where the CPU has AVX2 (elsewhere it says so and ends; under `CI=true`, whose
-    /// x86 machines have AVX2, it fails instead).
+    /// masks, where the CPU has AVX2 (`Isa::x86_runs_here`).
     #[test]
     fn x86_equals_portable_sort() {
-        if X86::all_here().is_empty() {
-            assert!(
-                std::env::var_os("CI").is_none_or(|v| v != "true"),
-                "CI=true: this CPU has no AVX2, so the x86 sort cannot be compared"
-            );
-            eprintln!("note: this CPU has no AVX2; the x86 sort was not compared");
+        if !super::super::isa::Isa::x86_runs_here("sort") {
             return;
         }
         let mut rng = crate::test_support::Rng::new(5);
