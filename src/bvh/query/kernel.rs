@@ -30,9 +30,11 @@
 //! x86 module's notes).
 
 mod isa;
+mod lanes;
 mod network;
 mod portable;
 pub(crate) mod slabs;
+mod walk;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
@@ -126,12 +128,13 @@ fn deep_cast<const ANY: bool>(tree: Tree, ray: &Ray, options: &QueryOptions) -> 
 #[inline(never)]
 fn deep_visit<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
     nodes: &[WideNode],
+    depth: usize,
     ray: &Ray,
     grow: &Grow,
     t_max: f32,
     visit: V,
 ) {
-    portable::walk::<LANE_ORDER, DEEP_CAPACITY, (), V>(nodes, ray, grow, t_max, &mut (), visit);
+    portable::visit::<LANE_ORDER, DEEP_CAPACITY, V>(nodes, depth, ray, grow, t_max, visit);
 }
 
 /// [`cast`] for a query that reports what it tested: the portable twin, which visits the
@@ -185,13 +188,13 @@ pub(crate) fn visit_grown<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> boo
         return;
     }
     if depth > DEPTH_LIMIT {
-        return deep_visit::<LANE_ORDER, V>(nodes, ray, grow, t_max, visit);
+        return deep_visit::<LANE_ORDER, V>(nodes, depth, ray, grow, t_max, visit);
     }
     #[cfg(target_arch = "x86_64")]
     if let Some(cpu) = X86::detect() {
         return x86::visit::<LANE_ORDER, V>(cpu, nodes, depth, ray, grow, t_max, visit);
     }
-    portable::walk::<LANE_ORDER, CAPACITY, (), V>(nodes, ray, grow, t_max, &mut (), visit);
+    portable::visit::<LANE_ORDER, CAPACITY, V>(nodes, depth, ray, grow, t_max, visit);
 }
 
 #[cfg(test)]
@@ -293,12 +296,12 @@ mod tests {
                 x86::visit::<ANY, _>(cpu, &bvh.nodes, bvh.depth, ray, grow, ray.t_max(), visit);
             }
         } else {
-            portable::walk::<ANY, CAPACITY, (), _>(
+            portable::visit::<ANY, CAPACITY, _>(
                 &bvh.nodes,
+                bvh.depth,
                 ray,
                 grow,
                 ray.t_max(),
-                &mut (),
                 visit,
             );
         }
@@ -327,14 +330,21 @@ mod tests {
                         false
                     };
                     if deep {
-                        deep_visit::<false, _>(&bvh.nodes, &ray, &grow, ray.t_max(), visit);
-                    } else {
-                        portable::walk::<false, CAPACITY, (), _>(
+                        deep_visit::<false, _>(
                             &bvh.nodes,
+                            bvh.depth,
                             &ray,
                             &grow,
                             ray.t_max(),
-                            &mut (),
+                            visit,
+                        );
+                    } else {
+                        portable::visit::<false, CAPACITY, _>(
+                            &bvh.nodes,
+                            bvh.depth,
+                            &ray,
+                            &grow,
+                            ray.t_max(),
                             visit,
                         );
                     }

@@ -1,34 +1,131 @@
-//! The walk's portable twin: the same tree, the same visiting order and the same answers as
-//! the x86 walk, from portable parts (WebAssembly, ARM, an x86 without AVX2
-//! and FMA, or `MESHRAY_SIMD=portable`); also the walk of trees deeper than the x86 walk's
-//! stack, and of queries that report what they tested ([`Tally`]).
+//! The walk on portable lanes (WebAssembly, ARM, an x86 without AVX2 and FMA, or
+//! `MESHRAY_SIMD=portable`): [`Portable`], the [`Lanes`] of `wide`'s eight `f32` (SSE2,
+//! NEON, simd128 or scalar code), with the same bits as the x86 lanes, so the same nodes in
+//! the same order and the same answers. Also the walk of trees deeper than the x86 walk's
+//! stack, of Cramer's rule (which only the portable leaves have), and of queries that report
+//! what they tested ([`Tally`]).
 //!
-//! A node's eight boxes take the 8-lane slab test ([`lane_slabs`], [`entered`]:
-//! `(bound − o)·(1/d)`, a `NaN` plane keeping the bound, the exit widened by
-//! [`EXIT_SLACK`](super::slabs::EXIT_SLACK)), which never culls a box holding a hit; the
-//! entered children are pushed farthest first in the node's order for the ray's octant (or,
-//! at a node flagged [`SORT`], by the x86 walk's keys and sorting network); a leaf lane goes
-//! to the caller ([`walk`]), which for a mesh's closest or any hit ([`cast`]) is the packet
-//! test ([`LeafTest`]: the watertight packet test the x86 walk inlines, written once), so
-//! every hit is the scalar test's, and ties go to the lowest triangle through
-//! [`keep_closer`]. The stack is two arrays on the call's stack: nothing is allocated.
+//! A leaf lane goes to the caller ([`walk`]), which for a mesh's closest or any hit
+//! ([`cast`]) is the packet test ([`LeafTest`]), so every hit is the scalar test's, and ties
+//! go to the lowest triangle through [`keep_closer`].
 
+use super::lanes::{Lanes, Row};
 use super::network::sorted_lanes;
-use super::slabs::{Grow, WideRay, entered, lane_slabs, widened};
-use super::{Found, KEY_POINT, Tree};
-use crate::aabb::RaySlabs;
-use crate::bvh::leaf::LANES;
+use super::slabs::{BoxLanes, Grow, lower, raise};
+use super::walk::{self, Leaves, Visit, octant};
+use super::{Found, Tree, capacity};
+use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::packet::LeafTest;
 use crate::bvh::ray_hits::{Tally, keep_closer};
-use crate::bvh::wide::{LEAF, SORT, WIDTH, WideNode};
+use crate::bvh::ray_node::COMPACT;
+use crate::bvh::wide::{WIDTH, WideNode};
 use crate::{QueryOptions, Ray};
 use std::mem::MaybeUninit;
+
+/// `wide`'s lanes as the walk's [`Lanes`]: they run on every target.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Portable;
+
+impl Lanes for Portable {
+    type F = BoxLanes;
+    type U = [u32; WIDTH];
+    /// The lanes' bits.
+    type M = u8;
+
+    #[inline(always)]
+    fn splat(self, x: f32) -> BoxLanes {
+        BoxLanes::splat(x)
+    }
+    #[inline(always)]
+    fn splat_u(self, x: u32) -> [u32; WIDTH] {
+        [x; WIDTH]
+    }
+    #[inline(always)]
+    fn row(self, node: &WideNode, row: Row) -> BoxLanes {
+        BoxLanes::from(*row.of(node))
+    }
+    #[inline(always)]
+    fn children(self, node: &WideNode) -> [u32; WIDTH] {
+        node.child
+    }
+    #[inline(always)]
+    fn order(self, node: &WideNode, shift: [u32; WIDTH]) -> [u32; WIDTH] {
+        std::array::from_fn(|k| node.order[k] >> (shift[k] & 31))
+    }
+    #[inline(always)]
+    fn sub(self, a: BoxLanes, b: BoxLanes) -> BoxLanes {
+        a - b
+    }
+    #[inline(always)]
+    fn mul(self, a: BoxLanes, b: BoxLanes) -> BoxLanes {
+        a * b
+    }
+    #[inline(always)]
+    fn add(self, a: BoxLanes, b: BoxLanes) -> BoxLanes {
+        a + b
+    }
+    #[inline(always)]
+    fn raise(self, bound: BoxLanes, t: BoxLanes) -> BoxLanes {
+        raise(bound, t)
+    }
+    #[inline(always)]
+    fn lower(self, bound: BoxLanes, t: BoxLanes) -> BoxLanes {
+        lower(bound, t)
+    }
+    #[inline(always)]
+    fn le(self, a: BoxLanes, b: BoxLanes) -> u8 {
+        a.simd_le(b).to_bitmask() as u8
+    }
+    #[inline(always)]
+    fn bits(self, m: u8) -> u8 {
+        m
+    }
+    #[inline(always)]
+    fn permute_m(self, m: u8, lanes: [u32; WIDTH]) -> u8 {
+        (0..WIDTH).fold(0, |bits, k| bits | ((m >> (lanes[k] & 7)) & 1) << k)
+    }
+    #[inline(always)]
+    fn permute_u(self, v: [u32; WIDTH], lanes: [u32; WIDTH]) -> [u32; WIDTH] {
+        std::array::from_fn(|k| v[(lanes[k] & 7) as usize])
+    }
+    #[inline(always)]
+    fn permute_f(self, v: BoxLanes, lanes: [u32; WIDTH]) -> BoxLanes {
+        let v = v.to_array();
+        BoxLanes::from(std::array::from_fn::<f32, WIDTH, _>(|k| {
+            v[(lanes[k] & 7) as usize]
+        }))
+    }
+    #[inline(always)]
+    fn compact(self, mask: u32) -> [u32; WIDTH] {
+        COMPACT[mask as usize & 0xff].map(u32::from)
+    }
+    #[inline(always)]
+    fn sorted(self, key: BoxLanes, entered: u8) -> [u32; WIDTH] {
+        sorted_lanes(u32::from(entered), &key.to_array()).map(|k| k as u32)
+    }
+    #[inline(always)]
+    fn to_array(self, v: BoxLanes) -> [f32; WIDTH] {
+        v.to_array()
+    }
+    #[inline(always)]
+    fn store_u(self, to: &mut [MaybeUninit<u32>; WIDTH], v: [u32; WIDTH]) {
+        for (to, v) in to.iter_mut().zip(v) {
+            to.write(v);
+        }
+    }
+    #[inline(always)]
+    fn store_f(self, to: &mut [MaybeUninit<f32>; WIDTH], v: BoxLanes) {
+        for (to, v) in to.iter_mut().zip(v.to_array()) {
+            to.write(v);
+        }
+    }
+}
 
 /// The closest hit (`ANY == false`) or the first hit found (`ANY == true`) of `ray` (valid)
 /// with `options`: what the x86 walk answers (the closest hit bit for bit; any
 /// hit, a hit of the scalar test), or with Cramer's rule (`watertight: false`) what the
-/// scalar Cramer test answers. `CAP` stack entries must hold the tree
-/// ([`capacity`](super::capacity)).
+/// scalar Cramer test answers; the boxes and triangles tested counted into `tally`. `CAP`
+/// stack entries must hold the tree ([`capacity`] of its depth, which is asserted).
 // Out of line on x86-64, where it is the fallback (no AVX2, Cramer's rule, a deep tree), so
 // the query that picks between the walks keeps the x86 walk's set-up lean; inlined
 // elsewhere, where it is the walk.
@@ -40,154 +137,107 @@ pub(crate) fn cast<const ANY: bool, const CAP: usize, T: Tally>(
     options: &QueryOptions,
     tally: &mut T,
 ) -> Option<Found> {
-    let Tree {
-        nodes,
-        packets,
-        index,
-        ..
-    } = tree;
-    let leaf = LeafTest::new(ray, options);
-    let mut best: Option<Found> = None;
-    let mut triangles = 0;
+    let mut leaves = PacketLeaves::<ANY, T> {
+        leaf: LeafTest::new(ray, options),
+        packets: tree.packets,
+        index: tree.index,
+        best: None,
+        triangles: 0,
+        tally: std::marker::PhantomData,
+    };
     walk::<ANY, CAP, T, _>(
-        nodes,
+        tree.nodes,
+        tree.depth,
         ray,
         &Grow::NONE,
         ray.t_max(),
         tally,
-        |packet, t_max| {
-            if T::COUNTS {
-                let slots = &index[packet as usize * LANES..][..LANES];
-                triangles += slots.iter().filter(|&&i| i != u32::MAX).count() as u32;
-            }
-            leaf.run(packets, packet as usize, LANES, t_max, |slot, hit| {
-                if ANY {
-                    best = Some((slot, hit));
-                    return None;
-                }
-                keep_closer(index, &mut best, slot, hit);
-                Some(hit.t)
-            })
-        },
+        &mut leaves,
     );
-    tally.triangles(triangles);
-    best
+    tally.triangles(leaves.triangles);
+    leaves.best
 }
 
-/// Walks `nodes` (root at 0; none, no walk) for `ray` (valid) over `t_min..t_max`,
-/// calling `visit(entry, t_max)` with each leaf lane the ray enters (its first entry: a
-/// packet, or an index into a scene's instance order) and the current end of the range,
-/// which it may lower; `visit` returns `true` to stop. `LANE_ORDER == false`: nearest child first,
-/// and a waiting child dropped once its entry lies beyond the end; `LANE_ORDER == true`: the
-/// children in lane order where the node does not sort, nothing dropped. The stack holds
-/// `CAP` entries: [`capacity`](super::capacity) of the tree's depth or more.
+/// A mesh's packets tested by [`LeafTest`] as the walk's leaves: the closest hit kept by
+/// [`keep_closer`], or the first hit found ending the walk (`ANY`); the triangles reached
+/// counted where `T` counts.
+struct PacketLeaves<'a, const ANY: bool, T> {
+    leaf: LeafTest<'a>,
+    packets: &'a [TrianglePacket],
+    index: &'a [u32],
+    best: Option<Found>,
+    triangles: u32,
+    tally: std::marker::PhantomData<T>,
+}
+
+impl<const ANY: bool, T: Tally> Leaves for PacketLeaves<'_, ANY, T> {
+    #[inline(always)]
+    fn enter(&mut self, packet: u32, t_max: &mut f32) -> bool {
+        let (index, best) = (self.index, &mut self.best);
+        if T::COUNTS {
+            let slots = &index[packet as usize * LANES..][..LANES];
+            self.triangles += slots.iter().filter(|&&i| i != u32::MAX).count() as u32;
+        }
+        self.leaf
+            .run(self.packets, packet as usize, LANES, t_max, |slot, hit| {
+                if ANY {
+                    *best = Some((slot, hit));
+                    return None;
+                }
+                keep_closer(index, best, slot, hit);
+                Some(hit.t)
+            })
+    }
+}
+
+/// Walks `nodes` (root at 0; none, no walk), whose deepest leaf lane is at `depth`, for
+/// `ray` (valid) over `ray.t_min()..t_max` and boxes grown by `grow`, on the portable lanes,
+/// handing each leaf lane the ray enters to `leaves` (as [`walk::walk`] says). `CAP` stack
+/// entries must hold the tree ([`capacity`] of `depth`, which is asserted).
 #[inline(always)]
-pub(crate) fn walk<const LANE_ORDER: bool, const CAP: usize, T: Tally, V>(
+pub(crate) fn walk<const LANE_ORDER: bool, const CAP: usize, T: Tally, L: Leaves>(
     nodes: &[WideNode],
+    depth: usize,
     ray: &Ray,
     grow: &Grow,
-    mut t_max: f32,
+    t_max: f32,
     tally: &mut T,
-    mut visit: V,
-) where
-    V: FnMut(u32, &mut f32) -> bool,
-{
+    leaves: &mut L,
+) {
     if nodes.is_empty() {
         return;
     }
-    let slabs = WideRay::new(&RaySlabs::new(ray), grow);
-    let octant = slabs.octant();
-    let t_min = ray.t_min();
-    // Left unwritten until pushed: zeroing them costs a large share of a short query.
-    let mut words = [MaybeUninit::<u32>::uninit(); CAP];
-    let mut entries = [MaybeUninit::<f32>::uninit(); CAP];
-    let mut top = 0usize;
-    let mut word = 0u32;
-    'walk: loop {
-        if word & LEAF == 0 {
-            let node = &nodes[word as usize];
-            if T::COUNTS {
-                tally.boxes(node.lanes().count() as u32);
-            }
-            let (near, far) = lane_slabs(&node.min, &node.max, &slabs, t_min, t_max);
-            let mask = entered(near, far);
-            if mask != 0 {
-                let count = mask.count_ones() as usize;
-                if count == 1 {
-                    word = node.child[mask.trailing_zeros() as usize];
-                    continue;
-                }
-                let near = near.to_array();
-                // The entered lanes pushed with the one to visit first on top, then taken
-                // back off; without a branch per lane (whether a lane was entered is what a
-                // CPU cannot predict): every lane is written, the top advanced by the
-                // entered ones. A node of depth `d` is visited with at most `7d` entries
-                // waiting, so the eight written fit in `capacity(depth)`.
-                let mut push = |k: usize| {
-                    words[top].write(node.child[k]);
-                    entries[top].write(near[k]);
-                    top += ((mask >> k) & 1) as usize;
-                };
-                let sorts = node.order[0] & SORT != 0;
-                if LANE_ORDER && !sorts {
-                    // Lane order: no distances, nothing culled at the pop.
-                    (0..WIDTH).for_each(push);
-                } else if sorts {
-                    // As the x86 walk orders them: two by one compare of their keys (the
-                    // lower lane first on a tie), more by the sorting network.
-                    let far = far.to_array();
-                    let keys: [f32; WIDTH] =
-                        std::array::from_fn(|k| near[k] + KEY_POINT * (far[k] - near[k]));
-                    if count == 2 {
-                        let rest = mask & (mask - 1);
-                        let (a, b) = (
-                            mask.trailing_zeros() as usize,
-                            rest.trailing_zeros() as usize,
-                        );
-                        if keys[b] < keys[a] {
-                            [a, b].into_iter().for_each(push);
-                        } else {
-                            [b, a].into_iter().for_each(push);
-                        }
-                    } else {
-                        sorted_lanes(mask, &keys)[..count]
-                            .iter()
-                            .copied()
-                            .for_each(push);
-                    }
-                } else {
-                    for w in node.order {
-                        push(((w >> (3 * u32::from(octant))) & 7) as usize);
-                    }
-                }
-                top -= 1;
-                // SAFETY: entry `top` was just written (the nearest lane, pushed last).
-                #[allow(unsafe_code)]
-                {
-                    word = unsafe { words[top].assume_init() };
-                }
-                continue;
-            }
-        } else {
-            if visit(word & !LEAF, &mut t_max) {
-                return;
-            }
-        }
-        // The next waiting child that can still matter.
-        let limit = widened(t_max);
-        loop {
-            if top == 0 {
-                break 'walk;
-            }
-            top -= 1;
-            // SAFETY: the entries below the top were written by the pushes that raised it.
-            #[allow(unsafe_code)]
-            let (entry, waiting) =
-                unsafe { (entries[top].assume_init(), words[top].assume_init()) };
-            if LANE_ORDER || entry <= limit {
-                word = waiting;
-                break;
-            }
-        }
+    assert!(capacity(depth) <= CAP);
+    // SAFETY: the nodes are a ray tree made by `ray_tree` (or loaded, or refitted, and
+    // validated), as every caller's are; its leaves are no deeper than `depth`, and `CAP`
+    // holds `capacity(depth)` (asserted above, and chosen so by every caller, which makes
+    // the assertion free).
+    #[allow(unsafe_code)]
+    unsafe {
+        walk::walk::<_, LANE_ORDER, CAP, T, L>(
+            Portable,
+            nodes,
+            ray,
+            octant(ray),
+            grow,
+            t_max,
+            tally,
+            leaves,
+        );
     }
+}
+
+/// [`walk`] with a caller's visit (`visit(entry, t_max)`, `true` to stop) as its leaves.
+#[inline(always)]
+pub(crate) fn visit<const LANE_ORDER: bool, const CAP: usize, V>(
+    nodes: &[WideNode],
+    depth: usize,
+    ray: &Ray,
+    grow: &Grow,
+    t_max: f32,
+    visit: V,
+) where
+    V: FnMut(u32, &mut f32) -> bool,
+{
+    walk::<LANE_ORDER, CAP, (), _>(nodes, depth, ray, grow, t_max, &mut (), &mut Visit(visit));
 }

@@ -1,9 +1,6 @@
-//! The slab test of a node's eight boxes in the portable twin ([`lane_slabs`], [`entered`]),
-//! with the ray as it wants it ([`WideRay`]), the boxes grown by a moving shape's reach
-//! ([`Grow`]), and how far every walk widens a box's exit ([`EXIT_SLACK`]).
-
-use crate::aabb::RaySlabs;
-use crate::bvh::wide::WIDTH;
+//! What the slab test of a node's eight boxes shares between the walks: how far it widens a
+//! box's exit ([`EXIT_SLACK`]), the boxes grown by a moving shape's reach ([`Grow`]), and the
+//! portable lanes' minimum and maximum with x86's rule for `NaN` ([`raise`], [`lower`]).
 
 /// Eight boxes' coordinates on one axis, one lane each.
 pub(crate) type BoxLanes = ::wide::f32x8;
@@ -18,11 +15,6 @@ pub(crate) type BoxLanes = ::wide::f32x8;
 /// keeps such boxes; the triangle test still uses the exact range, so answers stay those of a
 /// brute force.
 pub(crate) const EXIT_SLACK: f32 = 1.0 / (1u32 << 20) as f32;
-
-#[inline(always)]
-pub(crate) fn widened(far: f32) -> f32 {
-    far + far.abs() * EXIT_SLACK
-}
 
 /// How far each box grows before the slab test: to `[min − below, max + above]`. A moving
 /// shape's reach (a sweep walks the boxes its path can reach as a ray walks boxes); nothing
@@ -53,57 +45,6 @@ impl Grow {
             (from_max, from_min)
         } else {
             (from_min, from_max)
-        }
-    }
-}
-
-/// The ray as the wide slab test wants it: the origin for the planes it meets first and for
-/// those it meets last on each axis (the same point but for a [`Grow`]n walk), and the
-/// inverse direction, splatted.
-pub(crate) struct WideRay {
-    pub near_origin: [BoxLanes; 3],
-    pub far_origin: [BoxLanes; 3],
-    pub inv_direction: [BoxLanes; 3],
-    pub negative: [bool; 3],
-}
-
-impl WideRay {
-    /// The direction's sign bits: bit `a` set when it is negative on axis `a` (which of the
-    /// AVX2 walk's per-octant kernels runs, and which order the ray tree's walks follow).
-    #[inline(always)]
-    pub(crate) fn octant(&self) -> u8 {
-        self.negative
-            .iter()
-            .enumerate()
-            .fold(0, |bits, (a, &n)| bits | (u8::from(n) << a))
-    }
-
-    /// The ray's lanes, its boxes grown by `grow`.
-    pub(crate) fn new(ray: &RaySlabs, grow: &Grow) -> WideRay {
-        // Element by element: `array::map` went through an out-of-line `try_map` per call.
-        let (o, inv, n) = (&ray.origin, &ray.inv_direction, &ray.negative);
-        let (x, y, z) = (
-            grow.origins(o[0], 0, n[0]),
-            grow.origins(o[1], 1, n[1]),
-            grow.origins(o[2], 2, n[2]),
-        );
-        WideRay {
-            near_origin: [
-                BoxLanes::splat(x.0),
-                BoxLanes::splat(y.0),
-                BoxLanes::splat(z.0),
-            ],
-            far_origin: [
-                BoxLanes::splat(x.1),
-                BoxLanes::splat(y.1),
-                BoxLanes::splat(z.1),
-            ],
-            inv_direction: [
-                BoxLanes::splat(inv[0]),
-                BoxLanes::splat(inv[1]),
-                BoxLanes::splat(inv[2]),
-            ],
-            negative: ray.negative,
         }
     }
 }
@@ -148,60 +89,6 @@ fn raise_portable(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
 #[inline(always)]
 fn lower_portable(bound: BoxLanes, t: BoxLanes) -> BoxLanes {
     t.simd_lt(bound).bitselect(t, bound)
-}
-
-/// The entries and exits (not yet widened) of eight boxes given as rows of corners (`min`,
-/// `max`: x, y, z), clamped to `t_min..t_max`: the
-/// node visit of the ray walk's portable twin.
-#[inline(always)]
-pub(crate) fn lane_slabs(
-    min: &[[f32; WIDTH]; 3],
-    max: &[[f32; WIDTH]; 3],
-    ray: &WideRay,
-    t_min: f32,
-    t_max: f32,
-) -> (BoxLanes, BoxLanes) {
-    let mut near = BoxLanes::splat(t_min);
-    let mut far = BoxLanes::splat(t_max);
-    for a in 0..3 {
-        let (lo, hi) = if ray.negative[a] {
-            (max[a], min[a])
-        } else {
-            (min[a], max[a])
-        };
-        let (lo, hi) = (BoxLanes::from(lo), BoxLanes::from(hi));
-        (near, far) = slab_axis(
-            (near, far),
-            (lo, hi),
-            (ray.near_origin[a], ray.far_origin[a]),
-            ray.inv_direction[a],
-        );
-    }
-    (near, far)
-}
-
-/// One axis of the slab test, lane by lane: `near` raised to the entry `(lo − o)·inv` and
-/// `far` lowered to the exit `(hi − o')·inv` (`lo`, `hi` the planes the ray meets first and
-/// last, `o`, `o'` the origins it meets them from: [`WideRay`]), as
-/// [`slab_interval`](crate::aabb::slab_interval) rounds it.
-#[inline(always)]
-pub(crate) fn slab_axis(
-    (near, far): (BoxLanes, BoxLanes),
-    (lo, hi): (BoxLanes, BoxLanes),
-    (near_origin, far_origin): (BoxLanes, BoxLanes),
-    inv_direction: BoxLanes,
-) -> (BoxLanes, BoxLanes) {
-    let t0 = (lo - near_origin) * inv_direction;
-    let t1 = (hi - far_origin) * inv_direction;
-    (raise(near, t0), lower(far, t1))
-}
-
-/// A bit per lane whose entry `near` is no later than its exit `far` widened by
-/// [`EXIT_SLACK`].
-#[inline(always)]
-pub(crate) fn entered(near: BoxLanes, far: BoxLanes) -> u32 {
-    let far = far + far.abs() * BoxLanes::splat(EXIT_SLACK);
-    near.simd_le(far).to_bitmask()
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
-//! The walk for x86-64 with AVX2 and FMA, compiled twice: for AVX2 and again for AVX-512
-//! (F and VL), which runs the same operations with 32 vector registers and compares into
-//! mask registers, so the same answers and the same nodes in the same order.
+//! The walk for x86-64 with AVX2 and FMA: [`Avx`], the walk's [`Lanes`] in AVX2
+//! intrinsics, and the watertight packet test in SSE and FMA ([`PacketTest`]), compiled
+//! twice: for AVX2 and again for AVX-512 (F and VL), which runs the same operations with 32
+//! vector registers and compares into mask registers, so the same answers and the same nodes
+//! in the same order.
 //!
 //! The ray's octant is a constant of the walk (one copy per octant: the node's rows at fixed
 //! offsets, the order word's shift a constant), the watertight test's axes a value of the
@@ -11,11 +13,11 @@
 //! docs/how-it-works/ray-kernel.md §9).
 //!
 //! The entry points ([`cast`], [`visit`]) are safe: they take an [`X86`], which only the
-//! CPU's detection makes. Every function under them is `unsafe` for one reason, the
-//! instructions: the CPU must have AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (and AVX-512 F
-//! and VL for its AVX-512 build); and the tree must be a ray tree made by `ray_tree` (or
-//! loaded and validated) over its packets and map, no deeper than
-//! [`DEPTH_LIMIT`].
+//! CPU's detection makes, and so is every [`Avx`] method, whose value is made from one.
+//! The functions under the entry points are `unsafe` for the instructions (the CPU must have
+//! AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2, and AVX-512 F and VL for its AVX-512 build) and
+//! for the tree: a ray tree made by `ray_tree` (or loaded and validated) over its packets and
+//! map, no deeper than [`DEPTH_LIMIT`].
 
 // No closure here calls an intrinsic: LLVM may compile a closure on its own for the crate's
 // baseline (SSE2), where the intrinsic cannot be inlined, and the walk then calls it as a
@@ -24,24 +26,24 @@
 #![allow(unsafe_code)]
 
 use super::isa::X86;
+use super::lanes::{Lanes, Row};
 use super::slabs::{EXIT_SLACK, Grow};
-use super::{CAPACITY, DEPTH_LIMIT, Found, KEY_POINT, Tree};
+use super::walk::{self, Leaves, Visit, octant};
+use super::{CAPACITY, DEPTH_LIMIT, Found, Tree};
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::packet::{filters, gamma, kept_signs};
 use crate::bvh::ray_hits::keep_closer;
 use crate::bvh::ray_node::COMPACT;
-use crate::bvh::wide::{LEAF, SORT, WIDTH, WideNode};
+use crate::bvh::wide::{WIDTH, WideNode};
 use crate::watertight::{WatertightRay, edge_functions_f64, mixed_signs};
 use crate::{Culling, Ray};
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-/// Runs `$body` with `$q` the octant of `ray`'s direction (bit `a` set where it is negative
-/// on axis `a`) as a constant.
+/// Runs `$body` with `$q` the octant of `ray`'s direction ([`octant`]) as a constant.
 macro_rules! by_octant {
     ($ray:expr, $q:ident => $body:expr) => {{
-        let n = $ray.negative();
-        match u8::from(n[0]) | u8::from(n[1]) << 1 | u8::from(n[2]) << 2 {
+        match octant($ray) {
             0 => {
                 const $q: u8 = 0;
                 $body
@@ -95,17 +97,17 @@ pub(super) fn cast<const ANY: bool>(
     // which makes the assertion free).
     unsafe {
         if cpu.avx512() {
-            cast_avx512::<ANY>(tree, ray, culling)
+            cast_avx512::<ANY>(cpu, tree, ray, culling)
         } else {
-            cast_avx2::<ANY>(tree, ray, culling)
+            cast_avx2::<ANY>(cpu, tree, ray, culling)
         }
     }
 }
 
-/// Walks `nodes` (a `Bvh`'s or a scene's top-level tree, whose deepest leaf lane is at
-/// `depth <= DEPTH_LIMIT`) for `ray` over boxes grown by `grow`, handing each entered leaf
-/// lane to `visit` (as [`super::visit`] says), with the x86 build `cpu` names (the AVX2 one
-/// either way: a visit's leaves are the caller's, so wider registers save little).
+/// Walks `nodes` (a `Bvh`'s or a scene's top-level tree, not empty, whose deepest leaf lane
+/// is at `depth <= DEPTH_LIMIT`) for `ray` over boxes grown by `grow`, handing each entered
+/// leaf lane to `visit` (as [`super::visit`] says), with the x86 build `cpu` names (the AVX2
+/// one either way: a visit's leaves are the caller's, so wider registers save little).
 #[inline(always)]
 pub(super) fn visit<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
     cpu: X86,
@@ -116,13 +118,12 @@ pub(super) fn visit<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
     t_max: f32,
     visit: V,
 ) {
-    let _ = cpu;
-    assert!(depth <= DEPTH_LIMIT);
+    assert!(depth <= DEPTH_LIMIT && !nodes.is_empty());
     // SAFETY: `cpu` proves the instructions (`X86::detect`); the nodes are a tree made by
     // `ray_tree` (or loaded, or refitted, and validated): child words index `nodes`, and its
     // leaves are no deeper than `depth <= DEPTH_LIMIT` (asserted above, and checked by every
     // caller first). A visit reads no packets and no map.
-    unsafe { visit_avx2::<LANE_ORDER, V>(nodes, ray, grow, t_max, visit) }
+    unsafe { visit_avx2::<LANE_ORDER, V>(cpu, nodes, ray, grow, t_max, visit) }
 }
 
 /// [`cast`] with AVX2 and FMA.
@@ -130,9 +131,14 @@ pub(super) fn visit<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
 /// # Safety
 /// As the module says.
 #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
-unsafe fn cast_avx2<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
+unsafe fn cast_avx2<const ANY: bool>(
+    cpu: X86,
+    tree: Tree,
+    ray: &Ray,
+    culling: Culling,
+) -> Option<Found> {
     // SAFETY: as the caller promises.
-    unsafe { cast_with::<ANY>(tree, ray, culling) }
+    unsafe { cast_with::<ANY>(cpu, tree, ray, culling) }
 }
 
 /// [`cast_avx2`] compiled for AVX-512 (F and VL) as well.
@@ -140,9 +146,14 @@ unsafe fn cast_avx2<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) ->
 /// # Safety
 /// As the module says, and the CPU must have AVX-512 F and VL.
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
-unsafe fn cast_avx512<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
+unsafe fn cast_avx512<const ANY: bool>(
+    cpu: X86,
+    tree: Tree,
+    ray: &Ray,
+    culling: Culling,
+) -> Option<Found> {
     // SAFETY: as the caller promises.
-    unsafe { cast_with::<ANY>(tree, ray, culling) }
+    unsafe { cast_with::<ANY>(cpu, tree, ray, culling) }
 }
 
 /// [`visit`] with AVX2 and FMA.
@@ -151,6 +162,7 @@ unsafe fn cast_avx512<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) 
 /// As the module says (the packets and map are not read).
 #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
 unsafe fn visit_avx2<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
+    cpu: X86,
     nodes: &[WideNode],
     ray: &Ray,
     grow: &Grow,
@@ -160,233 +172,156 @@ unsafe fn visit_avx2<const LANE_ORDER: bool, V: FnMut(u32, &mut f32) -> bool>(
     let mut leaves = Visit(visit);
     // SAFETY: as the caller promises.
     unsafe {
-        by_octant!(ray, Q => walk::<LANE_ORDER, Q, _>(nodes, ray, grow, t_max, &mut leaves));
-    }
-}
-
-/// What the walk does with each leaf lane the ray enters.
-trait Leaves {
-    /// Visits leaf lane `first` (a packet, or a place in a scene's instance order) with the
-    /// current end of the range, which it may lower; `true` ends the walk.
-    fn enter(&mut self, first: u32, t_max: &mut f32) -> bool;
-}
-
-/// A caller's leaf visit as [`Leaves`].
-struct Visit<V>(V);
-
-impl<V: FnMut(u32, &mut f32) -> bool> Leaves for Visit<V> {
-    #[inline(always)]
-    fn enter(&mut self, first: u32, t_max: &mut f32) -> bool {
-        (self.0)(first, t_max)
+        by_octant!(ray, Q => walk::walk::<_, LANE_ORDER, CAPACITY, (), _>(
+            Avx { _proof: cpu }, nodes, ray, Q, grow, t_max, &mut (), &mut leaves
+        ));
     }
 }
 
 /// The closest hit or any hit of `ray` with the watertight packet test as the walk's leaves.
+///
+/// # Safety
+/// As the module says; inlined into the wrappers above, which enable the instructions.
 #[inline(always)]
-unsafe fn cast_with<const ANY: bool>(tree: Tree, ray: &Ray, culling: Culling) -> Option<Found> {
-    // SAFETY: inlined into the wrappers above, which enable the instructions.
+unsafe fn cast_with<const ANY: bool>(
+    cpu: X86,
+    tree: Tree,
+    ray: &Ray,
+    culling: Culling,
+) -> Option<Found> {
+    // SAFETY: as the caller promises.
     unsafe {
         let mut leaves = PacketTest::<ANY>::new(tree, ray, culling);
-        by_octant!(ray, Q => walk::<ANY, Q, _>(tree.nodes, ray, &Grow::NONE, ray.t_max(), &mut leaves));
+        by_octant!(ray, Q => walk::walk::<_, ANY, CAPACITY, (), _>(
+            Avx { _proof: cpu }, tree.nodes, ray, Q, &Grow::NONE, ray.t_max(), &mut (), &mut leaves
+        ));
         leaves.best
     }
 }
 
-/// The walk (see the kernel's notes) for `ray` over `ray.t_min()..t_max`, each entered leaf
-/// lane handed to `leaves`, inlined into the wrappers above, which choose the instructions.
-///
-/// # Safety
-/// As the module says.
-#[inline(always)]
-unsafe fn walk<const LANE_ORDER: bool, const Q: u8, L: Leaves>(
-    nodes: &[WideNode],
-    ray: &Ray,
-    grow: &Grow,
-    mut t_max: f32,
-    leaves: &mut L,
-) {
-    let o = ray.origin();
-    let origin = [o.x, o.y, o.z];
-    let inv = ray.inv_direction();
-    let negative = [Q & 1 != 0, Q & 2 != 0, Q & 4 != 0];
-    // The rows of a node's boxes, as byte offsets from the node: the planes each axis meets
-    // first (`min` for a positive direction, `max` for a negative one) and last.
-    const ROW: usize = std::mem::size_of::<[f32; WIDTH]>();
-    const MAX: usize = std::mem::offset_of!(WideNode, max);
-    let near_row = |a: usize| a * ROW + usize::from(negative[a]) * MAX;
-    let far_row = |a: usize| a * ROW + MAX - usize::from(negative[a]) * MAX;
-    let (near_rows, far_rows) = (
-        [near_row(0), near_row(1), near_row(2)],
-        [far_row(0), far_row(1), far_row(2)],
-    );
-    let limit = |t: f32| t + t.abs() * EXIT_SLACK;
-    let mut t_lim = limit(t_max);
-    let mut words = [MaybeUninit::<u32>::uninit(); CAPACITY];
-    let mut entries = [MaybeUninit::<f32>::uninit(); CAPACITY];
-    let words = words.as_mut_ptr() as *mut u32;
-    let entries = entries.as_mut_ptr() as *mut f32;
-    let mut top = 0usize;
-    let mut word = 0u32;
-    // SAFETY (the whole body): the caller promises the instructions; child words index
-    // `nodes` (made so by `ray_tree`), and the rows read lie inside a `WideNode`, 32-byte
-    // aligned; `top + 8 <= CAPACITY` at every push, since a node of depth `k` (the root 0)
-    // is visited with at most `7k` entries below the top and the tree is no deeper than
-    // `DEPTH_LIMIT`; the entries read are below `top`, all written.
-    unsafe {
-        let splat = _mm256_set1_ps;
-        let inv8 = [splat(inv[0]), splat(inv[1]), splat(inv[2])];
-        // The far planes' reciprocals widened, so no box holding a hit is culled.
-        let widen = 1.0 + EXIT_SLACK;
-        let far_inv8 = [
-            splat(inv[0] * widen),
-            splat(inv[1] * widen),
-            splat(inv[2] * widen),
-        ];
-        // The origins the planes met first and last are met from: the origin itself, but
-        // for boxes grown by a moving shape's reach ([`Grow::origins`]).
-        let (x, y, z) = (
-            grow.origins(origin[0], 0, negative[0]),
-            grow.origins(origin[1], 1, negative[1]),
-            grow.origins(origin[2], 2, negative[2]),
-        );
-        let near_origin8 = [splat(x.0), splat(y.0), splat(z.0)];
-        let far_origin8 = [splat(x.1), splat(y.1), splat(z.1)];
-        let t_min8 = splat(ray.t_min());
-        let mut t_lim8 = splat(t_lim);
-        let order_shift = _mm256_set1_epi32(3 * i32::from(Q));
-        'walk: loop {
-            if word & LEAF == 0 {
-                let node = nodes.get_unchecked(word as usize);
-                macro_rules! slab {
-                    ($a:literal) => {
-                        (
-                            _mm256_mul_ps(
-                                _mm256_sub_ps(row(node, near_rows[$a]), near_origin8[$a]),
-                                inv8[$a],
-                            ),
-                            _mm256_mul_ps(
-                                _mm256_sub_ps(row(node, far_rows[$a]), far_origin8[$a]),
-                                far_inv8[$a],
-                            ),
-                        )
-                    };
-                }
-                let (x0, x1) = slab!(0);
-                let (y0, y1) = slab!(1);
-                let (z0, z1) = slab!(2);
-                // A NaN plane (a ray in it) keeps the bound: x86's max and min return their
-                // second operand when either is NaN.
-                let near = _mm256_max_ps(x0, _mm256_max_ps(y0, _mm256_max_ps(z0, t_min8)));
-                let far = _mm256_min_ps(x1, _mm256_min_ps(y1, _mm256_min_ps(z1, t_lim8)));
-                let entered = _mm256_cmp_ps::<_CMP_LE_OQ>(near, far);
-                let mask = _mm256_movemask_ps(entered) as u32;
-                if mask != 0 {
-                    if mask & (mask - 1) == 0 {
-                        word = *node.child.get_unchecked(mask.trailing_zeros() as usize);
-                        continue;
-                    }
-                    let child = _mm256_load_si256(node.child.as_ptr() as *const __m256i);
-                    let sorts = *node.order.get_unchecked(0) & SORT != 0;
-                    if LANE_ORDER && !sorts {
-                        // Lane order: no distances, nothing culled at the pop.
-                        let lanes = compact(mask);
-                        let out = _mm256_permutevar8x32_epi32(child, lanes);
-                        _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
-                    } else if sorts {
-                        // Farthest key first; two children by one compare (the lower lane
-                        // first on a tie), more by the keys and sorting network of
-                        // `network` ([`sort`]). The key unfused, as the portable twin rounds it.
-                        let key = _mm256_add_ps(
-                            near,
-                            _mm256_mul_ps(_mm256_set1_ps(KEY_POINT), _mm256_sub_ps(far, near)),
-                        );
-                        let rest = mask & (mask - 1);
-                        if rest & (rest - 1) == 0 {
-                            let (a, b) = (
-                                mask.trailing_zeros() as usize,
-                                rest.trailing_zeros() as usize,
-                            );
-                            let keys = bytemuck::cast::<__m256, [f32; WIDTH]>(key);
-                            let nears = bytemuck::cast::<__m256, [f32; WIDTH]>(near);
-                            let (first, second) = if keys[b] < keys[a] { (b, a) } else { (a, b) };
-                            *words.add(top) = *node.child.get_unchecked(second);
-                            *entries.add(top) = nears[second];
-                            top += 1;
-                            word = *node.child.get_unchecked(first);
-                            continue;
-                        }
-                        let lanes = _mm256_and_si256(
-                            sort::sort_descending(sort::order_keys(key, entered)),
-                            _mm256_set1_epi32(7),
-                        );
-                        let out = _mm256_permutevar8x32_epi32(child, lanes);
-                        _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
-                        _mm256_storeu_ps(entries.add(top), _mm256_permutevar8x32_ps(near, lanes));
-                    } else {
-                        let order = _mm256_load_si256(node.order.as_ptr() as *const __m256i);
-                        let order = _mm256_srlv_epi32(order, order_shift);
-                        let ordered = _mm256_permutevar8x32_ps(entered, order);
-                        let lanes = _mm256_permutevar8x32_epi32(
-                            order,
-                            compact(_mm256_movemask_ps(ordered) as u32),
-                        );
-                        let out = _mm256_permutevar8x32_epi32(child, lanes);
-                        _mm256_storeu_si256(words.add(top) as *mut __m256i, out);
-                        _mm256_storeu_ps(entries.add(top), _mm256_permutevar8x32_ps(near, lanes));
-                    }
-                    top += mask.count_ones() as usize - 1;
-                    word = *words.add(top);
-                    continue;
-                }
-            } else {
-                let before = t_max;
-                if leaves.enter(word & !LEAF, &mut t_max) {
-                    return;
-                }
-                if t_max != before {
-                    t_lim = limit(t_max);
-                    t_lim8 = _mm256_set1_ps(t_lim);
-                }
-            }
-            // The next waiting child that can still matter.
-            loop {
-                if top == 0 {
-                    break 'walk;
-                }
-                top -= 1;
-                if LANE_ORDER || *entries.add(top) <= t_lim {
-                    word = *words.add(top);
-                    break;
-                }
-            }
+/// The walk's [`Lanes`] in AVX2 intrinsics, made only from an [`X86`]: holding one proves
+/// the CPU has the instructions. Inlined into the walk, which the wrappers above compile
+/// for AVX2 or AVX-512.
+#[derive(Clone, Copy)]
+struct Avx {
+    _proof: X86,
+}
+
+impl Lanes for Avx {
+    type F = __m256;
+    type U = __m256i;
+    type M = __m256;
+
+    // SAFETY (every method): `self` holds an `X86`, which only the CPU's detection makes
+    // where it has AVX2 (and FMA, POPCNT, LZCNT, BMI1, BMI2).
+    #[inline(always)]
+    fn splat(self, x: f32) -> __m256 {
+        unsafe { _mm256_set1_ps(x) }
+    }
+    #[inline(always)]
+    fn splat_u(self, x: u32) -> __m256i {
+        unsafe { _mm256_set1_epi32(x as i32) }
+    }
+    #[inline(always)]
+    fn row(self, node: &WideNode, row: Row) -> __m256 {
+        // SAFETY: and a `Row`'s offset is that of one of the node's `min` or `max` rows,
+        // 32-byte aligned inside it.
+        unsafe {
+            _mm256_load_ps(
+                (node as *const WideNode)
+                    .cast::<u8>()
+                    .add(row.offset())
+                    .cast::<f32>(),
+            )
         }
     }
-}
-
-/// The row of eight at `offset` bytes into `node`.
-#[inline(always)]
-unsafe fn row(node: &WideNode, offset: usize) -> __m256 {
-    // SAFETY: inlined into the walk, which enables AVX; the offsets the walk passes are
-    // those of `min` and `max` rows, 32-byte aligned inside the node.
-    unsafe {
-        _mm256_load_ps(
-            (node as *const WideNode)
-                .cast::<u8>()
-                .add(offset)
-                .cast::<f32>(),
-        )
+    #[inline(always)]
+    fn children(self, node: &WideNode) -> __m256i {
+        // SAFETY: and the child words are 32-byte aligned in the node.
+        unsafe { _mm256_load_si256(node.child.as_ptr() as *const __m256i) }
     }
-}
-
-/// The lane numbers of `mask`'s set bits, lowest first ([`COMPACT`]).
-#[inline(always)]
-unsafe fn compact(mask: u32) -> __m256i {
-    // SAFETY: inlined into the walk, which enables AVX2; the table has 256 rows of 8 bytes
-    // and `mask < 256`.
-    unsafe {
-        _mm256_cvtepu8_epi32(_mm_loadl_epi64(
-            COMPACT.as_ptr().add(mask as usize & 0xff) as *const __m128i
-        ))
+    #[inline(always)]
+    fn order(self, node: &WideNode, shift: __m256i) -> __m256i {
+        // SAFETY: and the order words are 32-byte aligned in the node.
+        unsafe {
+            _mm256_srlv_epi32(
+                _mm256_load_si256(node.order.as_ptr() as *const __m256i),
+                shift,
+            )
+        }
+    }
+    #[inline(always)]
+    fn sub(self, a: __m256, b: __m256) -> __m256 {
+        unsafe { _mm256_sub_ps(a, b) }
+    }
+    #[inline(always)]
+    fn mul(self, a: __m256, b: __m256) -> __m256 {
+        unsafe { _mm256_mul_ps(a, b) }
+    }
+    #[inline(always)]
+    fn add(self, a: __m256, b: __m256) -> __m256 {
+        unsafe { _mm256_add_ps(a, b) }
+    }
+    #[inline(always)]
+    fn raise(self, bound: __m256, t: __m256) -> __m256 {
+        // `maxps` returns its second operand when either is NaN, or on a tie.
+        unsafe { _mm256_max_ps(t, bound) }
+    }
+    #[inline(always)]
+    fn lower(self, bound: __m256, t: __m256) -> __m256 {
+        unsafe { _mm256_min_ps(t, bound) }
+    }
+    #[inline(always)]
+    fn le(self, a: __m256, b: __m256) -> __m256 {
+        unsafe { _mm256_cmp_ps::<_CMP_LE_OQ>(a, b) }
+    }
+    #[inline(always)]
+    fn bits(self, m: __m256) -> u8 {
+        unsafe { _mm256_movemask_ps(m) as u8 }
+    }
+    #[inline(always)]
+    fn permute_m(self, m: __m256, lanes: __m256i) -> __m256 {
+        unsafe { _mm256_permutevar8x32_ps(m, lanes) }
+    }
+    #[inline(always)]
+    fn permute_u(self, v: __m256i, lanes: __m256i) -> __m256i {
+        unsafe { _mm256_permutevar8x32_epi32(v, lanes) }
+    }
+    #[inline(always)]
+    fn permute_f(self, v: __m256, lanes: __m256i) -> __m256 {
+        unsafe { _mm256_permutevar8x32_ps(v, lanes) }
+    }
+    #[inline(always)]
+    fn compact(self, mask: u32) -> __m256i {
+        // SAFETY: and the table has 256 rows of 8 bytes, the row taken below 256.
+        unsafe {
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                COMPACT.as_ptr().add(mask as usize & 0xff) as *const __m128i
+            ))
+        }
+    }
+    #[inline(always)]
+    fn sorted(self, key: __m256, entered: __m256) -> __m256i {
+        unsafe {
+            _mm256_and_si256(
+                sort::sort_descending(sort::order_keys(key, entered)),
+                _mm256_set1_epi32(7),
+            )
+        }
+    }
+    #[inline(always)]
+    fn to_array(self, v: __m256) -> [f32; WIDTH] {
+        bytemuck::cast(v)
+    }
+    #[inline(always)]
+    fn store_u(self, to: &mut [MaybeUninit<u32>; WIDTH], v: __m256i) {
+        // SAFETY: and `to` is 32 writable bytes.
+        unsafe { _mm256_storeu_si256(to.as_mut_ptr() as *mut __m256i, v) }
+    }
+    #[inline(always)]
+    fn store_f(self, to: &mut [MaybeUninit<f32>; WIDTH], v: __m256) {
+        // SAFETY: and `to` is 32 writable bytes.
+        unsafe { _mm256_storeu_ps(to.as_mut_ptr() as *mut f32, v) }
     }
 }
 
