@@ -30,9 +30,9 @@
 //! x86 module's notes).
 
 mod isa;
-mod lanes;
+pub(crate) mod lanes;
 mod network;
-mod portable;
+pub(crate) mod portable;
 pub(crate) mod slabs;
 mod walk;
 #[cfg(target_arch = "x86_64")]

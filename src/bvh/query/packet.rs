@@ -9,6 +9,9 @@
 //!
 //! [`plane_t`]: crate::triangle::plane_t
 
+use crate::bvh::kernel::lanes::{Axis, PacketLanes};
+use crate::bvh::kernel::portable::Portable;
+use crate::bvh::kernel::slabs::EXIT_SLACK;
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::triangle::{TriangleHit, accept};
 use crate::watertight::{WatertightRay, edge_functions_f64, mixed_signs};
@@ -103,14 +106,14 @@ pub(crate) struct LeafTest<'a> {
 /// The ray as the chosen triangle test wants it.
 enum PreparedRay<'a> {
     Cramer(PacketRay),
-    Watertight(WatertightPacket<'a>),
+    Watertight(WatertightPacket<'a, Portable>),
 }
 
 impl<'a> LeafTest<'a> {
     pub(crate) fn new(ray: &'a Ray, options: &QueryOptions) -> LeafTest<'a> {
         LeafTest {
             ray: if options.watertight {
-                PreparedRay::Watertight(WatertightPacket::new(ray, options.culling))
+                PreparedRay::Watertight(WatertightPacket::new(Portable, ray, options.culling))
             } else {
                 PreparedRay::Cramer(PacketRay::new(
                     &ray.origin().coords.into(),
@@ -155,31 +158,38 @@ impl<'a> LeafTest<'a> {
     }
 }
 
-/// The watertight test of a packet's four triangles against one ray, over `wide`'s four
-/// lanes: the portable twin's leaves and every other query's (every hit, the count, the
-/// inside test's crossings). The x86 walk inlines its own copy in AVX2 intrinsics
-/// (`kernel/x86.rs`, `PacketTest`), the same operations but for its filter's fused
-/// multiply-adds: shared, this one cost the x86 walk more than its copy
-/// (docs/how-it-works/ray-kernel.md §9). The edge functions in SIMD, operation for operation
-/// as [`WatertightRay::intersect`] computes them, so with its bits; for a ray whose range
+/// The watertight test of a packet's four triangles against one ray, written once over the
+/// four lanes of [`PacketLanes`]: the x86 walk's leaves (AVX2 and FMA), the portable walk's
+/// and every other query's (every hit, the count, the inside test's crossings) on the
+/// portable lanes. The edge functions in SIMD, operation for operation as
+/// [`WatertightRay::intersect`] computes them, so with its bits; for a ray whose range
 /// starts after 0 (one leaving a surface), the lanes kept only where the sheared `f32` `t`,
 /// give or take a conservative bound on its error, can land in the range (Pharr, Jakob and
 /// Humphreys, *Physically Based Rendering*, 3rd ed., §3.9.6); then the scalar test's end on
 /// each lane left ([`WatertightRay::finish_boxed`], with the lane's box entry and exit
 /// computed four at a time with the bits of [`box_bounds`](crate::triangle::box_bounds)),
 /// so every hit is the scalar test's.
-pub(crate) struct WatertightPacket<'a> {
+pub(crate) struct WatertightPacket<'a, P: PacketLanes> {
+    lanes: P,
     ray: WatertightRay<'a>,
+    /// The rows of a corner the axes `kx`, `ky`, `kz` are.
+    axes: [Axis; 3],
     /// The origin on axes `kx`, `ky`, `kz`, four times.
-    origin: [f32x4; 3],
+    origin: [P::F4; 3],
     /// The shear `sx`, `sy` and `1/d[kz]`, four times.
-    shear: [f32x4; 3],
+    shear: [P::F4; 3],
     culling: Culling,
     t_min: f32,
     /// The lanes whose sign of the determinant `culling` keeps: positive, negative.
     keep: (u32, u32),
     /// Whether to filter the lanes inside their edges by their sheared `t` (see [`filters`]).
     filter: bool,
+    /// The ray's origin, reciprocal direction and signs, for its triangles' box entries
+    /// and exits ([`box_bounds`](Self::box_bounds)), copied here so the test reads them
+    /// beside its other constants.
+    ray_origin: [f32; 3],
+    inv: [f32; 3],
+    negative: [bool; 3],
 }
 
 /// Whether the packet test filters the lanes inside their edges by a conservative bound on
@@ -212,67 +222,33 @@ pub(crate) fn kept_signs(culling: Culling) -> (u32, u32) {
     }
 }
 
-/// `if a < b { a } else { b }` lane by lane (x86's `minps(a, b)`: `b` on a NaN or a tie).
-#[inline(always)]
-fn min4(a: f32x4, b: f32x4) -> f32x4 {
-    #[cfg(target_feature = "sse")]
-    {
-        a.fast_min(b)
-    }
-    #[cfg(not(target_feature = "sse"))]
-    {
-        min4_portable(a, b)
-    }
-}
-
-/// `if a > b { a } else { b }` lane by lane (x86's `maxps(a, b)`).
-#[inline(always)]
-fn max4(a: f32x4, b: f32x4) -> f32x4 {
-    #[cfg(target_feature = "sse")]
-    {
-        a.fast_max(b)
-    }
-    #[cfg(not(target_feature = "sse"))]
-    {
-        max4_portable(a, b)
-    }
-}
-
-/// [`min4`] without x86's `minps` (WebAssembly, ARM): a compare and a select. Compiled in
-/// tests everywhere, so x86 checks it against `minps` too.
-#[cfg(any(test, not(target_feature = "sse")))]
-#[inline(always)]
-fn min4_portable(a: f32x4, b: f32x4) -> f32x4 {
-    a.simd_lt(b).bitselect(a, b)
-}
-
-/// [`max4`] without x86's `maxps`.
-#[cfg(any(test, not(target_feature = "sse")))]
-#[inline(always)]
-fn max4_portable(a: f32x4, b: f32x4) -> f32x4 {
-    a.simd_gt(b).bitselect(a, b)
-}
-
-/// The largest magnitude of three, lane by lane.
-#[inline(always)]
-fn max_abs3(a: f32x4, b: f32x4, c: f32x4) -> f32x4 {
-    max4(a.abs(), max4(b.abs(), c.abs()))
-}
-
-impl<'a> WatertightPacket<'a> {
-    /// The test of `ray` (valid) with `culling`.
+impl<'a, P: PacketLanes> WatertightPacket<'a, P> {
+    /// The test of `ray` (valid) with `culling`, on the lanes `lanes`.
     #[inline(always)]
-    pub(crate) fn new(ray: &'a Ray, culling: Culling) -> WatertightPacket<'a> {
+    pub(crate) fn new(lanes: P, ray: &'a Ray, culling: Culling) -> WatertightPacket<'a, P> {
         let w = WatertightRay::new(ray);
         let (origin, direction) = (ray.origin_axes(), ray.direction_axes());
         WatertightPacket {
-            origin: [w.kx, w.ky, w.kz].map(|k| f32x4::splat(origin[k])),
-            shear: [w.sx, w.sy, 1.0 / direction[w.kz]].map(f32x4::splat),
+            lanes,
+            axes: [Axis::new(w.kx), Axis::new(w.ky), Axis::new(w.kz)],
+            origin: [
+                lanes.splat4(origin[w.kx]),
+                lanes.splat4(origin[w.ky]),
+                lanes.splat4(origin[w.kz]),
+            ],
+            shear: [
+                lanes.splat4(w.sx),
+                lanes.splat4(w.sy),
+                lanes.splat4(1.0 / direction[w.kz]),
+            ],
             ray: w,
             culling,
             t_min: ray.t_min(),
             keep: kept_signs(culling),
             filter: filters(ray),
+            ray_origin: *origin,
+            inv: ray.inv_direction().into(),
+            negative: ray.negative(),
         }
     }
 
@@ -287,76 +263,46 @@ impl<'a> WatertightPacket<'a> {
         t_max: &mut f32,
         mut found: impl FnMut(u32, TriangleHit) -> Option<f32>,
     ) -> bool {
-        let [(ax, ay, az), (bx, by, bz), (cx, cy, cz)] = self.sheared(packet);
-        // The edge functions, not fused, so a shared edge gives exactly negated values in
-        // its two triangles (and the scalar test's bits).
-        let wa = cx * by - cy * bx;
-        let wb = ax * cy - ay * cx;
-        let wc = bx * ay - by * ax;
-        let zero = f32x4::ZERO;
-        let positive = (wa.simd_gt(zero) & wb.simd_gt(zero) & wc.simd_gt(zero)).to_bitmask();
-        let negative = (wa.simd_lt(zero) & wb.simd_lt(zero) & wc.simd_lt(zero)).to_bitmask();
-        let on_edge = (wa.simd_eq(zero) | wb.simd_eq(zero) | wc.simd_eq(zero)).to_bitmask();
+        let l = self.lanes;
+        let corners = self.sheared(packet);
+        let w = edges(l, &corners);
+        let [wa, wb, wc] = w;
+        let zero = l.splat4(0.0);
+        let positive = l.bits4(l.and4(l.gt4(wa, zero), l.and4(l.gt4(wb, zero), l.gt4(wc, zero))));
+        let negative = l.bits4(l.and4(l.lt4(wa, zero), l.and4(l.lt4(wb, zero), l.lt4(wc, zero))));
+        let on_edge = l.bits4(l.or4(l.eq4(wa, zero), l.or4(l.eq4(wb, zero), l.eq4(wc, zero))));
         let inside = (positive & self.keep.0) | (negative & self.keep.1);
         if inside | on_edge == 0 {
             return false;
         }
         let mut lanes = on_edge;
-        let (enter, leave) = if !self.filter {
+        // The lanes' own boxes, where the filter needs them (else computed below).
+        let mut bounds = None;
+        if !self.filter {
             lanes |= inside;
-            self.box_bounds(packet)
-        } else {
+        } else if inside != 0 {
             let (enter, leave) = self.box_bounds(packet);
-            if inside != 0 {
-                // The sheared t, `sz·(wa·az + wb·bz + wc·cz) / det`, and the bound on its
-                // error (PBR §3.9.6, for this shear: the x and y errors from the unscaled z,
-                // which the shear multiplies), doubled, plus 2⁻²⁰·|t| for the f64 plane's
-                // rounding to f32. Unfused, as the bound counts its roundings.
-                let sz = self.shear[2];
-                let det = (wa + wb) + wc;
-                let t = (sz * (wa * az + (wb * bz + wc * cz))) / det;
-                let splat = f32x4::splat;
-                let (max_x, max_y) = (max_abs3(ax, bx, cx), max_abs3(ay, by, cy));
-                let max_z = max_abs3(az, bz, cz);
-                let max_zs = max_z * sz.abs();
-                let delta_x = splat(gamma(5.0)) * (max_x + max_z);
-                let delta_y = splat(gamma(5.0)) * (max_y + max_z);
-                let delta_z = splat(gamma(3.0)) * max_zs;
-                let delta_e = splat(2.0)
-                    * ((splat(gamma(2.0)) * max_x) * max_y + (delta_y * max_x + delta_x * max_y));
-                let max_e = max_abs3(wa, wb, wc);
-                let delta_t = (splat(6.0)
-                    * ((splat(gamma(3.0)) * max_e) * max_zs
-                        + (delta_e * max_zs + delta_z * max_e)))
-                    / det.abs();
-                let delta = t.abs() * splat(crate::bvh::kernel::slabs::EXIT_SLACK) + delta_t;
-                // The scalar end keeps `t` within the lane's own box (`within_box`): at most
-                // the greater of the plane's and the entry, at least the lesser of the
-                // plane's and the exit. The bounds second in `max4` and `min4` (which return
-                // their second operand on a NaN), and the comparisons negated: a NaN (corners
-                // near f32's limit) leaves the lane to the scalar test.
-                let early = max4(enter, t + delta).simd_lt(splat(self.t_min));
-                let late = min4(leave, t - delta).simd_gt(splat(*t_max));
-                lanes |= inside & !(early | late).to_bitmask();
-            }
-            (enter, leave)
-        };
+            bounds = Some((enter, leave));
+            lanes |= inside & self.may_hit(&w, &corners, (enter, leave), *t_max);
+        }
         if lanes == 0 {
             return false;
         }
-        let (w, entries, exits) = (
-            [wa.to_array(), wb.to_array(), wc.to_array()],
-            enter.to_array(),
-            leave.to_array(),
-        );
+        let [wa, wb, wc] = [l.array4(wa), l.array4(wb), l.array4(wc)];
+        let (enter, leave) = match bounds {
+            Some(bounds) => bounds,
+            None => self.box_bounds(packet),
+        };
+        let (entries, exits) = (l.array4(enter), l.array4(leave));
         while lanes != 0 {
-            let lane = lanes.trailing_zeros() as usize;
+            let lane = lanes.trailing_zeros() as usize & (LANES - 1);
             lanes &= lanes - 1;
-            let mut e = [w[0][lane], w[1][lane], w[2][lane]];
+            let mut e = [wa[lane], wb[lane], wc[lane]];
             if on_edge & (1 << lane) != 0 {
                 // The scalar test's `f64` path, from the same sheared corners.
-                let at = |v: f32x4| v.to_array()[lane];
-                e = edge_functions_f64([at(ax), at(ay)], [at(bx), at(by)], [at(cx), at(cy)]);
+                let [(ax, ay, _), (bx, by, _), (cx, cy, _)] = corners;
+                let [ax, ay, bx, by, cx, cy] = [ax, ay, bx, by, cx, cy].map(|v| l.array4(v)[lane]);
+                e = edge_functions_f64([ax, ay], [bx, by], [cx, cy]);
                 if mixed_signs(e) {
                     continue;
                 }
@@ -380,68 +326,142 @@ impl<'a> WatertightPacket<'a> {
         false
     }
 
+    /// The lanes (bits) whose sheared `t`, `sz·(wa·az + wb·bz + wc·cz) / det`, give or take
+    /// the bound on its error (PBR §3.9.6, for this shear: the x and y errors from the
+    /// unscaled z, which the shear multiplies), doubled, plus 2⁻²⁰·|t| for the f64 plane's
+    /// rounding to f32, can land in `t_min..t_max` within the lane's box (`enter`, `leave`).
+    /// The multiply-adds are fused where the lanes fuse them, which only lowers the error the
+    /// bound counts.
+    #[inline(always)]
+    fn may_hit(
+        &self,
+        w: &[P::F4; 3],
+        corners: &[(P::F4, P::F4, P::F4); 3],
+        (enter, leave): (P::F4, P::F4),
+        t_max: f32,
+    ) -> u32 {
+        let l = self.lanes;
+        let [wa, wb, wc] = *w;
+        let [(ax, ay, az), (bx, by, bz), (cx, cy, cz)] = *corners;
+        let sz = self.shear[2];
+        let det = l.add4(l.add4(wa, wb), wc);
+        let t = l.div4(
+            l.mul4(sz, l.mul_add4(wa, az, l.mul_add4(wb, bz, l.mul4(wc, cz)))),
+            det,
+        );
+        let (max_x, max_y) = (max_abs3(l, ax, bx, cx), max_abs3(l, ay, by, cy));
+        let max_z = max_abs3(l, az, bz, cz);
+        let max_zs = l.mul4(max_z, l.abs4(sz));
+        let delta_x = l.mul4(l.splat4(gamma(5.0)), l.add4(max_x, max_z));
+        let delta_y = l.mul4(l.splat4(gamma(5.0)), l.add4(max_y, max_z));
+        let delta_z = l.mul4(l.splat4(gamma(3.0)), max_zs);
+        let delta_e = l.mul4(
+            l.splat4(2.0),
+            l.mul_add4(
+                l.mul4(l.splat4(gamma(2.0)), max_x),
+                max_y,
+                l.mul_add4(delta_y, max_x, l.mul4(delta_x, max_y)),
+            ),
+        );
+        let max_e = max_abs3(l, wa, wb, wc);
+        let delta_t = l.div4(
+            l.mul4(
+                l.splat4(6.0),
+                l.mul_add4(
+                    l.mul4(l.splat4(gamma(3.0)), max_e),
+                    max_zs,
+                    l.mul_add4(delta_e, max_zs, l.mul4(delta_z, max_e)),
+                ),
+            ),
+            l.abs4(det),
+        );
+        let delta = l.mul_add4(l.abs4(t), l.splat4(EXIT_SLACK), delta_t);
+        // The scalar end keeps `t` within the lane's own box (`within_box`): at most the
+        // greater of the plane's and the entry, at least the lesser of the plane's and the
+        // exit. The bounds second in `max4` and `min4` (which return their second operand on
+        // a NaN), and the comparisons negated: a NaN (corners near f32's limit) leaves the
+        // lane to the scalar test.
+        l.bits4(l.and4(
+            l.not_lt4(l.max4(enter, l.add4(t, delta)), l.splat4(self.t_min)),
+            l.not_gt4(l.min4(leave, l.sub4(t, delta)), l.splat4(t_max)),
+        ))
+    }
+
     /// A packet's corners translated to the origin and sheared so the ray runs along +z,
     /// operation for operation as [`WatertightRay::intersect`] (not fused), so a ray through
     /// an edge goes to the triangle the scalar test gives it: `(x, y, z)` per corner, `z`
     /// not yet scaled.
     #[inline(always)]
-    fn sheared(&self, packet: &TrianglePacket) -> [(f32x4, f32x4, f32x4); 3] {
-        let (kx, ky, kz) = (self.ray.kx, self.ray.ky, self.ray.kz);
-        let [ox, oy, oz] = self.origin;
-        let [sx, sy, _] = self.shear;
-        // A function, not a closure: inlined into the x86 walk, it takes the walk's
-        // instructions, where a closure may be compiled apart for the crate's baseline.
-        #[inline(always)]
-        fn corner(
-            p: &[[f32; LANES]; 3],
-            [kx, ky, kz]: [usize; 3],
-            [ox, oy, oz]: [f32x4; 3],
-            [sx, sy]: [f32x4; 2],
-        ) -> (f32x4, f32x4, f32x4) {
-            let z = f32x4::from(p[kz]) - oz;
-            (
-                (f32x4::from(p[kx]) - ox) - sx * z,
-                (f32x4::from(p[ky]) - oy) - sy * z,
-                z,
-            )
-        }
-        let (k, shear) = ([kx, ky, kz], [sx, sy]);
-        let o = [ox, oy, oz];
+    fn sheared(&self, packet: &TrianglePacket) -> [(P::F4, P::F4, P::F4); 3] {
         [
-            corner(&packet.a, k, o, shear),
-            corner(&packet.b, k, o, shear),
-            corner(&packet.c, k, o, shear),
+            self.corner(&packet.a),
+            self.corner(&packet.b),
+            self.corner(&packet.c),
         ]
     }
 
-    /// Where the ray enters and leaves each lane's triangle's bounding box: the scalar
-    /// test's [`box_bounds`](crate::triangle::box_bounds), operation for operation, so the
-    /// same bits.
+    /// One corner of [`sheared`](Self::sheared).
     #[inline(always)]
-    fn box_bounds(&self, packet: &TrianglePacket) -> (f32x4, f32x4) {
-        let ray = self.ray.ray;
-        let (origin, inv, negative) = (ray.origin_axes(), ray.inv_direction(), ray.negative());
-        let mut enter = f32x4::splat(f32::NEG_INFINITY);
-        let mut leave = f32x4::splat(f32::INFINITY);
+    fn corner(&self, p: &[[f32; LANES]; 3]) -> (P::F4, P::F4, P::F4) {
+        let l = self.lanes;
+        let [kx, ky, kz] = self.axes;
+        let [ox, oy, oz] = self.origin;
+        let [sx, sy, _] = self.shear;
+        let z = l.sub4(l.load_axis(p, kz), oz);
+        (
+            l.sub4(l.sub4(l.load_axis(p, kx), ox), l.mul4(sx, z)),
+            l.sub4(l.sub4(l.load_axis(p, ky), oy), l.mul4(sy, z)),
+            z,
+        )
+    }
+
+    /// Where the ray enters and leaves each lane's triangle's bounding box: the scalar
+    /// test's [`box_bounds`](crate::triangle::box_bounds), operation for operation (`min4`
+    /// and `max4` keep the second operand unless the first is strictly beyond, as it does),
+    /// so the same bits.
+    #[inline(always)]
+    fn box_bounds(&self, packet: &TrianglePacket) -> (P::F4, P::F4) {
+        let l = self.lanes;
+        let (origin, inv, negative) = (&self.ray_origin, &self.inv, &self.negative);
+        let mut enter = l.splat4(f32::NEG_INFINITY);
+        let mut leave = l.splat4(f32::INFINITY);
         for k in 0..3 {
             let (a, b, c) = (
-                f32x4::from(packet.a[k]),
-                f32x4::from(packet.b[k]),
-                f32x4::from(packet.c[k]),
+                l.load4(&packet.a[k]),
+                l.load4(&packet.b[k]),
+                l.load4(&packet.c[k]),
             );
-            let least = min4(min4(a, b), c);
-            let greatest = max4(max4(a, b), c);
+            let least = l.min4(l.min4(a, b), c);
+            let greatest = l.max4(l.max4(a, b), c);
             let (first, last) = if negative[k] {
                 (greatest, least)
             } else {
                 (least, greatest)
             };
-            let (o, inv) = (f32x4::splat(origin[k]), f32x4::splat(inv[k]));
-            enter = max4((first - o) * inv, enter);
-            leave = min4((last - o) * inv, leave);
+            let (o, inv) = (l.splat4(origin[k]), l.splat4(inv[k]));
+            enter = l.max4(l.mul4(l.sub4(first, o), inv), enter);
+            leave = l.min4(l.mul4(l.sub4(last, o), inv), leave);
         }
         (enter, leave)
     }
+}
+
+/// The edge functions of sheared corners, without fusing, so a shared edge gives exactly
+/// negated values in its two triangles (and the scalar test's bits).
+#[inline(always)]
+fn edges<P: PacketLanes>(l: P, c: &[(P::F4, P::F4, P::F4); 3]) -> [P::F4; 3] {
+    let [(ax, ay, _), (bx, by, _), (cx, cy, _)] = *c;
+    [
+        l.sub4(l.mul4(cx, by), l.mul4(cy, bx)),
+        l.sub4(l.mul4(ax, cy), l.mul4(ay, cx)),
+        l.sub4(l.mul4(bx, ay), l.mul4(by, ax)),
+    ]
+}
+
+/// The largest magnitude of three, lane by lane.
+#[inline(always)]
+fn max_abs3<P: PacketLanes>(l: P, a: P::F4, b: P::F4, c: P::F4) -> P::F4 {
+    l.max4(l.abs4(a), l.max4(l.abs4(b), l.abs4(c)))
 }
 
 /// The ray for the Cramer test on packets, splatted across the lanes where it is used
@@ -486,30 +506,6 @@ mod tests {
     use crate::triangle::LeafTriangle;
     use nalgebra::Point3;
 
-    /// The portable min and max (what WebAssembly and ARM run) give x86's bits, NaN lanes
-    /// and signed zeros included.
-    #[test]
-    fn portable_min_and_max_equal_the_x86_ones() {
-        let special = [
-            0.0,
-            -0.0,
-            1.0,
-            -1.0,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-            3.5e-39,
-        ];
-        let bits = |x: f32x4| x.to_array().map(f32::to_bits);
-        for &a in &special {
-            for &b in &special {
-                let (p, q) = (f32x4::from([a, b, -a, b]), f32x4::from([b, a, b, -b]));
-                assert_eq!(bits(min4(p, q)), bits(min4_portable(p, q)), "{a} {b}");
-                assert_eq!(bits(max4(p, q)), bits(max4_portable(p, q)), "{a} {b}");
-            }
-        }
-    }
-
     /// The watertight packet test answers every lane as the scalar test does, bit for bit
     /// (under every culling, from 0 and from after 0, where the `t` filter runs), on random
     /// triangles, degenerate ones and exact shared-edge-like values.
@@ -548,7 +544,7 @@ mod tests {
             let source = Ray::with_range(o, target - o, t_min, 1.5);
             let ray = WatertightRay::new(&source);
             for culling in [Culling::None, Culling::Back, Culling::Front] {
-                let test = WatertightPacket::new(&source, culling);
+                let test = WatertightPacket::new(Portable, &source, culling);
                 let mut got = [None; LANES];
                 let mut t_max = source.t_max();
                 let stopped = test.run(&packet, 0, &mut t_max, |slot, hit| {

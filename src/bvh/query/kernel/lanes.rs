@@ -20,11 +20,12 @@ pub(crate) struct Row {
 }
 
 impl Row {
-    /// The row of the planes on `axis` (taken modulo 3) at the boxes' minimum or maximum.
+    /// The row of the planes on `axis` (`z` for anything above 2) at the boxes' minimum or
+    /// maximum.
     #[inline(always)]
     pub(crate) fn new(axis: usize, max: bool) -> Row {
         Row {
-            axis: axis % 3,
+            axis: axis.min(2),
             max,
         }
     }
@@ -105,4 +106,79 @@ pub(crate) trait Lanes: Copy {
     fn store_u(self, to: &mut [MaybeUninit<u32>; WIDTH], v: Self::U);
     /// Writes eight `f32` to `to`.
     fn store_f(self, to: &mut [MaybeUninit<f32>; WIDTH], v: Self::F);
+}
+
+/// Which of a packet corner's three rows (`x`, `y`, `z` of four triangles) to read: only
+/// [`Axis::new`] makes one, so it is always in range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Axis(usize);
+
+impl Axis {
+    /// Axis `a` (`z` for anything above 2: a compare and a move, where a modulo would be a
+    /// multiplication per axis and query).
+    #[inline(always)]
+    pub(crate) fn new(a: usize) -> Axis {
+        Axis(a.min(2))
+    }
+
+    /// The axis, in `0..3`.
+    #[inline(always)]
+    pub(crate) fn get(self) -> usize {
+        self.0
+    }
+}
+
+/// Four lanes of `f32` ([`PacketLanes::F4`]) and of a compare's outcome
+/// ([`PacketLanes::M4`]), one lane per triangle of a packet, and what the watertight packet
+/// test ([`WatertightPacket`](crate::bvh::packet::WatertightPacket)) does with them. As for
+/// [`Lanes`], a value of the implementing type proves its instructions run here, and every
+/// method is `#[inline(always)]`. Every operation has the bits of the scalar one (`min4` and
+/// `max4` with x86's rule), but `mul_add4`, fused where the lanes fuse it, which the test
+/// uses only in its conservative filter.
+pub(crate) trait PacketLanes: Copy {
+    /// Four `f32`.
+    type F4: Copy;
+    /// Four lanes of a compare's outcome.
+    type M4: Copy;
+
+    /// `x` in every lane.
+    fn splat4(self, x: f32) -> Self::F4;
+    /// A packet's row of four.
+    fn load4(self, row: &[f32; 4]) -> Self::F4;
+    /// A packet corner's row `axis`.
+    fn load_axis(self, corner: &[[f32; 4]; 3], axis: Axis) -> Self::F4;
+    /// `a + b`.
+    fn add4(self, a: Self::F4, b: Self::F4) -> Self::F4;
+    /// `a − b`.
+    fn sub4(self, a: Self::F4, b: Self::F4) -> Self::F4;
+    /// `a · b`.
+    fn mul4(self, a: Self::F4, b: Self::F4) -> Self::F4;
+    /// `a / b`.
+    fn div4(self, a: Self::F4, b: Self::F4) -> Self::F4;
+    /// `a · b + c`, fused where the instructions have it (x86), else rounded twice.
+    fn mul_add4(self, a: Self::F4, b: Self::F4, c: Self::F4) -> Self::F4;
+    /// `if a < b { a } else { b }` (x86's `minps(a, b)`: `b` on a `NaN` or a tie).
+    fn min4(self, a: Self::F4, b: Self::F4) -> Self::F4;
+    /// `if a > b { a } else { b }` (x86's `maxps(a, b)`).
+    fn max4(self, a: Self::F4, b: Self::F4) -> Self::F4;
+    /// `|a|`.
+    fn abs4(self, a: Self::F4) -> Self::F4;
+    /// Where `a > b`.
+    fn gt4(self, a: Self::F4, b: Self::F4) -> Self::M4;
+    /// Where `a < b`.
+    fn lt4(self, a: Self::F4, b: Self::F4) -> Self::M4;
+    /// Where `a == b`.
+    fn eq4(self, a: Self::F4, b: Self::F4) -> Self::M4;
+    /// Where not `a < b` (true on a `NaN`).
+    fn not_lt4(self, a: Self::F4, b: Self::F4) -> Self::M4;
+    /// Where not `a > b` (true on a `NaN`).
+    fn not_gt4(self, a: Self::F4, b: Self::F4) -> Self::M4;
+    /// Both.
+    fn and4(self, a: Self::M4, b: Self::M4) -> Self::M4;
+    /// Either.
+    fn or4(self, a: Self::M4, b: Self::M4) -> Self::M4;
+    /// A compare's lanes as bits, lane `k` in bit `k`.
+    fn bits4(self, m: Self::M4) -> u32;
+    /// The four `f32` as an array.
+    fn array4(self, v: Self::F4) -> [f32; 4];
 }

@@ -9,9 +9,9 @@
 //! ([`cast`]) is the packet test ([`LeafTest`]), so every hit is the scalar test's, and ties
 //! go to the lowest triangle through [`keep_closer`].
 
-use super::lanes::{Lanes, Row};
+use super::lanes::{Axis, Lanes, PacketLanes, Row};
 use super::network::sorted_lanes;
-use super::slabs::{BoxLanes, Grow, lower, raise};
+use super::slabs::Grow;
 use super::walk::{self, Leaves, Visit, octant};
 use super::{Found, Tree, capacity};
 use crate::bvh::leaf::{LANES, TrianglePacket};
@@ -21,6 +21,58 @@ use crate::bvh::ray_node::COMPACT;
 use crate::bvh::wide::{WIDTH, WideNode};
 use crate::{QueryOptions, Ray};
 use std::mem::MaybeUninit;
+use wide::{f32x4, f32x8};
+
+/// Eight boxes' coordinates on one axis, one lane each.
+type BoxLanes = f32x8;
+
+/// `$min(a, b)`: `if a < b { a } else { b }` lane by lane, and `$max(a, b)`: `if a > b { a }
+/// else { b }`, for `wide`'s `$t`, with x86's rule (`minps(a, b)`, `maxps(a, b)`: `b` on a
+/// `NaN` or a tie), which the x86 lanes' bits need: x86's own instructions where the target
+/// has SSE, else a compare and a select (`$min_select`, `$max_select`, compiled in tests
+/// everywhere so that x86 checks them against its instructions).
+macro_rules! x86_min_max {
+    ($t:ty, $min:ident, $max:ident, $min_select:ident, $max_select:ident) => {
+        #[inline(always)]
+        fn $min(a: $t, b: $t) -> $t {
+            #[cfg(target_feature = "sse")]
+            {
+                a.fast_min(b)
+            }
+            #[cfg(not(target_feature = "sse"))]
+            {
+                $min_select(a, b)
+            }
+        }
+
+        #[inline(always)]
+        fn $max(a: $t, b: $t) -> $t {
+            #[cfg(target_feature = "sse")]
+            {
+                a.fast_max(b)
+            }
+            #[cfg(not(target_feature = "sse"))]
+            {
+                $max_select(a, b)
+            }
+        }
+
+        #[cfg(any(test, not(target_feature = "sse")))]
+        #[inline(always)]
+        fn $min_select(a: $t, b: $t) -> $t {
+            a.simd_lt(b).bitselect(a, b)
+        }
+
+        #[cfg(any(test, not(target_feature = "sse")))]
+        #[inline(always)]
+        fn $max_select(a: $t, b: $t) -> $t {
+            a.simd_gt(b).bitselect(a, b)
+        }
+    };
+}
+
+x86_min_max!(f32x8, min8, max8, min8_select, max8_select);
+x86_min_max!(f32x4, min4, max4, min4_select, max4_select);
 
 /// `wide`'s lanes as the walk's [`Lanes`]: they run on every target.
 #[derive(Clone, Copy, Debug)]
@@ -66,11 +118,11 @@ impl Lanes for Portable {
     }
     #[inline(always)]
     fn raise(self, bound: BoxLanes, t: BoxLanes) -> BoxLanes {
-        raise(bound, t)
+        max8(t, bound)
     }
     #[inline(always)]
     fn lower(self, bound: BoxLanes, t: BoxLanes) -> BoxLanes {
-        lower(bound, t)
+        min8(t, bound)
     }
     #[inline(always)]
     fn le(self, a: BoxLanes, b: BoxLanes) -> u8 {
@@ -118,6 +170,92 @@ impl Lanes for Portable {
         for (to, v) in to.iter_mut().zip(v.to_array()) {
             to.write(v);
         }
+    }
+}
+
+impl PacketLanes for Portable {
+    type F4 = f32x4;
+    type M4 = f32x4;
+
+    #[inline(always)]
+    fn splat4(self, x: f32) -> f32x4 {
+        f32x4::splat(x)
+    }
+    #[inline(always)]
+    fn load4(self, row: &[f32; 4]) -> f32x4 {
+        f32x4::from(*row)
+    }
+    #[inline(always)]
+    fn load_axis(self, corner: &[[f32; 4]; 3], axis: Axis) -> f32x4 {
+        f32x4::from(corner[axis.get()])
+    }
+    #[inline(always)]
+    fn add4(self, a: f32x4, b: f32x4) -> f32x4 {
+        a + b
+    }
+    #[inline(always)]
+    fn sub4(self, a: f32x4, b: f32x4) -> f32x4 {
+        a - b
+    }
+    #[inline(always)]
+    fn mul4(self, a: f32x4, b: f32x4) -> f32x4 {
+        a * b
+    }
+    #[inline(always)]
+    fn div4(self, a: f32x4, b: f32x4) -> f32x4 {
+        a / b
+    }
+    #[inline(always)]
+    fn mul_add4(self, a: f32x4, b: f32x4, c: f32x4) -> f32x4 {
+        a * b + c
+    }
+    #[inline(always)]
+    fn min4(self, a: f32x4, b: f32x4) -> f32x4 {
+        min4(a, b)
+    }
+    #[inline(always)]
+    fn max4(self, a: f32x4, b: f32x4) -> f32x4 {
+        max4(a, b)
+    }
+    #[inline(always)]
+    fn abs4(self, a: f32x4) -> f32x4 {
+        a.abs()
+    }
+    #[inline(always)]
+    fn gt4(self, a: f32x4, b: f32x4) -> f32x4 {
+        a.simd_gt(b)
+    }
+    #[inline(always)]
+    fn lt4(self, a: f32x4, b: f32x4) -> f32x4 {
+        a.simd_lt(b)
+    }
+    #[inline(always)]
+    fn eq4(self, a: f32x4, b: f32x4) -> f32x4 {
+        a.simd_eq(b)
+    }
+    #[inline(always)]
+    fn not_lt4(self, a: f32x4, b: f32x4) -> f32x4 {
+        !a.simd_lt(b)
+    }
+    #[inline(always)]
+    fn not_gt4(self, a: f32x4, b: f32x4) -> f32x4 {
+        !a.simd_gt(b)
+    }
+    #[inline(always)]
+    fn and4(self, a: f32x4, b: f32x4) -> f32x4 {
+        a & b
+    }
+    #[inline(always)]
+    fn or4(self, a: f32x4, b: f32x4) -> f32x4 {
+        a | b
+    }
+    #[inline(always)]
+    fn bits4(self, m: f32x4) -> u32 {
+        m.to_bitmask()
+    }
+    #[inline(always)]
+    fn array4(self, v: f32x4) -> [f32; 4] {
+        v.to_array()
     }
 }
 
@@ -240,4 +378,47 @@ pub(crate) fn visit<const LANE_ORDER: bool, const CAP: usize, V>(
     V: FnMut(u32, &mut f32) -> bool,
 {
     walk::<LANE_ORDER, CAP, (), _>(nodes, depth, ray, grow, t_max, &mut (), &mut Visit(visit));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The portable minima and maxima (what WebAssembly and ARM run) give x86's bits at both
+    /// widths, NaN lanes and signed zeros included: the second operand on a NaN or a tie.
+    #[test]
+    fn selects_equal_the_x86_min_and_max() {
+        let special = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            3.5e-39,
+            1e30,
+        ];
+        let mut checked = 0;
+        for (i, &a) in special.iter().enumerate() {
+            for &b in &special {
+                let p = [a, b, a, b, -a, -b, b, a];
+                let q = [b, a, special[(i + 3) % 10], b, a, -b, -a, b];
+                let bits8 = |x: f32x8| x.to_array().map(f32::to_bits);
+                let (p8, q8) = (f32x8::from(p), f32x8::from(q));
+                assert_eq!(bits8(min8(p8, q8)), bits8(min8_select(p8, q8)), "{a} {b}");
+                assert_eq!(bits8(max8(p8, q8)), bits8(max8_select(p8, q8)), "{a} {b}");
+                let bits4 = |x: f32x4| x.to_array().map(f32::to_bits);
+                let (p4, q4) = (
+                    f32x4::from([p[0], p[1], p[2], p[3]]),
+                    f32x4::from([q[4], q[5], q[6], q[7]]),
+                );
+                assert_eq!(bits4(min4(p4, q4)), bits4(min4_select(p4, q4)), "{a} {b}");
+                assert_eq!(bits4(max4(p4, q4)), bits4(max4_select(p4, q4)), "{a} {b}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 100);
+    }
 }

@@ -26,16 +26,15 @@
 #![allow(unsafe_code)]
 
 use super::isa::X86;
-use super::lanes::{Lanes, Row};
-use super::slabs::{EXIT_SLACK, Grow};
+use super::lanes::{Axis, Lanes, PacketLanes, Row};
+use super::slabs::Grow;
 use super::walk::{self, Leaves, Visit, octant};
 use super::{CAPACITY, DEPTH_LIMIT, Found, Tree};
 use crate::bvh::leaf::{LANES, TrianglePacket};
-use crate::bvh::packet::{filters, gamma, kept_signs};
+use crate::bvh::packet::WatertightPacket;
 use crate::bvh::ray_hits::keep_closer;
 use crate::bvh::ray_node::COMPACT;
 use crate::bvh::wide::{WIDTH, WideNode};
-use crate::watertight::{WatertightRay, edge_functions_f64, mixed_signs};
 use crate::{Culling, Ray};
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
@@ -191,7 +190,7 @@ unsafe fn cast_with<const ANY: bool>(
 ) -> Option<Found> {
     // SAFETY: as the caller promises.
     unsafe {
-        let mut leaves = PacketTest::<ANY>::new(tree, ray, culling);
+        let mut leaves = PacketTest::<ANY>::new(Avx { _proof: cpu }, tree, ray, culling);
         by_octant!(ray, Q => walk::walk::<_, ANY, CAPACITY, (), _>(
             Avx { _proof: cpu }, tree.nodes, ray, Q, &Grow::NONE, ray.t_max(), &mut (), &mut leaves
         ));
@@ -325,62 +324,120 @@ impl Lanes for Avx {
     }
 }
 
-/// The exact packet test of a closest (`ANY == false`) or any hit, as the walk's leaves: the
-/// edge test in SIMD, a conservative filter on the sheared `t`, then the scalar test's end
-/// for each lane that may hit in range, each hit kept by [`keep_closer`] (the closest hit)
+impl PacketLanes for Avx {
+    type F4 = __m128;
+    type M4 = __m128;
+
+    // SAFETY (every method): `self` holds an `X86`, which only the CPU's detection makes
+    // where it has AVX2 and FMA.
+    #[inline(always)]
+    fn splat4(self, x: f32) -> __m128 {
+        unsafe { _mm_set1_ps(x) }
+    }
+    #[inline(always)]
+    fn load4(self, row: &[f32; 4]) -> __m128 {
+        // SAFETY: and a packet's rows are 16-byte aligned.
+        unsafe { _mm_load_ps(row.as_ptr()) }
+    }
+    #[inline(always)]
+    fn load_axis(self, corner: &[[f32; 4]; 3], axis: Axis) -> __m128 {
+        // SAFETY: and an `Axis` is below 3, so its row lies in the corner, 16-byte aligned.
+        unsafe {
+            _mm_load_ps(
+                (corner as *const [[f32; 4]; 3])
+                    .cast::<u8>()
+                    .add(axis.get() * std::mem::size_of::<[f32; 4]>())
+                    .cast::<f32>(),
+            )
+        }
+    }
+    #[inline(always)]
+    fn add4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_add_ps(a, b) }
+    }
+    #[inline(always)]
+    fn sub4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_sub_ps(a, b) }
+    }
+    #[inline(always)]
+    fn mul4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_mul_ps(a, b) }
+    }
+    #[inline(always)]
+    fn div4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_div_ps(a, b) }
+    }
+    #[inline(always)]
+    fn mul_add4(self, a: __m128, b: __m128, c: __m128) -> __m128 {
+        unsafe { _mm_fmadd_ps(a, b, c) }
+    }
+    #[inline(always)]
+    fn min4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_min_ps(a, b) }
+    }
+    #[inline(always)]
+    fn max4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_max_ps(a, b) }
+    }
+    #[inline(always)]
+    fn abs4(self, a: __m128) -> __m128 {
+        unsafe { _mm_andnot_ps(_mm_set1_ps(-0.0), a) }
+    }
+    #[inline(always)]
+    fn gt4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_cmpgt_ps(a, b) }
+    }
+    #[inline(always)]
+    fn lt4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_cmplt_ps(a, b) }
+    }
+    #[inline(always)]
+    fn eq4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_cmpeq_ps(a, b) }
+    }
+    #[inline(always)]
+    fn not_lt4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_cmp_ps::<_CMP_NLT_UQ>(a, b) }
+    }
+    #[inline(always)]
+    fn not_gt4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_cmp_ps::<_CMP_NGT_UQ>(a, b) }
+    }
+    #[inline(always)]
+    fn and4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_and_ps(a, b) }
+    }
+    #[inline(always)]
+    fn or4(self, a: __m128, b: __m128) -> __m128 {
+        unsafe { _mm_or_ps(a, b) }
+    }
+    #[inline(always)]
+    fn bits4(self, m: __m128) -> u32 {
+        unsafe { _mm_movemask_ps(m) as u32 }
+    }
+    #[inline(always)]
+    fn array4(self, v: __m128) -> [f32; 4] {
+        bytemuck::cast(v)
+    }
+}
+
+/// The exact packet test of a closest (`ANY == false`) or any hit, as the walk's leaves:
+/// [`WatertightPacket`] on the x86 lanes, each hit kept by [`keep_closer`] (the closest hit)
 /// or ending the walk (`ANY`).
 struct PacketTest<'a, const ANY: bool> {
+    test: WatertightPacket<'a, Avx>,
     packets: &'a [TrianglePacket],
     index: &'a [u32],
-    ray: WatertightRay<'a>,
-    /// The origin on axes `kx`, `ky`, `kz`, four times.
-    origin: [__m128; 3],
-    /// The shear `sx`, `sy` and `1/d[kz]`, four times.
-    shear: [__m128; 3],
-    /// The byte offsets of the rows `kx`, `ky`, `kz` in a corner's `[[f32; 4]; 3]`.
-    rows: [usize; 3],
-    t_min4: __m128,
-    culling: Culling,
-    t_min: f32,
-    /// The lanes whose sign of the determinant `culling` keeps: positive, negative.
-    keep: (u32, u32),
-    /// Whether the leaf filters its candidates by their `f32` `t` before the scalar end
-    /// ([`filters`]).
-    filter: bool,
-    /// The ray's origin, reciprocal direction and signs, for its triangles' box entries
-    /// and exits ([`box_bounds`](Self::box_bounds)).
-    ray_origin: [f32; 3],
-    inv: [f32; 3],
-    negative: [bool; 3],
     best: Option<Found>,
 }
 
 impl<'a, const ANY: bool> PacketTest<'a, ANY> {
     #[inline(always)]
-    unsafe fn new(tree: Tree<'a>, ray: &'a Ray, culling: Culling) -> Self {
-        let w = WatertightRay::new(ray);
-        let (origin, direction) = (ray.origin_axes(), ray.direction_axes());
-        // SAFETY: SSE, as every x86-64.
-        let splat = |x: f32| unsafe { _mm_set1_ps(x) };
+    fn new(lanes: Avx, tree: Tree<'a>, ray: &'a Ray, culling: Culling) -> Self {
         PacketTest {
+            test: WatertightPacket::new(lanes, ray, culling),
             packets: tree.packets,
             index: tree.index,
-            origin: [
-                splat(origin[w.kx]),
-                splat(origin[w.ky]),
-                splat(origin[w.kz]),
-            ],
-            shear: [splat(w.sx), splat(w.sy), splat(1.0 / direction[w.kz])],
-            rows: [w.kx, w.ky, w.kz].map(|k| k * std::mem::size_of::<[f32; LANES]>()),
-            t_min4: splat(ray.t_min()),
-            ray: w,
-            culling,
-            t_min: ray.t_min(),
-            keep: kept_signs(culling),
-            filter: filters(ray),
-            ray_origin: *origin,
-            inv: ray.inv_direction().into(),
-            negative: ray.negative(),
             best: None,
         }
     }
@@ -389,291 +446,20 @@ impl<'a, const ANY: bool> PacketTest<'a, ANY> {
 impl<const ANY: bool> Leaves for PacketTest<'_, ANY> {
     #[inline(always)]
     fn enter(&mut self, packet: u32, t_max: &mut f32) -> bool {
-        // SAFETY: inlined only into the walk, which enables AVX2 and FMA; the packet number
-        // is a child word of a ray tree over these packets (made so by `ray_tree`).
-        unsafe {
-            let leaf = self.packets.get_unchecked(packet as usize);
-            let hit = self.test(leaf, packet * LANES as u32, t_max);
-            ANY && hit
-        }
-    }
-}
-
-impl<const ANY: bool> PacketTest<'_, ANY> {
-    /// Tests `packet`'s four lanes (slots from `first_slot`) up to `t_max`, lowering it to
-    /// each closer hit; whether it found a hit.
-    #[inline(always)]
-    unsafe fn test(&mut self, packet: &TrianglePacket, first_slot: u32, t_max: &mut f32) -> bool {
-        // SAFETY: compiled only into the walk, which enables AVX2 and FMA.
-        unsafe {
-            let corners = self.sheared(packet);
-            let w = edges(&corners);
-            let (positive, negative, on_edge) = signs(&w);
-            let inside = (positive & self.keep.0) | (negative & self.keep.1);
-            if inside | on_edge == 0 {
-                return false;
-            }
-            let mut lanes_left = on_edge;
-            // The lanes' own boxes, where the filter needs them (else computed below).
-            let mut bounds = None;
-            if !self.filter {
-                lanes_left |= inside;
-            } else if inside != 0 {
-                let [wa, wb, wc] = w;
-                let [(ax, ay, az), (bx, by, bz), (cx, cy, cz)] = corners;
-                let sz = self.shear[2];
-                let (det, t) = sheared_t(&w, &corners, sz);
-                // The bound on |t − t_exact| (PBR §3.9.6, for this shear: the x and y errors
-                // from the unscaled z, which the shear multiplies), doubled, plus 2⁻²⁰·|t|
-                // for the f64 plane's rounding to f32.
-                let splat = _mm_set1_ps;
-                let max_x = max3(ax, bx, cx);
-                let max_y = max3(ay, by, cy);
-                let max_z = max3(az, bz, cz);
-                let max_zs = _mm_mul_ps(max_z, abs(sz));
-                let delta_x = _mm_mul_ps(splat(gamma(5.0)), _mm_add_ps(max_x, max_z));
-                let delta_y = _mm_mul_ps(splat(gamma(5.0)), _mm_add_ps(max_y, max_z));
-                let delta_z = _mm_mul_ps(splat(gamma(3.0)), max_zs);
-                let delta_e = _mm_mul_ps(
-                    splat(2.0),
-                    _mm_fmadd_ps(
-                        _mm_mul_ps(splat(gamma(2.0)), max_x),
-                        max_y,
-                        _mm_fmadd_ps(delta_y, max_x, _mm_mul_ps(delta_x, max_y)),
-                    ),
-                );
-                let max_e = max3(wa, wb, wc);
-                let delta_t = _mm_div_ps(
-                    _mm_mul_ps(
-                        splat(6.0),
-                        _mm_fmadd_ps(
-                            _mm_mul_ps(splat(gamma(3.0)), max_e),
-                            max_zs,
-                            _mm_fmadd_ps(delta_e, max_zs, _mm_mul_ps(delta_z, max_e)),
-                        ),
-                    ),
-                    abs(det),
-                );
-                let delta = _mm_fmadd_ps(abs(t), splat(EXIT_SLACK), delta_t);
-                // The scalar end keeps `t` within the lane's own box (`within_box`): at most
-                // the greater of the plane's and the entry, at least the lesser of the
-                // plane's and the exit. Unordered compares, the bounds second in `max` and
-                // `min` (which return their second operand on a NaN): a NaN (corners near
-                // f32's limit) leaves the lane to the scalar test.
-                let (enter, leave) = self.box_bounds(packet);
-                bounds = Some((enter, leave));
-                let may = _mm_and_ps(
-                    _mm_cmp_ps::<_CMP_NLT_UQ>(_mm_max_ps(enter, _mm_add_ps(t, delta)), self.t_min4),
-                    _mm_cmp_ps::<_CMP_NGT_UQ>(
-                        _mm_min_ps(leave, _mm_sub_ps(t, delta)),
-                        splat(*t_max),
-                    ),
-                );
-                lanes_left |= inside & _mm_movemask_ps(may) as u32;
-            }
-            if lanes_left == 0 {
-                return false;
-            }
-            let [wa, wb, wc] = w.map(lanes);
-            let (enter, leave) = bounds.unwrap_or_else(|| self.box_bounds(packet));
-            let (entries, exits) = (lanes(enter), lanes(leave));
-            let mut found = false;
-            while lanes_left != 0 {
-                let lane = lanes_left.trailing_zeros() as usize;
-                lanes_left &= lanes_left - 1;
-                let mut e = [wa[lane], wb[lane], wc[lane]];
-                if on_edge & (1 << lane) != 0 {
-                    // The scalar test's `f64` path from the same sheared corners.
-                    let [(ax, ay, _), (bx, by, _), (cx, cy, _)] = corners;
-                    let at = |v: __m128| lanes(v)[lane];
-                    e = edge_functions_f64([at(ax), at(ay)], [at(bx), at(by)], [at(cx), at(cy)]);
-                    if mixed_signs(e) {
-                        continue;
-                    }
-                }
-                let tri = packet.get(lane);
-                let hit = self.ray.finish_boxed(
-                    &tri,
-                    e,
-                    (entries[lane], exits[lane]),
-                    self.t_min,
-                    *t_max,
-                    self.culling,
-                );
-                let Some(h) = hit else { continue };
-                let slot = first_slot + lane as u32;
+        // SAFETY: the packet number is a child word of a ray tree over these packets (made
+        // so by `ray_tree`, or loaded and validated), which the walk's caller promises.
+        let leaf = unsafe { self.packets.get_unchecked(packet as usize) };
+        let (index, best) = (self.index, &mut self.best);
+        self.test
+            .run(leaf, packet * LANES as u32, t_max, |slot, hit| {
                 if ANY {
-                    self.best = Some((slot, h));
-                    return true;
+                    *best = Some((slot, hit));
+                    return None;
                 }
-                keep_closer(self.index, &mut self.best, slot, h);
-                *t_max = h.t;
-                found = true;
-            }
-            found
-        }
+                keep_closer(index, best, slot, hit);
+                Some(hit.t)
+            })
     }
-
-    /// A packet's corners translated to the origin and sheared so the ray runs along +z,
-    /// operation for operation as `WatertightRay::intersect` (not fused), so a ray through
-    /// an edge goes to the triangle the scalar test gives it: `(x, y, z)` per corner, `z`
-    /// not yet scaled.
-    #[inline(always)]
-    unsafe fn sheared(&self, packet: &TrianglePacket) -> [(__m128, __m128, __m128); 3] {
-        // SAFETY: compiled only into the walk, which enables AVX2; the axes are in 0..3.
-        unsafe {
-            let [kx, ky, kz] = self.rows;
-            let [okx, oky, okz] = self.origin;
-            let [sx, sy, _] = self.shear;
-            macro_rules! corner {
-                ($p:expr) => {{
-                    let p = $p;
-                    let z = _mm_sub_ps(ld_at(p, kz), okz);
-                    (
-                        _mm_sub_ps(_mm_sub_ps(ld_at(p, kx), okx), _mm_mul_ps(sx, z)),
-                        _mm_sub_ps(_mm_sub_ps(ld_at(p, ky), oky), _mm_mul_ps(sy, z)),
-                        z,
-                    )
-                }};
-            }
-            [corner!(&packet.a), corner!(&packet.b), corner!(&packet.c)]
-        }
-    }
-
-    /// Where the ray enters and leaves each lane's triangle's bounding box: the scalar
-    /// test's [`box_bounds`](crate::triangle::box_bounds), operation for operation (x86's
-    /// `min` and `max` keep the second operand unless the first is strictly beyond, as they
-    /// do), so the same bits.
-    #[inline(always)]
-    unsafe fn box_bounds(&self, packet: &TrianglePacket) -> (__m128, __m128) {
-        // SAFETY: compiled only into the walk, which enables AVX2 and FMA.
-        unsafe {
-            let mut enter = _mm_set1_ps(f32::NEG_INFINITY);
-            let mut leave = _mm_set1_ps(f32::INFINITY);
-            for k in 0..3 {
-                let (a, b, c) = (ld(&packet.a[k]), ld(&packet.b[k]), ld(&packet.c[k]));
-                let least = _mm_min_ps(_mm_min_ps(a, b), c);
-                let greatest = _mm_max_ps(_mm_max_ps(a, b), c);
-                let (first, last) = if self.negative[k] {
-                    (greatest, least)
-                } else {
-                    (least, greatest)
-                };
-                let (o, inv) = (_mm_set1_ps(self.ray_origin[k]), _mm_set1_ps(self.inv[k]));
-                let near = _mm_mul_ps(_mm_sub_ps(first, o), inv);
-                let far = _mm_mul_ps(_mm_sub_ps(last, o), inv);
-                enter = _mm_max_ps(near, enter);
-                leave = _mm_min_ps(far, leave);
-            }
-            (enter, leave)
-        }
-    }
-}
-
-/// The edge functions of sheared corners, without fusing, so a shared edge gives exactly
-/// negated values in its two triangles (and the scalar test's bits).
-#[inline(always)]
-unsafe fn edges(c: &[(__m128, __m128, __m128); 3]) -> [__m128; 3] {
-    // SAFETY: compiled only into the walk, which enables AVX2.
-    unsafe {
-        let [(ax, ay, _), (bx, by, _), (cx, cy, _)] = *c;
-        [
-            _mm_sub_ps(_mm_mul_ps(cx, by), _mm_mul_ps(cy, bx)),
-            _mm_sub_ps(_mm_mul_ps(ax, cy), _mm_mul_ps(ay, cx)),
-            _mm_sub_ps(_mm_mul_ps(bx, ay), _mm_mul_ps(by, ax)),
-        ]
-    }
-}
-
-/// Bit masks of the lanes whose three edge functions are all positive, all negative, and of
-/// those with one exactly zero.
-#[inline(always)]
-unsafe fn signs(w: &[__m128; 3]) -> (u32, u32, u32) {
-    // SAFETY: compiled only into the walk, which enables AVX2.
-    unsafe {
-        let zero = _mm_setzero_ps();
-        let [wa, wb, wc] = *w;
-        let positive = _mm_and_ps(
-            _mm_cmpgt_ps(wa, zero),
-            _mm_and_ps(_mm_cmpgt_ps(wb, zero), _mm_cmpgt_ps(wc, zero)),
-        );
-        let negative = _mm_and_ps(
-            _mm_cmplt_ps(wa, zero),
-            _mm_and_ps(_mm_cmplt_ps(wb, zero), _mm_cmplt_ps(wc, zero)),
-        );
-        let on_edge = _mm_or_ps(
-            _mm_cmpeq_ps(wa, zero),
-            _mm_or_ps(_mm_cmpeq_ps(wb, zero), _mm_cmpeq_ps(wc, zero)),
-        );
-        (
-            _mm_movemask_ps(positive) as u32,
-            _mm_movemask_ps(negative) as u32,
-            _mm_movemask_ps(on_edge) as u32,
-        )
-    }
-}
-
-/// The determinant (the edge functions' sum) and the sheared `t`,
-/// `sz·(wa·az + wb·bz + wc·cz) / det`, of four lanes (`corners` as
-/// [`PacketTest::sheared`] gives them).
-#[inline(always)]
-unsafe fn sheared_t(
-    w: &[__m128; 3],
-    corners: &[(__m128, __m128, __m128); 3],
-    sz: __m128,
-) -> (__m128, __m128) {
-    // SAFETY: inlined into the walk, which enables AVX2 and FMA.
-    unsafe {
-        let [wa, wb, wc] = *w;
-        let [(_, _, az), (_, _, bz), (_, _, cz)] = *corners;
-        let det = _mm_add_ps(_mm_add_ps(wa, wb), wc);
-        let big_t = _mm_mul_ps(
-            sz,
-            _mm_fmadd_ps(wa, az, _mm_fmadd_ps(wb, bz, _mm_mul_ps(wc, cz))),
-        );
-        (det, _mm_div_ps(big_t, det))
-    }
-}
-
-/// Four lanes as an array.
-#[inline(always)]
-fn lanes(v: __m128) -> [f32; LANES] {
-    bytemuck::cast(v)
-}
-
-/// The row of four at `offset` bytes into a packet's corner.
-#[inline(always)]
-unsafe fn ld_at(corner: &[[f32; LANES]; 3], offset: usize) -> __m128 {
-    // SAFETY: the offsets the leaf passes are those of the corner's three rows, 16-byte
-    // aligned.
-    unsafe {
-        _mm_load_ps(
-            (corner as *const [[f32; LANES]; 3])
-                .cast::<u8>()
-                .add(offset)
-                .cast::<f32>(),
-        )
-    }
-}
-
-/// A packet's row of four.
-#[inline(always)]
-unsafe fn ld(r: &[f32; LANES]) -> __m128 {
-    // SAFETY: `r` is 16-byte aligned (a `TrianglePacket` row).
-    unsafe { _mm_load_ps(r.as_ptr()) }
-}
-
-#[inline(always)]
-unsafe fn abs(v: __m128) -> __m128 {
-    // SAFETY: SSE, as every x86-64.
-    unsafe { _mm_andnot_ps(_mm_set1_ps(-0.0), v) }
-}
-
-/// The largest magnitude of three.
-#[inline(always)]
-unsafe fn max3(a: __m128, b: __m128, c: __m128) -> __m128 {
-    // SAFETY: SSE, as every x86-64.
-    unsafe { _mm_max_ps(abs(a), _mm_max_ps(abs(b), abs(c))) }
 }
 
 /// The sorting network of `network` in AVX2, key for key.
