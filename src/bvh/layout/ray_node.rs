@@ -311,8 +311,8 @@ fn sorts_at_run_time(node: &WideNode) -> bool {
 }
 
 /// For each 8-bit mask, the positions of its set bits, lowest first (the rest 0): the
-/// table that compacts a node's entered lanes into one store (the x86 walk's).
-#[cfg(target_arch = "x86_64")]
+/// permutation that compresses a node's entered lanes to the front (the walk's, on every
+/// instruction set).
 pub(crate) static COMPACT: [[u8; WIDTH]; 256] = {
     let mut table = [[0u8; WIDTH]; 256];
     let mut m = 0;
@@ -335,7 +335,6 @@ mod tests {
     use super::*;
 
     #[test]
-    #[cfg(target_arch = "x86_64")]
     fn the_table_lists_set_bits() {
         assert_eq!(COMPACT[0b1010_0110][..4], [1, 2, 5, 7]);
         assert_eq!(COMPACT[0xff], [0, 1, 2, 3, 4, 5, 6, 7]);

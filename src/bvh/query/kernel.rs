@@ -22,12 +22,13 @@
 //! hit pushes the entered lanes in lane order with no distances, never culls at the pop, and
 //! ends at the first accepted lane.
 //!
-//! The walk exists for x86 with AVX2 and FMA ([`x86`], compiled again for AVX-512) and as a
-//! portable twin ([`portable`]) that visits the same nodes in the same order with the same
-//! answers (the tests below compare them on every CPU with AVX2); [`isa`] chooses once per
-//! process. The x86 walk is compiled once per ray octant, with the watertight test's axes
-//! chosen per query, so a query kind is eight small copies per instruction set (why: the
-//! x86 module's notes).
+//! The walk is written once ([`walk`]), over the lane types of [`lanes`], and instantiated
+//! for x86 with AVX2 and FMA ([`x86`], compiled again for AVX-512) and on portable lanes
+//! ([`portable`], the "portable twin" below), so both visit the same nodes in the same order
+//! with the same answers by construction (the tests below still compare them on every CPU
+//! with AVX2); [`isa`] chooses once per process. The x86 walk is compiled once per ray
+//! octant, with the watertight test's axes chosen per query, so a query kind is eight small
+//! copies per instruction set (why: the x86 module's notes).
 
 mod isa;
 pub(crate) mod lanes;

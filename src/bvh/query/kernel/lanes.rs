@@ -30,7 +30,9 @@ impl Row {
         }
     }
 
-    /// The row's byte offset in a [`WideNode`]: a multiple of 32 inside its first 192 bytes.
+    /// The row's byte offset in a [`WideNode`]: a multiple of 32 inside its first 192 bytes
+    /// (how the x86 lanes read it).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn offset(self) -> usize {
         const ROW: usize = std::mem::size_of::<[f32; WIDTH]>();
