@@ -153,8 +153,7 @@
 #![deny(missing_docs)]
 // `unsafe` only in the ray kernel (src/bvh/query/kernel/): the x86 lanes' intrinsics
 // (x86.rs, behind safe entry points that take a proof of the CPU's instructions), the walk's
-// stack and unchecked reads of a validated tree (walk.rs), and the portable instantiation's
-// one call of that walk (portable.rs), each with its `SAFETY:` line.
+// stack and unchecked reads of a validated tree (walk.rs), each with its `SAFETY:` line.
 #![deny(unsafe_code)]
 // `!(a <= b)` is how this crate makes a NaN fail a test; it is deliberate everywhere.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]

@@ -5,7 +5,7 @@
 //! stack, of Cramer's rule (which only the portable leaves have), and of queries that report
 //! what they tested ([`Tally`]).
 //!
-//! A leaf lane goes to the caller ([`walk`]), which for a mesh's closest or any hit
+//! A leaf lane goes to the caller ([`walk()`]), which for a mesh's closest or any hit
 //! ([`cast`]) is the packet test ([`LeafTest`]), so every hit is the scalar test's, and ties
 //! go to the lowest triangle through [`keep_closer`].
 
@@ -13,7 +13,7 @@ use super::lanes::{Axis, Lanes, PacketLanes, Row};
 use super::network::sorted_lanes;
 use super::slabs::Grow;
 use super::walk::{self, Leaves, Visit, octant};
-use super::{Found, Tree, capacity};
+use super::{Found, Tree};
 use crate::bvh::leaf::{LANES, TrianglePacket};
 use crate::bvh::packet::LeafTest;
 use crate::bvh::ray_hits::{Tally, keep_closer};
@@ -263,7 +263,8 @@ impl PacketLanes for Portable {
 /// with `options`: what the x86 walk answers (the closest hit bit for bit; any
 /// hit, a hit of the scalar test), or with Cramer's rule (`watertight: false`) what the
 /// scalar Cramer test answers; the boxes and triangles tested counted into `tally`. `CAP`
-/// stack entries must hold the tree ([`capacity`] of its depth, which is asserted).
+/// stack entries must hold the tree ([`capacity`](super::capacity) of its depth, which is
+/// asserted).
 // Out of line on x86-64, where it is the fallback (no AVX2, Cramer's rule, a deep tree), so
 // the query that picks between the walks keeps the x86 walk's set-up lean; inlined
 // elsewhere, where it is the walk.
@@ -331,7 +332,7 @@ impl<const ANY: bool, T: Tally> Leaves for PacketLeaves<'_, ANY, T> {
 /// Walks `nodes` (root at 0; none, no walk), whose deepest leaf lane is at `depth`, for
 /// `ray` (valid) over `ray.t_min()..t_max` and boxes grown by `grow`, on the portable lanes,
 /// handing each leaf lane the ray enters to `leaves` (as [`walk::walk`] says). `CAP` stack
-/// entries must hold the tree ([`capacity`] of `depth`, which is asserted).
+/// entries must hold the tree ([`capacity`](super::capacity) of `depth`, which is asserted).
 #[inline(always)]
 pub(crate) fn walk<const LANE_ORDER: bool, const CAP: usize, T: Tally, L: Leaves>(
     nodes: &[WideNode],
@@ -342,30 +343,20 @@ pub(crate) fn walk<const LANE_ORDER: bool, const CAP: usize, T: Tally, L: Leaves
     tally: &mut T,
     leaves: &mut L,
 ) {
-    if nodes.is_empty() {
-        return;
-    }
-    assert!(capacity(depth) <= CAP);
-    // SAFETY: the nodes are a ray tree made by `ray_tree` (or loaded, or refitted, and
-    // validated), as every caller's are; its leaves are no deeper than `depth`, and `CAP`
-    // holds `capacity(depth)` (asserted above, and chosen so by every caller, which makes
-    // the assertion free).
-    #[allow(unsafe_code)]
-    unsafe {
-        walk::walk::<_, LANE_ORDER, CAP, T, L>(
-            Portable,
-            nodes,
-            ray,
-            octant(ray),
-            grow,
-            t_max,
-            tally,
-            leaves,
-        );
-    }
+    walk::walk_tree::<_, LANE_ORDER, CAP, T, L>(
+        Portable,
+        nodes,
+        depth,
+        ray,
+        octant(ray),
+        grow,
+        t_max,
+        tally,
+        leaves,
+    );
 }
 
-/// [`walk`] with a caller's visit (`visit(entry, t_max)`, `true` to stop) as its leaves.
+/// [`walk()`] with a caller's visit (`visit(entry, t_max)`, `true` to stop) as its leaves.
 #[inline(always)]
 pub(crate) fn visit<const LANE_ORDER: bool, const CAP: usize, V>(
     nodes: &[WideNode],

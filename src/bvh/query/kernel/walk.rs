@@ -13,9 +13,9 @@
 // read below it.
 #![allow(unsafe_code)]
 
-use super::KEY_POINT;
 use super::lanes::{Lanes, Row};
 use super::slabs::{EXIT_SLACK, Grow};
+use super::{KEY_POINT, capacity};
 use crate::Ray;
 use crate::bvh::ray_hits::Tally;
 use crate::bvh::wide::{LEAF, SORT, WIDTH, WideNode};
@@ -45,6 +45,39 @@ pub(crate) fn octant(ray: &Ray) -> u8 {
     u8::from(n[0]) | u8::from(n[1]) << 1 | u8::from(n[2]) << 2
 }
 
+/// [`walk`] for a tree a `Bvh` or a scene holds (as its callers' trees are: made by
+/// `ray_tree`, or loaded, or refitted, and validated), whose deepest leaf lane is at `depth`:
+/// no walk of an empty tree, and a stack of `CAP` entries that must hold
+/// [`capacity`]`(depth)` (asserted, and chosen so by every caller, which makes the assertion
+/// free).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn walk_tree<S, const LANE_ORDER: bool, const CAP: usize, T, L>(
+    lanes: S,
+    nodes: &[WideNode],
+    depth: usize,
+    ray: &Ray,
+    octant: u8,
+    grow: &Grow,
+    t_max: f32,
+    tally: &mut T,
+    leaves: &mut L,
+) where
+    S: Lanes,
+    T: Tally,
+    L: Leaves,
+{
+    if nodes.is_empty() {
+        return;
+    }
+    assert!(capacity(depth) <= CAP);
+    // SAFETY: the nodes are a validated ray tree (every caller's are), no deeper than
+    // `depth`, whose stack `CAP` holds (asserted above).
+    unsafe {
+        walk::<S, LANE_ORDER, CAP, T, L>(lanes, nodes, ray, octant, grow, t_max, tally, leaves)
+    }
+}
+
 /// Walks `nodes` (root at 0, not empty) for `ray` (valid, its direction in `octant`) over
 /// `ray.t_min()..t_max` and boxes grown by `grow`, with the lanes `lanes`, handing each leaf
 /// lane the ray enters to `leaves`, and counting the boxes it tests into `tally`.
@@ -58,7 +91,7 @@ pub(crate) fn octant(ray: &Ray) -> u8 {
 /// # Safety
 /// `nodes` is a ray tree made by `ray_tree` (or loaded, or refitted, and validated): its child
 /// words index `nodes`; and its leaves are no deeper than `depth` with
-/// [`capacity`](super::capacity)`(depth) <= CAP`.
+/// [`capacity`]`(depth) <= CAP`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn walk<S, const LANE_ORDER: bool, const CAP: usize, T, L>(
