@@ -7,6 +7,8 @@
     >>> scene.add_triangles(vertices, np.array([[0, 1, 2]], dtype=np.uint32))
     0
     >>> hits = scene.cast_rays(np.array([[0.5, 0.25, 3, 0, 0, -2]], dtype=np.float32))
+    >>> # Open3D tensors where Open3D is installed (as Open3D answers), numpy arrays elsewhere:
+    >>> hits = {k: v.numpy() if hasattr(v, "numpy") else v for k, v in hits.items()}
     >>> float(hits["t_hit"][0]), int(hits["primitive_ids"][0]), hits["primitive_uvs"][0].tolist()
     (1.5, 0, [0.25, 0.125])
 
@@ -15,10 +17,15 @@ The same methods, arguments, defaults, result keys and dtypes as Open3D 0.20's
 `count_intersections`, `list_intersections`, `compute_closest_points`, `compute_distance`,
 `compute_signed_distance`, `compute_occupancy` and `create_rays_pinhole`. Rays are
 `(..., 6)` float32 (origin, direction), points `(..., 3)` float32; results keep the leading
-shape. numpy arrays in give numpy arrays out; Open3D tensors in (when Open3D is installed)
-give tensors out. A miss is `t_hit = inf` and `INVALID_ID` in the id arrays, with zero uvs
-and normals, as in Open3D. What Open3D refuses (other dtypes, shapes) is refused with a
-`ValueError` that names the argument, its dtype and its shape.
+shape. As in Open3D, results are `open3d.core.Tensor`s whatever the input (sharing the
+answer's memory), where Open3D is installed; numpy arrays where it is not. A miss is
+`t_hit = inf` and `INVALID_ID` in the id arrays, with zero uvs and normals, as in Open3D.
+What Open3D refuses (other dtypes, shapes) is refused with a `ValueError` that names the
+argument, its dtype and its shape. `add_triangles` takes a mesh as Open3D's does: an
+`open3d.t.geometry.TriangleMesh` with float32 positions and indices of any integer type
+(converted to uint32), or a legacy `open3d.geometry.TriangleMesh` (converted as
+`from_legacy` converts it); indices outside the mesh's vertices (negative ones included)
+are refused.
 
 Where the answers differ, meshray's are the exact ones: hits are those of the watertight
 triangle test (no ray slips through a shared edge), and occupancy and the sign of the
@@ -44,14 +51,67 @@ __all__ = ["RaycastingScene"]
 INVALID_ID = 4294967295
 
 
-def _is_tensor(x):
-    return type(x).__module__.startswith("open3d")
+def _numpy(x):
+    """An Open3D tensor (on any device) or vector, or anything numpy takes, as numpy."""
+    if hasattr(x, "cpu") and hasattr(x, "numpy"):
+        return x.cpu().numpy()
+    return np.asarray(x)
+
+
+_OPEN3D = []
+
+
+def _open3d():
+    """Open3D's module where it is installed, else None; imported once, on first use."""
+    if not _OPEN3D:
+        try:
+            import open3d
+        except ImportError:
+            open3d = None
+        _OPEN3D.append(open3d)
+    return _OPEN3D[0]
+
+
+def _mesh_arrays(mesh):
+    """An Open3D mesh's vertex positions and triangle indices as Open3D's `add_triangles`
+    takes them: an `open3d.t.geometry.TriangleMesh`'s float32 positions (other float types
+    refused, as Open3D refuses them) and its indices of any integer type (`create_box` and
+    `create_sphere` give int64) as uint32; a legacy mesh's float64 positions and int32
+    indices converted as `TriangleMesh.from_legacy` converts them. Indices outside the
+    vertices, which converting would wrap, are refused."""
+    if hasattr(mesh, "vertex") and hasattr(mesh, "triangle"):
+        p, i = _numpy(mesh.vertex.positions), _numpy(mesh.triangle.indices)
+        legacy = False
+    elif hasattr(mesh, "vertices") and hasattr(mesh, "triangles"):
+        p, i = _numpy(mesh.vertices), _numpy(mesh.triangles)
+        legacy = True
+    else:
+        raise ValueError(
+            "add_triangles: expected vertex positions and triangle indices, or an "
+            "open3d.t.geometry.TriangleMesh (or a legacy open3d.geometry.TriangleMesh)"
+        )
+    if p.ndim != 2 or p.shape[1] != 3 or not (legacy or p.dtype == np.float32):
+        raise ValueError(
+            f"add_triangles: the mesh's vertex positions: expected float32 with shape (n, 3), "
+            f"got {p.dtype} with shape {p.shape}"
+        )
+    if i.ndim != 2 or i.shape[1] != 3 or not np.issubdtype(i.dtype, np.integer):
+        raise ValueError(
+            f"add_triangles: the mesh's triangle indices: expected integers with shape (m, 3), "
+            f"got {i.dtype} with shape {i.shape}"
+        )
+    if i.size and (i.min() < 0 or i.max() >= len(p)):
+        raise ValueError(
+            f"add_triangles: the mesh's triangle indices must lie in 0..{len(p) - 1} (it has "
+            f"{len(p)} vertices), got {i.min()}..{i.max()}"
+        )
+    return p.astype(np.float32), i.astype(np.uint32)
 
 
 def _array(x, name, dtype, last):
     """`x` (numpy or an Open3D tensor) as a numpy array of `dtype` whose last axis is
     `last` long; refused otherwise, as Open3D refuses it."""
-    a = x.numpy() if _is_tensor(x) else np.asarray(x)
+    a = _numpy(x)
     if a.dtype != np.dtype(dtype) or a.ndim < 1 or a.shape[-1] != last:
         raise ValueError(
             f"{name}: expected {np.dtype(dtype).name} with shape (..., {last}), "
@@ -60,11 +120,11 @@ def _array(x, name, dtype, last):
     return a
 
 
-def _out(value, tensor):
-    if not tensor:
+def _out(value):
+    """An answer as Open3D gives it: tensors where Open3D is installed, else numpy."""
+    o3d = _open3d()
+    if o3d is None:
         return value
-    import open3d as o3d
-
     # from_numpy shares the array's memory: no copy.
     if isinstance(value, dict):
         return {k: o3d.core.Tensor.from_numpy(v) for k, v in value.items()}
@@ -82,18 +142,16 @@ class RaycastingScene:
         self._bvhs = []
 
     def add_triangles(self, vertex_positions, triangle_indices=None):
-        """Adds a mesh: `(n, 3)` float32 positions and `(m, 3)` uint32 indices, or an
-        `open3d.t.geometry.TriangleMesh`. Returns its geometry id (0, 1, ...)."""
+        """Adds a mesh: `(n, 3)` float32 positions and `(m, 3)` uint32 indices (numpy arrays
+        or Open3D tensors, as Open3D requires them), or an `open3d.t.geometry.TriangleMesh`
+        (float32 positions, indices of any integer type) or a legacy
+        `open3d.geometry.TriangleMesh`, converted as Open3D converts them. Returns its
+        geometry id (0, 1, ...)."""
         if triangle_indices is None:
-            mesh = vertex_positions
-            if not hasattr(mesh, "vertex"):
-                raise ValueError(
-                    "add_triangles: expected vertex positions and triangle indices, or an "
-                    "open3d.t.geometry.TriangleMesh"
-                )
-            vertex_positions, triangle_indices = mesh.vertex.positions, mesh.triangle.indices
-        positions = _array(vertex_positions, "vertex_positions", np.float32, 3)
-        indices = _array(triangle_indices, "triangle_indices", np.uint32, 3)
+            positions, indices = _mesh_arrays(vertex_positions)
+        else:
+            positions = _array(vertex_positions, "vertex_positions", np.float32, 3)
+            indices = _array(triangle_indices, "triangle_indices", np.uint32, 3)
         bvh = BVH(Mesh(positions.reshape(-1, 3), indices.reshape(-1, 3)))
         self._bvhs.append(bvh)
         return self._scene.add(bvh)
@@ -106,10 +164,9 @@ class RaycastingScene:
     def _answer(self, query, array, *args):
         """Open3D's answers to `query`, made in one call of the native module (which reads
         the array in place, refuses a wrong dtype or shape naming it, and writes Open3D's
-        arrays on `nthreads` threads); Open3D tensors in give tensors out, sharing memory."""
-        tensor = _is_tensor(array)
-        found = query(self._target(), array.numpy() if tensor else np.asarray(array), *args)
-        return _out(found, tensor)
+        arrays on `nthreads` threads); tensors out where Open3D is installed, sharing memory."""
+        found = query(self._target(), _numpy(array), *args)
+        return _out(found)
 
     def cast_rays(self, rays, nthreads=0):
         """The first hit of each ray: `t_hit` (inf on a miss), `geometry_ids`,
@@ -163,8 +220,7 @@ class RaycastingScene:
             if name not in kwargs:
                 raise TypeError(f"create_rays_pinhole: missing argument {name!r}")
             values.append(kwargs[name])
-        tensor = any(_is_tensor(v) for v in values)
-        numpy = lambda v: np.asarray(v.numpy() if _is_tensor(v) else v, np.float64)  # noqa: E731
+        numpy = lambda v: np.asarray(_numpy(v), np.float64)  # noqa: E731
         if by_fov:
             fov, center, eye, up, width, height = values
             eye, center, up = numpy(eye), numpy(center), numpy(up)
@@ -187,4 +243,4 @@ class RaycastingScene:
         camera = pixels @ np.linalg.inv(intrinsic).T
         directions = camera @ rotation
         rays = np.concatenate([np.broadcast_to(origin, directions.shape), directions], axis=-1)
-        return _out(rays.astype(np.float32), tensor)
+        return _out(rays.astype(np.float32))

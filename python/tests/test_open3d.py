@@ -16,9 +16,34 @@ from test_meshray import cramer, point_triangle_distance, random_rays, shared
 o3d = pytest.importorskip("open3d")
 
 
+def as_numpy(x):
+    """An answer of the drop-in (an Open3D tensor, as Open3D's are) as numpy."""
+    return x.numpy() if isinstance(x, o3d.core.Tensor) else x
+
+
+class Numpy:
+    """meshray's scene with its answers read as numpy, for comparing them element by
+    element; `.scene` is the scene itself."""
+
+    def __init__(self, scene):
+        self.scene = scene
+
+    def __getattr__(self, name):
+        method = getattr(self.scene, name)
+
+        def call(*args, **kwargs):
+            out = method(*args, **kwargs)
+            if isinstance(out, dict):
+                return {key: as_numpy(value) for key, value in out.items()}
+            return as_numpy(out)
+
+        return call
+
+
 def scenes(paths):
-    """The same meshes in Open3D's scene and in meshray's: the first as it is, the next
-    ones moved along x by 1.2 widths each (so they overlap no ray's answer by accident)."""
+    """The same meshes in Open3D's scene and in meshray's (its answers read as numpy:
+    `Numpy`): the first as it is, the next ones moved along x by 1.2 widths each (so they
+    overlap no ray's answer by accident)."""
     ours, theirs = RaycastingScene(), o3d.t.geometry.RaycastingScene()
     meshes = []
     for k, path in enumerate(paths):
@@ -31,7 +56,7 @@ def scenes(paths):
             o3d.core.Tensor(vertices), o3d.core.Tensor(faces)
         )
         meshes.append((vertices, faces))
-    return ours, theirs, meshes
+    return Numpy(ours), theirs, meshes
 
 
 def f64_t(meshes, geometry, triangle, origins, directions):
@@ -87,8 +112,8 @@ def test_cast_rays_equals_open3d(meshes_in_scene):
     miss = ~np.isfinite(got["t_hit"])
     assert (got["geometry_ids"][miss] == INVALID_ID).all() and (got["primitive_ids"][miss] == INVALID_ID).all()
     assert (got["primitive_uvs"][miss] == 0).all() and (got["primitive_normals"][miss] == 0).all()
-    # Tensors in, tensors out; the leading shape kept.
-    grid = ours.cast_rays(o3d.core.Tensor(rays[:24].reshape(4, 6, 6)))
+    # Tensors out, whatever goes in (numpy here, as Open3D answers it); the leading shape kept.
+    grid = ours.scene.cast_rays(rays[:24].reshape(4, 6, 6))
     assert isinstance(grid["t_hit"], o3d.core.Tensor) and tuple(grid["primitive_uvs"].shape) == (4, 6, 2)
     np.testing.assert_array_equal(grid["t_hit"].numpy().ravel(), got["t_hit"][:24])
 
@@ -200,7 +225,8 @@ def test_rays_pinhole_equal_open3d():
         assert isinstance(got, o3d.core.Tensor)
         np.testing.assert_allclose(got.numpy(), want, atol=1e-5)
     plain = RaycastingScene.create_rays_pinhole(intrinsic, extrinsic, 64, 48)
-    assert isinstance(plain, np.ndarray) and plain.shape == (48, 64, 6) and plain.dtype == np.float32
+    assert isinstance(plain, o3d.core.Tensor) and tuple(plain.shape) == (48, 64, 6)
+    assert plain.dtype == o3d.core.float32
 
 
 def test_what_open3d_refuses_is_refused():
@@ -254,10 +280,11 @@ def test_threads_layouts_and_tensors():
     assert listed["ray_splits"].shape == (2001,) and listed["primitive_uvs"].shape[1:] == (2,)
     near = ours.compute_closest_points(points[::2])
     np.testing.assert_array_equal(near["points"], ours.compute_closest_points(points)["points"][::2])
-    # Tensors out share the answers' memory (Open3D's from_numpy), and match numpy's answers.
-    tensor = ours.cast_rays(o3d.core.Tensor(rays))
+    # Tensors out, from tensors or numpy in (as Open3D answers), with the same answers.
+    tensor = ours.scene.cast_rays(o3d.core.Tensor(rays))
     np.testing.assert_array_equal(tensor["t_hit"].numpy(), everyone["t_hit"])
-    assert isinstance(ours.compute_occupancy(o3d.core.Tensor(points), nsamples=3), o3d.core.Tensor)
+    for given in (o3d.core.Tensor(points), points):
+        assert isinstance(ours.scene.compute_occupancy(given, nsamples=3), o3d.core.Tensor)
     with pytest.raises(ValueError, match="tnear"):
         ours.test_occlusions(rays, tnear=-1.0)
     for nsamples in (0, 2, -1):
@@ -265,3 +292,42 @@ def test_threads_layouts_and_tensors():
             ours.compute_occupancy(points, nsamples=nsamples)
         with pytest.raises(RuntimeError):
             o3d.t.geometry.RaycastingScene().compute_occupancy(o3d.core.Tensor(points), nsamples=nsamples)
+
+
+def test_open3d_meshes_are_added_as_open3d_adds_them():
+    """`add_triangles(mesh)` with Open3D's own meshes: `create_box` and `create_sphere`
+    (int64 indices), int32 indices, a legacy mesh; the answers Open3D's tests expect of the
+    cube (away from its faces' diagonals); what Open3D refuses (float64 positions) refused;
+    indices outside the vertices refused."""
+    rays = np.array([[0.25, 0.5, -1, 0, 0, 1], [0.25, 0.5, 0.5, 0, 0, 1], [10, 10, 10, 1, 0, 0]], np.float32)
+    box = o3d.t.geometry.TriangleMesh.create_box()
+    assert box.triangle.indices.dtype == o3d.core.int64
+    for mesh in (
+        box,
+        o3d.t.geometry.TriangleMesh.create_box(int_dtype=o3d.core.int32),
+        o3d.geometry.TriangleMesh.create_box(),
+    ):
+        scene, theirs = RaycastingScene(), o3d.t.geometry.RaycastingScene()
+        assert scene.add_triangles(mesh) == 0
+        theirs.add_triangles(mesh if hasattr(mesh, "vertex") else o3d.t.geometry.TriangleMesh.from_legacy(mesh))
+        got = scene.count_intersections(rays)
+        assert isinstance(got, o3d.core.Tensor)
+        np.testing.assert_array_equal(got.numpy(), [2, 1, 0])
+        np.testing.assert_array_equal(got.numpy(), theirs.count_intersections(o3d.core.Tensor(rays)).numpy())
+    sphere = RaycastingScene()
+    sphere.add_triangles(o3d.t.geometry.TriangleMesh.create_sphere(0.8))
+    np.testing.assert_array_equal(
+        sphere.compute_occupancy(np.array([[0, 0, 0], [1, 1, 1]], np.float32)).numpy(), [1, 0]
+    )
+    wide = o3d.t.geometry.TriangleMesh.create_box(float_dtype=o3d.core.float64)
+    with pytest.raises(ValueError, match="vertex positions: expected float32"):
+        RaycastingScene().add_triangles(wide)
+    with pytest.raises(RuntimeError):
+        o3d.t.geometry.RaycastingScene().add_triangles(wide)
+    for bad in (-1, 8):
+        broken = o3d.t.geometry.TriangleMesh.create_box()
+        indices = broken.triangle.indices.numpy().copy()
+        indices[3, 1] = bad
+        broken.triangle.indices = o3d.core.Tensor(indices)
+        with pytest.raises(ValueError, match="triangle indices must lie in 0..7"):
+            RaycastingScene().add_triangles(broken)
