@@ -41,6 +41,8 @@ it (0, the default, or less is every core).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import BVH, Mesh, Scene
@@ -58,18 +60,21 @@ def _numpy(x):
     return np.asarray(x)
 
 
-_OPEN3D = []
+_NOT_LOOKED_UP = object()
+_open3d_module: Any = _NOT_LOOKED_UP
 
 
 def _open3d():
     """Open3D's module where it is installed, else None; imported once, on first use."""
-    if not _OPEN3D:
+    global _open3d_module
+    if _open3d_module is _NOT_LOOKED_UP:
         try:
             import open3d
+
+            _open3d_module = open3d
         except ImportError:
-            open3d = None
-        _OPEN3D.append(open3d)
-    return _OPEN3D[0]
+            _open3d_module = None
+    return _open3d_module
 
 
 def _mesh_arrays(mesh):
