@@ -143,8 +143,22 @@ class RaycastingScene:
     INVALID_ID = INVALID_ID
 
     def __init__(self, nthreads=0, device=None):
+        """An empty scene, or, given a `RaycastingScene` (Open3D's copy constructor), a copy
+        of it: the same geometries under the same ids, independent from then on (adding to
+        one leaves the other as it was). The trees are shared, not rebuilt: nothing here
+        changes a geometry once added."""
         self._scene = Scene()
         self._bvhs = []
+        if isinstance(nthreads, RaycastingScene):
+            for bvh in nthreads._bvhs:
+                self._bvhs.append(bvh)
+                self._scene.add(bvh)
+
+    def __copy__(self):
+        return RaycastingScene(self)
+
+    def __deepcopy__(self, memo):
+        return RaycastingScene(self)
 
     def add_triangles(self, vertex_positions, triangle_indices=None):
         """Adds a mesh: `(n, 3)` float32 positions and `(m, 3)` uint32 indices (numpy arrays

@@ -62,3 +62,20 @@ def test_what_open3d_refuses_of_a_mesh_is_refused():
         faces[5, 2] = bad
         with pytest.raises(ValueError, match=r"must lie in 0\.\.7 \(it has 8 vertices\)"):
             RaycastingScene().add_triangles(tensor_mesh(CORNERS, faces))
+
+
+def test_a_copy_is_the_same_scene_and_independent():
+    """Open3D's copy constructor and `copy.deepcopy`: the same answers, then adding a
+    geometry to the copy leaves the original as it was."""
+    import copy
+
+    scene = RaycastingScene()
+    scene.add_triangles(tensor_mesh(CORNERS, FACES))
+    for clone in (RaycastingScene(scene), copy.deepcopy(scene), copy.copy(scene)):
+        np.testing.assert_array_equal(counts(clone), counts(scene))
+        above = np.array([[0, 0, 2], [1, 0, 2], [0, 1, 2]], np.float32)
+        assert clone.add_triangles(above, np.array([[0, 1, 2]], np.uint32)) == 1
+        np.testing.assert_array_equal(counts(clone), [3, 2, 0])
+        np.testing.assert_array_equal(counts(scene), [2, 1, 0])
+    empty = RaycastingScene(RaycastingScene())
+    np.testing.assert_array_equal(counts(empty), [0, 0, 0])
