@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from meshray.open3d import RaycastingScene
+from test_open3d_meshes import CORNERS, FACES, tensor_mesh
 
 try:
     import open3d as o3d
@@ -20,17 +21,7 @@ IMPLEMENTATIONS = ["meshray"] + (["open3d"] if o3d is not None else [])
 INVALID_ID = RaycastingScene.INVALID_ID
 
 TRIANGLE = (np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0]], np.float32), np.array([[0, 1, 2]], np.uint32))
-BOX = (
-    np.array(
-        [[0, 0, 0], [1, 0, 0], [0, 0, 1], [1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 1, 1], [1, 1, 1]],
-        np.float32,
-    ),
-    np.array(
-        [[4, 7, 5], [4, 6, 7], [0, 2, 4], [2, 6, 4], [0, 1, 2], [1, 3, 2],
-         [1, 5, 7], [1, 7, 3], [2, 3, 7], [2, 7, 6], [0, 4, 1], [1, 4, 5]],
-        np.uint32,
-    ),
-)
+BOX = (CORNERS, FACES.astype(np.uint32))
 # Through the centre of the cube's bottom face, from below and from inside, and a miss: the
 # first two run along the diagonals the faces' triangles share.
 BOX_RAYS = np.array([[0.5, 0.5, -1, 0, 0, 1], [0.5, 0.5, 0.5, 0, 0, 1], [10, 10, 10, 1, 0, 0]], np.float32)
@@ -71,12 +62,7 @@ def scene_of(impl, *meshes, as_mesh=False):
                 mesh.vertex.positions = o3d.core.Tensor(positions)
                 mesh.triangle.indices = o3d.core.Tensor(indices.astype(np.int64))
             else:
-                from types import SimpleNamespace
-
-                mesh = SimpleNamespace(
-                    vertex=SimpleNamespace(positions=positions),
-                    triangle=SimpleNamespace(indices=indices.astype(np.int64)),
-                )
+                mesh = tensor_mesh(positions, indices.astype(np.int64))
             scene.add_triangles(mesh)
         else:
             scene.add_triangles(given(impl, positions), given(impl, indices))

@@ -8,8 +8,8 @@ import pytest
 
 from meshray.open3d import RaycastingScene
 
-# A unit cube, its arrays typed as Open3D's create_box gives them: float32 positions, int64
-# indices.
+# Open3D's create_box: its corners and triangles, typed as it gives them (float32 positions,
+# int64 indices).
 CORNERS = np.array(
     [[0, 0, 0], [1, 0, 0], [0, 0, 1], [1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 1, 1], [1, 1, 1]],
     np.float32,

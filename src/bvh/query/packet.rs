@@ -111,7 +111,7 @@ enum PreparedRay<'a> {
 
 impl<'a> LeafTest<'a> {
     // Inlined: out of line, the prepared test (over a hundred bytes) is built in one frame
-    // and copied into the caller's, which cost the portable walk a tenth of a query.
+    // and copied into the caller's, on every query (ray-kernel.md §10 has the price).
     #[inline(always)]
     pub(crate) fn new(ray: &'a Ray, options: &QueryOptions) -> LeafTest<'a> {
         LeafTest {
